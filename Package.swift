@@ -1,0 +1,32 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Pincheck",
+    products: [
+        .library(name: "TrustEvaluator", targets: ["TrustEvaluator"]),
+        .executable(name: "pincheck", targets: ["pincheck"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // The system OpenSSL (3.0 or newer). Only Sources/TrustEvaluator/OpenSSL/ imports it.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
+        .target(name: "TrustEvaluator", dependencies: ["COpenSSL"]),
+        .target(
+            name: "PincheckCLI",
+            dependencies: [
+                "TrustEvaluator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "pincheck", dependencies: ["PincheckCLI"]),
+        .testTarget(name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator"]),
+        .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator"]),
+    ]
+)

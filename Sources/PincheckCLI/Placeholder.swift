@@ -1,0 +1,1 @@
+public enum PincheckCommand { public static func main() {} }

@@ -1,0 +1,214 @@
+import Foundation
+
+/// One X.509 certificate, parsed once and shared read-only.
+///
+/// Two certificates are equal when their DER encodings are byte-equal.
+public struct Certificate: Sendable, Hashable, CustomStringConvertible {
+    let handle: X509Handle
+
+    /// The SHA-256 of ``derBytes``: the certificate's fingerprint.
+    public let sha256Fingerprint: [UInt8]
+    /// The RFC 7469 pin of this certificate's public key: SHA-256 over its DER SubjectPublicKeyInfo.
+    public let publicKeyPin: PublicKeyPin
+
+    init(handle: X509Handle) {
+        self.handle = handle
+        self.sha256Fingerprint = Digest.sha256(handle.der)
+        self.publicKeyPin = PublicKeyPin(algorithm: .sha256, unchecked: Digest.sha256(handle.spkiDER))
+    }
+
+    /// Parses one certificate in DER.
+    /// - Parameters:
+    ///   - derEncoded: Exactly one DER certificate; trailing bytes are rejected.
+    ///   - source: A name for the input (a file path), used in error messages.
+    /// - Throws: ``PincheckError`` with code `input.empty` or `input.malformed-der`.
+    public init(derEncoded: [UInt8], source: String? = nil) throws(PincheckError) {
+        guard !derEncoded.isEmpty else { throw PincheckError(.emptyInput, "no bytes where a DER certificate was expected", source: source) }
+        self.init(handle: try X509Handle(der: derEncoded, source: source, position: "the DER input"))
+    }
+
+    /// Parses the single certificate in a PEM text.
+    /// - Throws: ``PincheckError`` when the text holds no certificate, more than one, or a broken one.
+    public init(pemEncoded text: String, source: String? = nil) throws(PincheckError) {
+        let certificates = try Certificate.parseBundle(Array(text.utf8), source: source)
+        guard certificates.count == 1 else {
+            throw PincheckError(.malformedPEM, "expected one certificate, found \(certificates.count)", source: source)
+        }
+        self = certificates[0]
+    }
+
+    /// Parses a served chain or any set of certificates: a PEM bundle (in order, leaf first as
+    /// served) or a single DER certificate.
+    /// - Parameters:
+    ///   - bytes: PEM text or DER bytes.
+    ///   - source: A name for the input (a file path), used in error messages.
+    /// - Returns: At least one certificate, in input order.
+    /// - Throws: ``PincheckError``: empty input, malformed PEM or DER (naming the block and line),
+    ///   or a PEM block that is not a certificate (a private key, for example).
+    public static func parseBundle(_ bytes: [UInt8], source: String? = nil) throws(PincheckError) -> [Certificate] {
+        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            throw PincheckError(.emptyInput, "no certificate found: the input is empty", source: source)
+        }
+        guard PEM.looksLikePEM(bytes) else {
+            if bytes.first == 0x30 {
+                return [try Certificate(derEncoded: bytes, source: source)]
+            }
+            throw PincheckError(.malformedPEM, "neither PEM (no -----BEGIN line) nor DER (does not start with a SEQUENCE)", source: source)
+        }
+        let blocks = try PEM.blocks(in: String(decoding: bytes, as: UTF8.self), source: source)
+        var certificates: [Certificate] = []
+        for (index, block) in blocks.enumerated() {
+            let position = "PEM block #\(index + 1) (line \(block.line))"
+            switch block.label {
+            case "CERTIFICATE", "X509 CERTIFICATE":
+                guard !block.bytes.isEmpty else {
+                    throw PincheckError(.malformedPEM, "\(position) is empty", source: source)
+                }
+                certificates.append(Certificate(handle: try X509Handle(der: block.bytes, source: source, position: position)))
+            case let label where label.contains("PRIVATE KEY"):
+                throw PincheckError(.unexpectedPEMBlock, "\(position) is a \(label), not a certificate (a private key does not belong in a chain or pin file)", source: source)
+            default:
+                throw PincheckError(.unexpectedPEMBlock, "\(position) is a \(block.label), not a CERTIFICATE", source: source)
+            }
+        }
+        guard !certificates.isEmpty else {
+            throw PincheckError(.emptyInput, "no certificate found in the PEM text", source: source)
+        }
+        return certificates
+    }
+
+    /// Reads and parses a PEM bundle or DER certificate file.
+    /// - Throws: ``PincheckError`` naming the file: unreadable, empty or malformed.
+    public static func load(contentsOf path: String) throws(PincheckError) -> [Certificate] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
+            throw PincheckError(.unreadableFile, "the file \(reason)", source: path)
+        }
+        return try parseBundle(Array(data), source: path)
+    }
+
+    /// The certificate's DER encoding, byte for byte as parsed.
+    public var derBytes: [UInt8] { handle.der }
+    /// The DER SubjectPublicKeyInfo that ``publicKeyPin`` hashes.
+    public var subjectPublicKeyInfoDER: [UInt8] { handle.spkiDER }
+    /// The subject as an RFC 4514 string, such as `CN=www.example.test,O=Example`.
+    public var subject: String { handle.subject }
+    /// The issuer as an RFC 4514 string.
+    public var issuer: String { handle.issuer }
+    /// The serial number in lowercase hexadecimal.
+    public var serialNumber: String { handle.serialNumberHex }
+    /// The start of the validity period.
+    public var notBefore: Date { handle.notBefore }
+    /// The end of the validity period.
+    public var notAfter: Date { handle.notAfter }
+    /// The subjectAltName entries, in certificate order.
+    public var subjectAlternativeNames: [SubjectAlternativeName] { handle.subjectAlternativeNames }
+    /// The DNS names among the subjectAltName entries.
+    public var dnsNames: [String] { subjectAlternativeNames.compactMap { if case .dnsName(let n) = $0 { n } else { nil } } }
+    /// The IP addresses among the subjectAltName entries, as text.
+    public var ipAddresses: [String] { subjectAlternativeNames.compactMap { if case .ipAddress(let a) = $0 { a } else { nil } } }
+    /// The public key's algorithm and size.
+    public var publicKey: PublicKeyDescription { handle.publicKeyDescription }
+    /// True when the certificate names itself as issuer and its own key verifies its signature.
+    public var isSelfSigned: Bool { handle.isSelfSigned }
+    /// True when the certificate may act as a CA (basicConstraints CA:TRUE).
+    public var isCertificateAuthority: Bool { handle.isCertificateAuthority }
+
+    /// The SHA-1 SPKI pin (weak; accepted only for old configurations).
+    public var publicKeySHA1Pin: PublicKeyPin { PublicKeyPin(algorithm: .sha1, unchecked: Digest.sha1(handle.spkiDER)) }
+
+    /// The PEM encoding of ``derBytes``.
+    public var pemEncoded: String {
+        let body = Base64.encode(derBytes)
+        var lines = ["-----BEGIN CERTIFICATE-----"]
+        var index = body.startIndex
+        while index < body.endIndex {
+            let end = body.index(index, offsetBy: 64, limitedBy: body.endIndex) ?? body.endIndex
+            lines.append(String(body[index..<end]))
+            index = end
+        }
+        lines.append("-----END CERTIFICATE-----")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    public static func == (lhs: Certificate, rhs: Certificate) -> Bool {
+        lhs.handle === rhs.handle || lhs.sha256Fingerprint == rhs.sha256Fingerprint && lhs.handle.der == rhs.handle.der
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(sha256Fingerprint) }
+
+    public var description: String { "\(publicKeyPin) : \(subject)" }
+}
+
+/// One subjectAltName entry.
+public enum SubjectAlternativeName: Sendable, Hashable, CustomStringConvertible {
+    case dnsName(String)
+    case ipAddress(String)
+    case email(String)
+    case uri(String)
+    /// A GeneralName of another type (its ASN.1 tag number).
+    case other(type: Int)
+
+    public var description: String {
+        switch self {
+        case .dnsName(let name): "DNS:\(name)"
+        case .ipAddress(let address): "IP:\(address)"
+        case .email(let address): "email:\(address)"
+        case .uri(let uri): "URI:\(uri)"
+        case .other(let type): "othername(\(type))"
+        }
+    }
+}
+
+/// A public key's algorithm and size, for display and for weak-key warnings.
+public struct PublicKeyDescription: Sendable, Hashable, CustomStringConvertible {
+    public enum Algorithm: Sendable, Hashable {
+        case rsa
+        case ecdsa(curve: String)
+        case ed25519
+        case ed448
+        case unknown(String)
+    }
+
+    public let algorithm: Algorithm
+    /// The key size in bits as OpenSSL reports it (the modulus for RSA, the field size for EC).
+    public let bits: Int
+
+    public var description: String {
+        switch algorithm {
+        case .rsa: "RSA \(bits)"
+        case .ecdsa(let curve): "ECDSA \(curve)"
+        case .ed25519: "Ed25519"
+        case .ed448: "Ed448"
+        case .unknown(let name): "\(name) \(bits)"
+        }
+    }
+}
+
+/// Formats raw IP address bytes from a certificate.
+enum IPAddressText {
+    static func format(_ bytes: [UInt8]) -> String {
+        switch bytes.count {
+        case 4:
+            return bytes.map(String.init).joined(separator: ".")
+        case 16:
+            var groups: [UInt16] = []
+            for index in stride(from: 0, to: 16, by: 2) { groups.append(UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1])) }
+            // Compress the longest run of two or more zero groups (RFC 5952).
+            var bestStart = -1, bestLength = 0, start = -1
+            for (index, group) in zip(0..., groups + [1]) {
+                if group == 0 { if start < 0 { start = index } } else if start >= 0 {
+                    if index - start > bestLength && index - start >= 2 { bestStart = start; bestLength = index - start }
+                    start = -1
+                }
+            }
+            let hex = groups.map { String($0, radix: 16) }
+            if bestStart < 0 { return hex.joined(separator: ":") }
+            let head = hex[..<bestStart].joined(separator: ":")
+            let tail = hex[(bestStart + bestLength)...].joined(separator: ":")
+            return head + "::" + tail
+        default:
+            return bytes.map { String(format: "%02x", $0) }.joined()
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Normalises the host a caller asks about into the name a certificate must carry.
+enum HostName {
+    /// Lowercases, drops one trailing dot and IPv6 brackets, recognises IP literals, and rejects
+    /// what no certificate can match.
+    static func peerName(for host: String) throws(PincheckError) -> PeerName {
+        var name = host.trimmingWhitespaceCharacters()
+        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        if isIPv4(name) || isIPv6(name) { return .ipAddress(name.lowercased()) }
+        if name.hasSuffix(".") { name.removeLast() }
+        name = name.lowercased()
+        guard !name.isEmpty else { throw PincheckError(.invalidHost, "the host name is empty") }
+        guard name.utf8.count <= 253 else { throw PincheckError(.invalidHost, "host name \"\(host)\" is longer than 253 characters") }
+        guard name.unicodeScalars.allSatisfy(\.isASCII) else {
+            throw PincheckError(.invalidHost, "host name \"\(host)\" is not ASCII: give internationalised names as A-labels (xn--…)")
+        }
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-_".unicodeScalars)
+        for label in name.split(separator: ".", omittingEmptySubsequences: false) {
+            guard !label.isEmpty, label.utf8.count <= 63 else {
+                throw PincheckError(.invalidHost, "host name \"\(host)\" has an empty or over-long label")
+            }
+            guard label.unicodeScalars.allSatisfy(allowed.contains) else {
+                throw PincheckError(.invalidHost, "host name \"\(host)\" contains characters a DNS name cannot (only letters, digits, '-' and '_')")
+            }
+        }
+        return .dns(name)
+    }
+
+    static func isIPv4(_ text: String) -> Bool {
+        var address = in_addr()
+        return inet_pton(AF_INET, text, &address) == 1
+    }
+
+    static func isIPv6(_ text: String) -> Bool {
+        var address = in6_addr()
+        return inet_pton(AF_INET6, text, &address) == 1
+    }
+}

@@ -1,0 +1,193 @@
+internal import COpenSSL
+import Foundation
+
+/// The name a certificate must carry: a DNS name or an IP address literal.
+enum PeerName: Sendable, Hashable {
+    case dns(String)
+    case ipAddress(String)
+}
+
+/// One error OpenSSL's verifier reported, with where in the chain it happened.
+struct ChainVerificationError: Sendable, Hashable {
+    /// `X509_V_ERR_*`.
+    let code: Int32
+    let depth: Int
+    let text: String
+    let certificate: Certificate?
+}
+
+/// The outcome of one `X509_verify_cert` run.
+struct ChainVerification: Sendable {
+    /// The chain OpenSSL built, leaf first (complete and trusted only when ``succeeded``).
+    let builtChain: [Certificate]
+    /// Every error the verifier reported (the callback keeps going so all of them are seen).
+    let errors: [ChainVerificationError]
+    let succeeded: Bool
+}
+
+/// The settings of one verification run.
+struct ChainVerificationRequest {
+    var leaf: Certificate
+    var untrusted: [Certificate]
+    var anchors: TrustAnchors
+    var peer: PeerName?
+    var time: Date
+    /// Lets a non-self-signed anchor end the path (certificate pinning of an intermediate or leaf).
+    var allowPartialChain: Bool
+    var maximumDepth: Int
+}
+
+/// Wraps `X509_verify_cert` with Pincheck's hardened settings: purpose sslserver, X509_STRICT,
+/// host check without the subject CN and without partial wildcards, injected time, max depth.
+enum ChainVerifier {
+    /// Collects errors from the verify callback; reached through the context's app data.
+    private final class Collector {
+        var errors: [ChainVerificationError] = []
+    }
+
+    static func verify(_ request: ChainVerificationRequest) -> ChainVerification {
+        OpenSSLErrorStack.clear()
+        defer { OpenSSLErrorStack.clear() }
+        guard let context = X509_STORE_CTX_new() else {
+            return ChainVerification(builtChain: [], errors: [internalError("X509_STORE_CTX_new failed")], succeeded: false)
+        }
+        defer { X509_STORE_CTX_free(context) }
+        guard let untrusted = shim_sk_X509_new_null() else {
+            return ChainVerification(builtChain: [], errors: [internalError("sk_X509_new_null failed")], succeeded: false)
+        }
+        // The stack borrows: the Certificates keep their X509 alive for the whole call.
+        defer { shim_sk_X509_free(untrusted) }
+        for certificate in request.untrusted { _ = shim_sk_X509_push(untrusted, certificate.handle.ref) }
+
+        guard X509_STORE_CTX_init(context, request.anchors.store, request.leaf.handle.ref, untrusted) == 1 else {
+            return ChainVerification(builtChain: [], errors: [internalError("X509_STORE_CTX_init failed: \(OpenSSLErrorStack.drainedText())")], succeeded: false)
+        }
+        _ = X509_STORE_CTX_set_purpose(context, X509_PURPOSE_SSL_SERVER)
+        let parameters = X509_STORE_CTX_get0_param(context)
+        var flags = UInt(X509_V_FLAG_X509_STRICT)
+        if request.allowPartialChain { flags |= UInt(X509_V_FLAG_PARTIAL_CHAIN) }
+        _ = X509_VERIFY_PARAM_set_flags(parameters, flags)
+        X509_VERIFY_PARAM_set_time(parameters, time_t(request.time.timeIntervalSince1970.rounded(.down)))
+        X509_VERIFY_PARAM_set_depth(parameters, Int32(clamping: request.maximumDepth))
+        switch request.peer {
+        case .dns(let name):
+            X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
+            guard X509_VERIFY_PARAM_set1_host(parameters, name, name.utf8.count) == 1 else {
+                return ChainVerification(builtChain: [], errors: [internalError("cannot check host name \"\(name)\"")], succeeded: false)
+            }
+        case .ipAddress(let address):
+            guard X509_VERIFY_PARAM_set1_ip_asc(parameters, address) == 1 else {
+                return ChainVerification(builtChain: [], errors: [internalError("cannot check IP address \"\(address)\"")], succeeded: false)
+            }
+        case nil:
+            break
+        }
+
+        let collector = Collector()
+        let returned: Int32 = withExtendedLifetime(collector) {
+            _ = shim_X509_STORE_CTX_set_app_data(context, Unmanaged.passUnretained(collector).toOpaque())
+            X509_STORE_CTX_set_verify_cb(context) { ok, context in
+                guard ok == 0, let context, let data = shim_X509_STORE_CTX_get_app_data(context) else { return ok }
+                let collector = Unmanaged<Collector>.fromOpaque(data).takeUnretainedValue()
+                let code = X509_STORE_CTX_get_error(context)
+                let certificate = X509_STORE_CTX_get_current_cert(context).flatMap { X509Handle(borrowing: $0) }.map(Certificate.init(handle:))
+                let error = ChainVerificationError(
+                    code: code,
+                    depth: Int(X509_STORE_CTX_get_error_depth(context)),
+                    text: String(cString: X509_verify_cert_error_string(Int(code))),
+                    certificate: certificate)
+                if !collector.errors.contains(error) { collector.errors.append(error) }
+                // Keep going so every problem is reported; the verdict is failure regardless.
+                return 1
+            }
+            return X509_verify_cert(context)
+        }
+
+        var errors = collector.errors
+        if returned != 1 && errors.isEmpty {
+            // A failure that never reached the callback (an internal error): still a failure.
+            let code = X509_STORE_CTX_get_error(context)
+            errors.append(ChainVerificationError(
+                code: code, depth: Int(X509_STORE_CTX_get_error_depth(context)),
+                text: code == X509_V_OK ? "verification failed: \(OpenSSLErrorStack.drainedText())" : String(cString: X509_verify_cert_error_string(Int(code))),
+                certificate: nil))
+        }
+        let built = builtChain(context, known: [request.leaf] + request.untrusted + request.anchors.certificates)
+        return ChainVerification(builtChain: built, errors: errors, succeeded: returned == 1 && errors.isEmpty)
+    }
+
+    /// `X509_STORE_CTX_get1_chain`, mapped back to the caller's `Certificate` values where possible.
+    private static func builtChain(_ context: OpaquePointer, known: [Certificate]) -> [Certificate] {
+        guard let chain = X509_STORE_CTX_get1_chain(context) else { return [] }
+        defer { shim_sk_X509_pop_free(chain) }
+        var result: [Certificate] = []
+        for index in 0..<shim_sk_X509_num(chain) {
+            guard let x = shim_sk_X509_value(chain, index) else { continue }
+            if let same = known.first(where: { $0.handle.ref == x }) {
+                result.append(same)
+            } else if let handle = X509Handle(borrowing: x) {
+                result.append(Certificate(handle: handle))
+            }
+        }
+        return result
+    }
+
+    private static func internalError(_ text: String) -> ChainVerificationError {
+        ChainVerificationError(code: X509_V_ERR_UNSPECIFIED, depth: 0, text: text, certificate: nil)
+    }
+
+    // Error codes the policy layer names (imported here so it need not import COpenSSL).
+    static let errorCertificateExpired = X509_V_ERR_CERT_HAS_EXPIRED
+    static let errorCertificateNotYetValid = X509_V_ERR_CERT_NOT_YET_VALID
+    static let errorHostnameMismatch = X509_V_ERR_HOSTNAME_MISMATCH
+    static let errorIPAddressMismatch = X509_V_ERR_IP_ADDRESS_MISMATCH
+    static let errorDepthZeroSelfSigned = X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT
+    static let errorSelfSignedInChain = X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN
+    static let errorUnableToGetIssuerLocally = X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY
+    static let errorUnableToGetIssuer = X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT
+    static let errorUnableToVerifyLeafSignature = X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE
+    static let errorInvalidCA = X509_V_ERR_INVALID_CA
+    static let errorPathLengthExceeded = X509_V_ERR_PATH_LENGTH_EXCEEDED
+    static let errorInvalidPurpose = X509_V_ERR_INVALID_PURPOSE
+    static let errorCertificateUntrusted = X509_V_ERR_CERT_UNTRUSTED
+    static let errorSignatureFailure = X509_V_ERR_CERT_SIGNATURE_FAILURE
+    static let errorChainTooLong = X509_V_ERR_CERT_CHAIN_TOO_LONG
+    static let errorPermittedViolation = X509_V_ERR_PERMITTED_VIOLATION
+    static let errorExcludedViolation = X509_V_ERR_EXCLUDED_VIOLATION
+}
+
+/// Follows issuer links by signature from a leaf through a pool of certificates, without trust
+/// anchors, validity or extension checks: the certificates that really certify the leaf.
+enum SignatureChain {
+    static func path(from leaf: Certificate, through pool: [Certificate], maximumDepth: Int) -> [Certificate] {
+        var path = [leaf]
+        var current = leaf
+        while path.count <= maximumDepth, !current.handle.isSelfSigned {
+            let issuer = pool.first { candidate in
+                !path.contains(candidate)
+                    && X509_check_issued(candidate.handle.ref, current.handle.ref) == X509_V_OK
+                    && X509_get0_pubkey(candidate.handle.ref).map { X509_verify(current.handle.ref, $0) == 1 } == true
+            }
+            guard let issuer else { break }
+            path.append(issuer)
+            current = issuer
+        }
+        OpenSSLErrorStack.clear()
+        return path
+    }
+}
+
+/// The name check alone (`X509_check_host` / `X509_check_ip_asc`), with the same flags as the
+/// chain verifier: for modes where the chain is deliberately not validated but the name still is.
+enum HostCheck {
+    static func matches(_ certificate: Certificate, _ peer: PeerName) -> Bool {
+        defer { OpenSSLErrorStack.clear() }
+        switch peer {
+        case .dns(let name):
+            let flags = UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS)
+            return X509_check_host(certificate.handle.ref, name, name.utf8.count, flags, nil) == 1
+        case .ipAddress(let address):
+            return X509_check_ip_asc(certificate.handle.ref, address, 0) == 1
+        }
+    }
+}

@@ -1,0 +1,88 @@
+internal import COpenSSL
+
+/// The certificates a chain must lead to: the system store, or certificates the caller names.
+///
+/// Built once and shared read-only by any number of concurrent evaluations.
+///
+/// `@unchecked Sendable`: the `X509_STORE` is filled in `init` and never modified afterwards;
+/// OpenSSL locks the store internally for lookups (including the lazy hashed-directory lookups of
+/// the system store), so concurrent `X509_STORE_CTX_init` + `X509_verify_cert` calls are safe.
+public final class TrustAnchors: @unchecked Sendable {
+    /// Where the anchors came from.
+    public enum Origin: Sendable, Hashable {
+        /// OpenSSL's default locations (Debian: `/etc/ssl/certs`), or `SSL_CERT_FILE` / `SSL_CERT_DIR`.
+        case system(file: String, directory: String)
+        /// Certificates the caller gave.
+        case certificates
+    }
+
+    let store: OpaquePointer
+    /// The anchor certificates when the caller gave them; empty for the system store, whose
+    /// certificates are looked up by OpenSSL on demand.
+    public let certificates: [Certificate]
+    /// Where the anchors came from.
+    public let origin: Origin
+
+    /// The system trust store, loaded once per process.
+    ///
+    /// As every OpenSSL client does, this honours the `SSL_CERT_FILE` and `SSL_CERT_DIR`
+    /// environment variables when they are set; otherwise it uses OpenSSL's built-in locations
+    /// (on Debian, `/usr/lib/ssl/cert.pem` → `/etc/ssl/certs/ca-certificates.crt`, and the hashed
+    /// directory `/usr/lib/ssl/certs`). Install Debian's `ca-certificates` package to fill them.
+    /// An empty or missing system store trusts nothing: evaluations fail closed.
+    public static let system: TrustAnchors = TrustAnchors()
+
+    private init() {
+        guard let store = X509_STORE_new() else { fatalError("X509_STORE_new failed: out of memory") }
+        OpenSSLErrorStack.clear()
+        _ = X509_STORE_set_default_paths(store)
+        // A missing default file or directory is not an error for OpenSSL users; it just trusts nothing.
+        _ = OpenSSLErrorStack.drain()
+        self.store = store
+        self.certificates = []
+        func environment(_ name: UnsafePointer<CChar>?, _ fallback: UnsafePointer<CChar>?) -> String {
+            if let name, let value = getenv(name) { return String(cString: value) }
+            return fallback.map { String(cString: $0) } ?? ""
+        }
+        self.origin = .system(
+            file: environment(X509_get_default_cert_file_env(), X509_get_default_cert_file()),
+            directory: environment(X509_get_default_cert_dir_env(), X509_get_default_cert_dir()))
+    }
+
+    /// Anchors made of exactly these certificates; the system store is not consulted.
+    /// - Parameter certificates: The trust anchors. Roots, or for pinning any certificate that
+    ///   should end a path (partial chains are allowed only where a policy asks for them).
+    /// - Throws: ``PincheckError`` (`input.empty`) when `certificates` is empty: an empty store
+    ///   would trust nothing and almost certainly means a configuration mistake.
+    public init(certificates: [Certificate]) throws(PincheckError) {
+        guard !certificates.isEmpty else {
+            throw PincheckError(.emptyInput, "no trust anchors given (an empty anchor set would trust nothing)")
+        }
+        guard let store = X509_STORE_new() else { throw PincheckError(.openSSL, "X509_STORE_new failed") }
+        for certificate in certificates {
+            OpenSSLErrorStack.clear()
+            // The store takes its own reference. Adding the same certificate twice is harmless.
+            if X509_STORE_add_cert(store, certificate.handle.ref) != 1 {
+                _ = OpenSSLErrorStack.drain()
+            }
+        }
+        self.store = store
+        self.certificates = certificates
+        self.origin = .certificates
+    }
+
+    /// Reads anchors from PEM bundles or DER files.
+    /// - Throws: ``PincheckError`` naming the file that could not be read or parsed.
+    public convenience init(contentsOf paths: [String]) throws(PincheckError) {
+        var all: [Certificate] = []
+        for path in paths { all += try Certificate.load(contentsOf: path) }
+        try self.init(certificates: all)
+    }
+
+    deinit { X509_STORE_free(store) }
+
+    /// True when `certificate` is one of the caller-given anchors (always false for the system store).
+    func contains(_ certificate: Certificate) -> Bool {
+        certificates.contains(certificate)
+    }
+}

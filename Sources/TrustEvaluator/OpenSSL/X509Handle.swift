@@ -1,0 +1,190 @@
+internal import COpenSSL
+import Foundation
+
+/// Owns exactly one reference to an OpenSSL `X509` and frees it in `deinit`.
+///
+/// `@unchecked Sendable`: the object is never mutated after `init`, and OpenSSL documents `X509`
+/// objects as safe for concurrent reads (its internal caches, such as the extension flags, are
+/// filled under a lock, and `X509_check_purpose(x, -1, 0)` fills them at init here anyway).
+final class X509Handle: @unchecked Sendable {
+    let ref: OpaquePointer
+    /// The certificate exactly as it was parsed (or as OpenSSL re-encodes it, for store anchors).
+    let der: [UInt8]
+    /// The DER SubjectPublicKeyInfo, as the certificate carries it.
+    let spkiDER: [UInt8]
+
+    /// Parses one DER certificate; trailing bytes are an error.
+    init(der bytes: [UInt8], source: String?, position: String) throws(PincheckError) {
+        OpenSSLErrorStack.clear()
+        var consumed = 0
+        let parsed: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress, buffer.count > 0 else { return nil }
+            var cursor: UnsafePointer<UInt8>? = base
+            let x = d2i_X509(nil, &cursor, buffer.count)
+            if let cursor { consumed = cursor - base }
+            return x
+        }
+        guard let parsed else {
+            throw PincheckError(.malformedDER, "\(position) is not a DER certificate: \(OpenSSLErrorStack.drainedText())", source: source)
+        }
+        guard consumed == bytes.count else {
+            X509_free(parsed)
+            throw PincheckError(.malformedDER, "\(position) has \(bytes.count - consumed) bytes after the end of the certificate", source: source)
+        }
+        guard let spki = Self.encodeSPKI(parsed) else {
+            X509_free(parsed)
+            throw PincheckError(.malformedDER, "\(position) has a public key OpenSSL cannot encode: \(OpenSSLErrorStack.drainedText())", source: source)
+        }
+        // Compute the cached extension flags now, so later concurrent readers find them filled.
+        _ = X509_check_purpose(parsed, -1, 0)
+        self.ref = parsed
+        self.der = bytes
+        self.spkiDER = spki
+    }
+
+    /// Takes a new reference on a certificate OpenSSL lent us (get0), e.g. a store anchor.
+    init?(borrowing pointer: OpaquePointer) {
+        guard X509_up_ref(pointer) == 1 else { return nil }
+        guard let der = Self.encodeDER(pointer), let spki = Self.encodeSPKI(pointer) else {
+            X509_free(pointer)
+            return nil
+        }
+        _ = X509_check_purpose(pointer, -1, 0)
+        self.ref = pointer
+        self.der = der
+        self.spkiDER = spki
+    }
+
+    deinit { X509_free(ref) }
+
+    private static func encodeDER(_ x: OpaquePointer) -> [UInt8]? {
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_X509(x, &out)
+        guard length > 0, let out else { return nil }
+        defer { shim_OPENSSL_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
+
+    /// The SPKI's own DER, straight from the certificate: no `EVP_PKEY` round trip.
+    private static func encodeSPKI(_ x: OpaquePointer) -> [UInt8]? {
+        guard let pubkey = X509_get_X509_PUBKEY(x) else { return nil }
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_X509_PUBKEY(pubkey, &out)
+        guard length > 0, let out else { return nil }
+        defer { shim_OPENSSL_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
+
+    // MARK: Accessors (computed on demand; none of them mutates the X509)
+
+    var subject: String { Self.rfc4514(X509_get_subject_name(ref)) }
+    var issuer: String { Self.rfc4514(X509_get_issuer_name(ref)) }
+
+    var serialNumberHex: String {
+        guard let serial = X509_get0_serialNumber(ref), let bn = ASN1_INTEGER_to_BN(serial, nil) else { return "" }
+        defer { BN_free(bn) }
+        guard let hex = BN_bn2hex(bn) else { return "" }
+        defer { shim_OPENSSL_free(hex) }
+        return String(cString: hex).lowercased()
+    }
+
+    var notBefore: Date { Self.date(X509_get0_notBefore(ref)) }
+    var notAfter: Date { Self.date(X509_get0_notAfter(ref)) }
+
+    /// True when the subject and issuer names match and the certificate's own key verifies its signature.
+    var isSelfSigned: Bool { X509_self_signed(ref, 1) == 1 }
+
+    /// True when basicConstraints says CA (OpenSSL's `X509_check_ca` > 0 also accepts v1 self-signed roots).
+    var isCertificateAuthority: Bool { X509_check_ca(ref) > 0 }
+
+    var subjectAlternativeNames: [SubjectAlternativeName] {
+        guard let raw = X509_get_ext_d2i(ref, NID_subject_alt_name, nil, nil) else { return [] }
+        let names = OpaquePointer(raw)
+        defer { shim_GENERAL_NAMES_free(names) }
+        var result: [SubjectAlternativeName] = []
+        for index in 0..<shim_sk_GENERAL_NAME_num(names) {
+            guard let name = shim_sk_GENERAL_NAME_value(names, index) else { continue }
+            switch name.pointee.type {
+            case GEN_DNS:
+                result.append(.dnsName(Self.string(UnsafePointer(name.pointee.d.dNSName))))
+            case GEN_IPADD:
+                let bytes = Self.bytes(UnsafePointer(name.pointee.d.iPAddress))
+                result.append(.ipAddress(IPAddressText.format(bytes)))
+            case GEN_EMAIL:
+                result.append(.email(Self.string(UnsafePointer(name.pointee.d.rfc822Name))))
+            case GEN_URI:
+                result.append(.uri(Self.string(UnsafePointer(name.pointee.d.uniformResourceIdentifier))))
+            default:
+                result.append(.other(type: Int(name.pointee.type)))
+            }
+        }
+        return result
+    }
+
+    var publicKeyDescription: PublicKeyDescription {
+        guard let key = X509_get0_pubkey(ref) else { return PublicKeyDescription(algorithm: .unknown("unparsed"), bits: 0) }
+        let bits = Int(EVP_PKEY_get_bits(key))
+        switch EVP_PKEY_get_base_id(key) {
+        case EVP_PKEY_RSA, EVP_PKEY_RSA_PSS:
+            return PublicKeyDescription(algorithm: .rsa, bits: bits)
+        case EVP_PKEY_EC:
+            var buffer = [CChar](repeating: 0, count: 80)
+            var length = 0
+            let curve = EVP_PKEY_get_group_name(key, &buffer, buffer.count, &length) == 1
+                ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
+            return PublicKeyDescription(algorithm: .ecdsa(curve: curve), bits: bits)
+        case EVP_PKEY_ED25519:
+            return PublicKeyDescription(algorithm: .ed25519, bits: bits)
+        case EVP_PKEY_ED448:
+            return PublicKeyDescription(algorithm: .ed448, bits: bits)
+        default:
+            let name = EVP_PKEY_get0_type_name(key).map { String(cString: $0) } ?? "unknown"
+            return PublicKeyDescription(algorithm: .unknown(name), bits: bits)
+        }
+    }
+
+    // MARK: Conversions
+
+    private static func rfc4514(_ name: OpaquePointer?) -> String {
+        guard let name, let bio = BIO_new(BIO_s_mem()) else { return "" }
+        defer { BIO_free(bio) }
+        // RFC 2253/4514 order and escaping, but keep UTF-8 as UTF-8 instead of \XX escapes.
+        let flags = shim_XN_FLAG_RFC2253() & ~UInt(ASN1_STRFLGS_ESC_MSB)
+        guard X509_NAME_print_ex(bio, name, 0, flags) >= 0 else { return "" }
+        var data: UnsafeMutablePointer<CChar>? = nil
+        let length = shim_BIO_get_mem_data(bio, &data)
+        guard length > 0, let data else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+    }
+
+    private static func bytes(_ string: UnsafePointer<ASN1_STRING>?) -> [UInt8] {
+        guard let string, let data = ASN1_STRING_get0_data(string) else { return [] }
+        return Array(UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(string))))
+    }
+
+    private static func string(_ string: UnsafePointer<ASN1_STRING>?) -> String {
+        String(decoding: bytes(string), as: UTF8.self)
+    }
+
+    private static func date(_ time: UnsafePointer<ASN1_TIME>?) -> Date {
+        guard let time else { return .distantPast }
+        var parts = tm()
+        guard ASN1_TIME_to_tm(time, &parts) == 1 else { return .distantPast }
+        return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
+    }
+}
+
+/// SHA digests through libcrypto's one-shot functions.
+enum Digest {
+    static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
+        bytes.withUnsafeBufferPointer { _ = SHA256($0.baseAddress, $0.count, &out) }
+        return out
+    }
+
+    static func sha1(_ bytes: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(SHA_DIGEST_LENGTH))
+        bytes.withUnsafeBufferPointer { _ = SHA1($0.baseAddress, $0.count, &out) }
+        return out
+    }
+}

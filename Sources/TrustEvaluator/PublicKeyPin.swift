@@ -1,0 +1,91 @@
+/// An RFC 7469 public-key pin: a hash of a certificate's DER SubjectPublicKeyInfo.
+///
+/// Written `sha256/<base64>` (OkHttp, curl's `sha256//`). Also accepted: bare base64 (TrustKit,
+/// Android Network Security Config), `pin-sha256="<base64>"` (HPKP headers) and, for old
+/// configurations, `sha1/<base64>`, which is weak and flagged as such.
+public struct PublicKeyPin: Sendable, Hashable, CustomStringConvertible, Comparable {
+    /// The hash a pin is made with.
+    public enum Algorithm: String, Sendable, Hashable {
+        case sha256
+        /// - Warning: SHA-1 pins are accepted for compatibility only; prefer SHA-256.
+        case sha1
+
+        /// The digest length in bytes.
+        public var digestLength: Int { self == .sha256 ? 32 : 20 }
+    }
+
+    /// The hash algorithm.
+    public let algorithm: Algorithm
+    /// The digest, exactly ``Algorithm/digestLength`` bytes.
+    public let digest: [UInt8]
+
+    init(algorithm: Algorithm, unchecked digest: [UInt8]) {
+        self.algorithm = algorithm
+        self.digest = digest
+    }
+
+    /// Creates a pin from a digest.
+    /// - Throws: ``PincheckError`` (`pin.malformed`) when the digest has the wrong length.
+    public init(algorithm: Algorithm = .sha256, digest: [UInt8]) throws(PincheckError) {
+        guard digest.count == algorithm.digestLength else {
+            throw PincheckError(.malformedPin, "a \(algorithm.rawValue) pin must be \(algorithm.digestLength) bytes, not \(digest.count)")
+        }
+        self.init(algorithm: algorithm, unchecked: digest)
+    }
+
+    /// Parses a pin written as `sha256/B64`, `sha1/B64`, `pin-sha256="B64"`, or bare base64
+    /// (which means SHA-256).
+    /// - Throws: ``PincheckError`` (`pin.malformed`) naming the pin when it does not decode to
+    ///   exactly 32 bytes (20 for SHA-1).
+    public init(_ text: String) throws(PincheckError) {
+        let trimmed = text.trimmingWhitespaceCharacters()
+        var algorithm = Algorithm.sha256
+        var body = Substring(trimmed)
+        if let rest = body.strippingPrefix("sha256//") ?? body.strippingPrefix("sha256/") {
+            body = rest
+        } else if let rest = body.strippingPrefix("sha1/") {
+            algorithm = .sha1
+            body = rest
+        } else if let rest = body.strippingPrefix("pin-sha256=") {
+            guard rest.count >= 2, rest.first == "\"", rest.last == "\"" else {
+                throw PincheckError(.malformedPin, "pin \"\(text)\": pin-sha256= needs a quoted value")
+            }
+            body = rest.dropFirst().dropLast()
+        }
+        guard let digest = Base64.decode(body) else {
+            throw PincheckError(.malformedPin, "pin \"\(text)\" is not valid base64 (expected sha256/ followed by 44 base64 characters)")
+        }
+        guard digest.count == algorithm.digestLength else {
+            throw PincheckError(.malformedPin, "pin \"\(text)\" decodes to \(digest.count) bytes; a \(algorithm.rawValue) pin is exactly \(algorithm.digestLength)")
+        }
+        self.init(algorithm: algorithm, unchecked: digest)
+    }
+
+    /// The base64 of the digest.
+    public var base64: String { Base64.encode(digest) }
+
+    /// `sha256/<base64>` or `sha1/<base64>`.
+    public var description: String { "\(algorithm.rawValue)/\(base64)" }
+
+    public static func < (lhs: PublicKeyPin, rhs: PublicKeyPin) -> Bool { lhs.description < rhs.description }
+
+    /// True when this pin names the key of `certificate`.
+    public func matches(_ certificate: Certificate) -> Bool {
+        switch algorithm {
+        case .sha256: certificate.publicKeyPin.digest == digest
+        case .sha1: certificate.publicKeySHA1Pin.digest == digest
+        }
+    }
+}
+
+extension StringProtocol {
+    func trimmingWhitespaceCharacters() -> String {
+        String(Substring(self).trimmingWhitespace())
+    }
+}
+
+extension Substring {
+    func strippingPrefix(_ prefix: String) -> Substring? {
+        hasPrefix(prefix) ? dropFirst(prefix.count) : nil
+    }
+}

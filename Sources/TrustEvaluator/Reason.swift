@@ -1,0 +1,125 @@
+/// Why a chain was rejected, or what deserves a warning, with the evidence behind it.
+public struct Reason: Sendable, Hashable, CustomStringConvertible {
+    /// A stable, machine-readable code such as `chain.expired` or `pin.mismatch`.
+    /// New codes may be added in later versions.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable {
+            // Chain verification (OpenSSL).
+            case expired = "chain.expired"
+            case notYetValid = "chain.not-yet-valid"
+            case selfSigned = "chain.self-signed"
+            case untrustedRoot = "chain.untrusted-root"
+            case unknownIssuer = "chain.unknown-issuer"
+            case invalidCA = "chain.invalid-ca"
+            case pathLengthExceeded = "chain.path-length-exceeded"
+            case wrongPurpose = "chain.wrong-purpose"
+            case badSignature = "chain.bad-signature"
+            case tooLong = "chain.too-long"
+            case nameConstraints = "chain.name-constraints"
+            case invalid = "chain.invalid"
+            case chainNotValidated = "chain.not-validated"
+            // Names.
+            case hostMismatch = "host.mismatch"
+            case ipAddressMismatch = "host.ip-mismatch"
+            case hostNotChecked = "host.not-checked"
+            // Pins.
+            case pinMismatch = "pin.mismatch"
+            case noUsablePins = "pin.none-usable"
+            case pinOutsideVerifiedPath = "pin.outside-verified-path"
+            case weakPin = "pin.weak-algorithm"
+            // Policy.
+            case selfSignedRequiresPinning = "policy.self-signed-requires-pinning"
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        public var description: String { base.rawValue }
+
+        /// A certificate of the path is past its notAfter date.
+        public static let expired = Code(.expired)
+        /// A certificate of the path is before its notBefore date.
+        public static let notYetValid = Code(.notYetValid)
+        /// The leaf is self-signed and not a trust anchor.
+        public static let selfSigned = Code(.selfSigned)
+        /// The path ends at a self-signed root that is not a trust anchor.
+        public static let untrustedRoot = Code(.untrustedRoot)
+        /// No path to a trust anchor (an intermediate missing, or a foreign CA).
+        public static let unknownIssuer = Code(.unknownIssuer)
+        /// A certificate acting as a CA is not allowed to (basicConstraints, keyUsage).
+        public static let invalidCA = Code(.invalidCA)
+        /// A CA's pathLenConstraint is violated.
+        public static let pathLengthExceeded = Code(.pathLengthExceeded)
+        /// A certificate is not valid for TLS server authentication (extendedKeyUsage).
+        public static let wrongPurpose = Code(.wrongPurpose)
+        /// A signature in the path does not verify.
+        public static let badSignature = Code(.badSignature)
+        /// The path is longer than the policy's maximum depth.
+        public static let tooLong = Code(.tooLong)
+        /// A name is outside a CA's name constraints.
+        public static let nameConstraints = Code(.nameConstraints)
+        /// Any other verification error; the evidence carries OpenSSL's code and text.
+        public static let invalid = Code(.invalid)
+        /// Warning: chain validation was disabled by the policy.
+        public static let chainNotValidated = Code(.chainNotValidated)
+        /// The leaf does not carry the requested DNS name.
+        public static let hostMismatch = Code(.hostMismatch)
+        /// The leaf does not carry the requested IP address.
+        public static let ipAddressMismatch = Code(.ipAddressMismatch)
+        /// Warning: no name was checked (none given, or name validation disabled).
+        public static let hostNotChecked = Code(.hostNotChecked)
+        /// No certificate of the verified path matches a pin.
+        public static let pinMismatch = Code(.pinMismatch)
+        /// A pinning mode with no usable pins: rejected, fail closed.
+        public static let noUsablePins = Code(.noUsablePins)
+        /// Warning: a pin matches a served certificate that is not on the verified path.
+        public static let pinOutsideVerifiedPath = Code(.pinOutsideVerifiedPath)
+        /// Warning: a SHA-1 pin is configured.
+        public static let weakPin = Code(.weakPin)
+        /// A host name check was asked for with chain validation off and nothing pinned (AFNetworking's guard).
+        public static let selfSignedRequiresPinning = Code(.selfSignedRequiresPinning)
+    }
+
+    /// What happened.
+    public let code: Code
+    /// A sentence a person can act on.
+    public let message: String
+    /// The facts behind the reason.
+    public let evidence: Evidence
+
+    init(_ code: Code, _ message: String, evidence: Evidence = Evidence()) {
+        self.code = code
+        self.message = message
+        self.evidence = evidence
+    }
+
+    public var description: String { "\(code): \(message)" }
+}
+
+/// The facts behind a ``Reason``; each field is set where it applies.
+public struct Evidence: Sendable, Hashable {
+    /// An OpenSSL verification error.
+    public struct OpenSSLError: Sendable, Hashable {
+        /// The `X509_V_ERR_*` code.
+        public let code: Int
+        /// OpenSSL's text for it.
+        public let text: String
+        /// The position in the chain (0 = leaf).
+        public let depth: Int
+        /// The subject of the certificate at that depth, when known.
+        public let subject: String?
+    }
+
+    /// The OpenSSL error, for chain failures.
+    public var openSSLError: OpenSSLError?
+    /// The name or address asked for.
+    public var hostRequested: String?
+    /// The names (DNS and IP SANs) the leaf carries.
+    public var namesPresented: [String]?
+    /// The pins configured for the host (for certificate pinning: the pinned certificates' key pins).
+    public var pinsConfigured: [PublicKeyPin]?
+    /// The SPKI pins of the path pins were matched against, leaf first.
+    public var pinsOfPath: [PublicKeyPin]?
+
+    public init() {}
+}

@@ -1,0 +1,139 @@
+/// What makes a served chain trustworthy for a host: anchors, pinning, and which checks run.
+///
+/// The legal combinations are types: a pinning mode always carries a non-empty pin set, and a
+/// disabled check is a named case with a reason, never a `false` that silently skips something.
+/// ``SecurityPolicy`` offers the same decisions with AFNetworking's AFSecurityPolicy surface.
+public struct TrustPolicy: Sendable {
+    /// How the verified path must relate to the configured pins (AFSecurityPolicy's `SSLPinningMode`).
+    public enum Pinning: Sendable {
+        /// No pinning: the chain must verify against the anchors (and carry the host name).
+        case none
+        /// Certificate pinning: the path is rebuilt with only the pinned certificates as anchors
+        /// (a pinned intermediate or leaf may end it) and must contain one of them, byte for byte.
+        case certificates(PinnedCertificates)
+        /// Public-key pinning: some certificate of the verified path must have a pinned SPKI hash.
+        case publicKeys(PinnedPublicKeys)
+    }
+
+    /// Whether the chain must verify against the trust anchors (AFSecurityPolicy's
+    /// `allowInvalidCertificates`, inverted).
+    public enum ChainValidation: Sendable, Hashable {
+        /// The chain must verify against ``TrustPolicy/anchors``.
+        case required
+        /// Skip anchor validation. With no pinning every chain is accepted (unless a host must be
+        /// checked, which then always fails); with pinning the pins alone decide, and only
+        /// certificates that really certify the leaf by signature can match.
+        /// - Warning: For test servers only. Never ship this.
+        case disabled(because: String)
+    }
+
+    /// Whether the leaf must carry the requested host name (AFSecurityPolicy's `validatesDomainName`).
+    public enum NameValidation: Sendable, Hashable {
+        /// The leaf's subjectAltName must match the host (DNS name or IP address; never the subject CN).
+        case required
+        /// Do not check the name.
+        /// - Warning: Any valid certificate for any host is then accepted for this one (CVE-2015-3996).
+        case disabled(because: String)
+    }
+
+    /// The pinning mode and its pins.
+    public var pinning: Pinning
+    /// The anchors chains must lead to (the system store unless replaced).
+    public var anchors: TrustAnchors
+    /// Whether the chain must verify against ``anchors``.
+    public var chainValidation: ChainValidation
+    /// Whether the leaf must carry the host name.
+    public var nameValidation: NameValidation
+    /// Intermediates to use when the server omits them (no AIA fetching ever happens).
+    public var additionalIntermediates: [Certificate]
+    /// The longest path accepted, in CA certificates above the leaf (OpenSSL's verify depth).
+    public var maximumChainDepth: Int
+
+    /// Creates a policy; the defaults fail closed: system anchors, chain and name required.
+    /// - Parameters:
+    ///   - pinning: The pinning mode and pins; `.none` by default.
+    ///   - anchors: The trust anchors; the system store by default.
+    ///   - chainValidation: `.required` by default.
+    ///   - nameValidation: `.required` by default.
+    ///   - additionalIntermediates: Intermediates to offer besides the served ones.
+    ///   - maximumChainDepth: 10 by default.
+    public init(
+        pinning: Pinning = .none,
+        anchors: TrustAnchors = .system,
+        chainValidation: ChainValidation = .required,
+        nameValidation: NameValidation = .required,
+        additionalIntermediates: [Certificate] = [],
+        maximumChainDepth: Int = 10
+    ) {
+        self.pinning = pinning
+        self.anchors = anchors
+        self.chainValidation = chainValidation
+        self.nameValidation = nameValidation
+        self.additionalIntermediates = additionalIntermediates
+        self.maximumChainDepth = maximumChainDepth
+    }
+}
+
+/// A non-empty set of pinned certificates, ready to anchor a path.
+public struct PinnedCertificates: Sendable {
+    /// The pinned certificates, without duplicates, in the order given.
+    public let certificates: [Certificate]
+    /// The pinned certificates as an anchor set, built once.
+    let anchors: TrustAnchors
+
+    /// - Throws: ``PincheckError`` (`pin.empty-set`) when `certificates` is empty: certificate
+    ///   pinning with nothing pinned fails closed at construction.
+    public init(_ certificates: [Certificate]) throws(PincheckError) {
+        var unique: [Certificate] = []
+        for certificate in certificates where !unique.contains(certificate) { unique.append(certificate) }
+        guard !unique.isEmpty else {
+            throw PincheckError(.emptyPinSet, "certificate pinning needs at least one pinned certificate")
+        }
+        self.certificates = unique
+        self.anchors = try TrustAnchors(certificates: unique)
+    }
+
+    /// Reads the pinned certificates from PEM or DER files.
+    /// - Throws: ``PincheckError`` naming the unreadable or malformed file, or `pin.empty-set`.
+    public init(contentsOf paths: [String]) throws(PincheckError) {
+        var all: [Certificate] = []
+        for path in paths { all += try Certificate.load(contentsOf: path) }
+        try self.init(all)
+    }
+}
+
+/// A non-empty set of SPKI pins.
+public struct PinnedPublicKeys: Sendable {
+    /// The pins.
+    public let pins: Set<PublicKeyPin>
+
+    /// - Parameters:
+    ///   - pins: Pins given as hashes.
+    ///   - certificates: Certificates whose keys are pinned (their SHA-256 SPKI pins are added).
+    /// - Throws: ``PincheckError`` (`pin.empty-set`) when no pin results.
+    public init(pins: some Sequence<PublicKeyPin> = [], certificates: [Certificate] = []) throws(PincheckError) {
+        let all = Set(pins).union(certificates.map(\.publicKeyPin))
+        guard !all.isEmpty else {
+            throw PincheckError(.emptyPinSet, "public-key pinning needs at least one pin")
+        }
+        self.pins = all
+    }
+
+    /// Parses pin strings (`sha256/…`, bare base64, `pin-sha256="…"`).
+    /// - Throws: ``PincheckError`` naming the first malformed pin, or `pin.empty-set`.
+    public init(parsing strings: [String]) throws(PincheckError) {
+        var pins: [PublicKeyPin] = []
+        for string in strings { pins.append(try PublicKeyPin(string)) }
+        try self.init(pins: pins)
+    }
+
+    /// The pins of `certificate` in this set (its SHA-256 pin, or its SHA-1 pin if that is pinned).
+    func matches(_ certificate: Certificate) -> [PublicKeyPin] {
+        var result: [PublicKeyPin] = []
+        if pins.contains(certificate.publicKeyPin) { result.append(certificate.publicKeyPin) }
+        if pins.contains(where: { $0.algorithm == .sha1 }), pins.contains(certificate.publicKeySHA1Pin) {
+            result.append(certificate.publicKeySHA1Pin)
+        }
+        return result
+    }
+}

@@ -1,0 +1,2 @@
+import PincheckCLI
+PincheckCommand.main()
