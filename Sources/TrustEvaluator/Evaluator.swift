@@ -106,6 +106,8 @@ private struct Run {
     }
 
     mutating func fail(_ code: Reason.Code, _ message: String, evidence: Evidence = Evidence()) {
+        // OpenSSL may report one problem under two codes (20 then 21, say): say it once.
+        guard !failures.contains(where: { $0.code == code && $0.message == message }) else { return }
         failures.append(Reason(code, message, evidence: evidence))
     }
 
