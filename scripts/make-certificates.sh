@@ -3,7 +3,7 @@
 #
 # Uses only the `openssl` CLI. All validity dates are explicit (never relative
 # to "today"); tests verify at the fixed time 2030-06-01T00:00:00Z
-# (Unix 1906588800). Re-runnable: wipes Certificates/ except README.md.
+# (Unix 1906502400). Re-runnable: wipes Certificates/ except README.md.
 # Keys and serial numbers are random, so every run yields new pins.
 set -euo pipefail
 
@@ -65,7 +65,7 @@ issue() {
   local name=$1 issuer=$2 cn=$3 start=$4 end=$5 exts=$6
   local md=${MD[$issuer]:-sha256}
   printf '[ v3 ]\n%s\n' "$exts" > "$TMP/$name.ext"
-  openssl req -new -key "$KEYS/$name.key" -subj "/CN=$cn/O=$ORG" -out "$TMP/$name.csr"
+  openssl req -new -key "$KEYS/$name.key" -subj "/O=$ORG/CN=$cn" -out "$TMP/$name.csr"
   local signer=(-cert "$OUT/$issuer.pem" -keyfile "$KEYS/$issuer.key")
   if [[ $issuer == self ]]; then
     signer=(-selfsign -keyfile "$KEYS/$name.key"); md=${MD[$name]:-sha256}
@@ -210,3 +210,6 @@ for f in "$OUT"/*.pem; do
 done
 
 echo "Generated test PKI in $OUT"
+
+# The demo embeds some of these certificates; keep its copy in step.
+"$(dirname "$0")/embed-demo-certificates.sh"

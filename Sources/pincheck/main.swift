@@ -1,2 +1,3 @@
 import PincheckCLI
-PincheckCommand.main()
+
+Pincheck.runAsMain()

@@ -4,7 +4,7 @@ import Foundation
 /// The committed test PKI (Certificates/, made by scripts/make-certificates.sh).
 enum Fixtures {
     /// 2030-06-01T00:00:00Z: every "good" certificate is valid then, the expired one is not.
-    static let time = Date(timeIntervalSince1970: 1_906_588_800)
+    static let time = Date(timeIntervalSince1970: 1_906_502_400)
 
     static let root: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

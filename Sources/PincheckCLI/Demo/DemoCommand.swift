@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import TrustEvaluator
+
+/// `pincheck demo`: the engine on its own test PKI, offline, with a bundled policy.
+struct Demo: ConsoleCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Evaluate bundled scenarios (good, expired, wrong host, self-signed, pinned CA, rotated key, attacks) offline.",
+        discussion: "Exits 0 when every scenario gives its expected verdict, 1 otherwise.")
+
+    @OptionGroup var output: OutputOptions
+
+    func execute(_ console: Console) throws -> ExitStatus {
+        let outcomes = try DemoScenario.all.map { try $0.run() }
+        if output.json {
+            for outcome in outcomes {
+                console.line(Format.json(DemoJSON(outcome)))
+            }
+        } else {
+            render(outcomes, console)
+        }
+        return outcomes.allSatisfy(\.asExpected) ? .trusted : .notTrusted
+    }
+
+    private func render(_ outcomes: [DemoOutcome], _ console: Console) {
+        console.line(console.paint("Pincheck demo", .bold) + " — anchors: the test RSA and ECDSA roots; host \(DemoScenario.host); time \(Format.timestamp(DemoScenario.time))")
+        console.line()
+        var table = Table()
+        table.add(["#", "scenario", "policy", "expected", "verdict", "why"].map { console.paint($0, .bold) })
+        for (index, outcome) in outcomes.enumerated() {
+            let verdict = outcome.verdict.isTrusted ? console.paint("trusted", .green) : console.paint("rejected", .red)
+            let why = outcome.verdict.isTrusted
+                ? outcome.verdict.matchedPins.first.map { "pin matched at depth \($0.depth)" } ?? "chain valid"
+                : outcome.verdict.failures.map(\.code.description).joined(separator: ", ")
+            let mark = outcome.asExpected ? console.paint("✓", .green) : console.paint("✗ UNEXPECTED", .red)
+            table.add(["\(index + 1)", outcome.scenario.title, outcome.scenario.policy.title,
+                       outcome.scenario.expectTrusted ? "trusted" : "rejected", verdict, "\(why)  \(mark)"])
+        }
+        table.render().forEach(console.line)
+        let good = outcomes.filter(\.asExpected).count
+        console.line()
+        console.line("\(good) of \(outcomes.count) scenarios gave the expected verdict.")
+    }
+}
+
+struct DemoJSON: Encodable {
+    let scenario: String
+    let policy: String
+    let expectedTrusted: Bool
+    let asExpected: Bool
+    let verdict: VerdictJSON
+
+    init(_ outcome: DemoOutcome) {
+        scenario = outcome.scenario.title
+        policy = outcome.scenario.policy.title
+        expectedTrusted = outcome.scenario.expectTrusted
+        asExpected = outcome.asExpected
+        verdict = VerdictJSON(outcome.verdict, requestedHost: DemoScenario.host)
+    }
+}

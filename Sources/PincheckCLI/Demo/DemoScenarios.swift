@@ -1,0 +1,84 @@
+import Foundation
+import TrustEvaluator
+
+/// The demo's bundled policies.
+enum DemoPolicy {
+    case pinIntermediateKeys
+    case pinIntermediateCertificate
+    case pinLeafKey
+    case pinECIntermediateKey
+    case noPinning
+
+    var title: String {
+        switch self {
+        case .pinIntermediateKeys: "public-key: both intermediate CAs"
+        case .pinIntermediateCertificate: "certificate: RSA intermediate"
+        case .pinLeafKey: "public-key: leaf only"
+        case .pinECIntermediateKey: "public-key: ECDSA intermediate"
+        case .noPinning: "none (chain + host)"
+        }
+    }
+
+    func make() throws -> TrustPolicy {
+        let anchors = try TrustAnchors(certificates: [try DemoScenario.certificate("rsa-root"), try DemoScenario.certificate("ec-root")])
+        let pinning: TrustPolicy.Pinning
+        switch self {
+        case .pinIntermediateKeys:
+            pinning = .publicKeys(try PinnedPublicKeys(certificates: [try DemoScenario.certificate("rsa-intermediate"), try DemoScenario.certificate("ec-intermediate")]))
+        case .pinIntermediateCertificate:
+            pinning = .certificates(try PinnedCertificates([try DemoScenario.certificate("rsa-intermediate")]))
+        case .pinLeafKey:
+            pinning = .publicKeys(try PinnedPublicKeys(certificates: [try DemoScenario.certificate("rsa-leaf")]))
+        case .pinECIntermediateKey:
+            pinning = .publicKeys(try PinnedPublicKeys(certificates: [try DemoScenario.certificate("ec-intermediate")]))
+        case .noPinning:
+            pinning = .none
+        }
+        return TrustPolicy(pinning: pinning, anchors: anchors)
+    }
+}
+
+/// One demo case: a served chain, a policy, and the verdict it must get.
+struct DemoScenario {
+    static let host = "www.example.test"
+    /// A fixed time inside every good certificate's validity, so the demo gives the same table forever.
+    static let time = Date(timeIntervalSince1970: 1_906_502_400)  // 2030-06-01T00:00:00Z
+
+    let title: String
+    let chain: [String]
+    let policy: DemoPolicy
+    let expectTrusted: Bool
+
+    static let all: [DemoScenario] = [
+        DemoScenario(title: "good RSA chain", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: true),
+        DemoScenario(title: "good ECDSA chain", chain: ["ec-leaf", "ec-intermediate"], policy: .pinIntermediateKeys, expectTrusted: true),
+        DemoScenario(title: "expired leaf", chain: ["rsa-expired", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: false),
+        DemoScenario(title: "certificate for another host", chain: ["rsa-wrong-host", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: false),
+        DemoScenario(title: "self-signed certificate", chain: ["self-signed"], policy: .noPinning, expectTrusted: false),
+        DemoScenario(title: "pinned intermediate certificate", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateCertificate, expectTrusted: true),
+        DemoScenario(title: "rotated leaf key, CA pinned", chain: ["rsa-leaf-rotated", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: true),
+        DemoScenario(title: "rotated leaf key, old leaf pinned", chain: ["rsa-leaf-rotated", "rsa-intermediate"], policy: .pinLeafKey, expectTrusted: false),
+        DemoScenario(title: "attacker chain + pinned CA appended", chain: ["attacker-leaf", "attacker-root", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: false),
+        DemoScenario(title: "valid chain, unpinned CA + pinned appended", chain: ["rsa-leaf", "rsa-intermediate", "ec-intermediate"], policy: .pinECIntermediateKey, expectTrusted: false),
+    ]
+
+    static func certificate(_ name: String) throws -> Certificate {
+        guard let pem = DemoCertificates.pem[name] else {
+            throw PincheckError(.emptyInput, "the demo has no certificate named \(name)")
+        }
+        return try Certificate(pemEncoded: pem, source: "demo:\(name)")
+    }
+
+    func run() throws -> DemoOutcome {
+        let served = try chain.map(Self.certificate)
+        let verdict = try Evaluator(policy: try policy.make()).evaluate(served, host: Self.host, at: Self.time)
+        return DemoOutcome(scenario: self, verdict: verdict)
+    }
+}
+
+struct DemoOutcome {
+    let scenario: DemoScenario
+    let verdict: Verdict
+
+    var asExpected: Bool { verdict.isTrusted == scenario.expectTrusted }
+}

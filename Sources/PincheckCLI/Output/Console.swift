@@ -1,0 +1,82 @@
+import Foundation
+
+/// Where a command writes. Standard output and error in the binary; a buffer in tests.
+public final class Console: @unchecked Sendable {
+    // @unchecked Sendable: `text` is only touched under `lock`.
+    private let lock = NSLock()
+    private var text = ""
+    private let handle: FileHandle?
+    /// True when writing to a terminal: colour and progress are shown only then.
+    public let isTerminal: Bool
+
+    /// A console writing to a file descriptor (1 or 2).
+    public init(fileDescriptor: Int32) {
+        handle = FileHandle(fileDescriptor: fileDescriptor, closeOnDealloc: false)
+        isTerminal = isatty(fileDescriptor) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+    }
+
+    /// A console that keeps what is written, for tests.
+    public init(capturing: Void = ()) {
+        handle = nil
+        isTerminal = false
+    }
+
+    public static let standardOutput = Console(fileDescriptor: 1)
+    public static let standardError = Console(fileDescriptor: 2)
+
+    /// Writes `string` as it is (add the newline yourself).
+    public func write(_ string: String) {
+        if let handle {
+            handle.write(Data(string.utf8))
+        } else {
+            lock.withLock { text += string }
+        }
+    }
+
+    /// Writes one line.
+    public func line(_ string: String = "") { write(string + "\n") }
+
+    /// What a capturing console has received.
+    public var captured: String { lock.withLock { text } }
+
+    /// `string` in an ANSI colour on a terminal, plain otherwise.
+    func paint(_ string: String, _ colour: Colour) -> String {
+        isTerminal ? "\u{1B}[\(colour.rawValue)m\(string)\u{1B}[0m" : string
+    }
+
+    enum Colour: String {
+        case red = "31", green = "32", yellow = "33", dim = "2", bold = "1"
+    }
+}
+
+/// Left-aligned columns, padded to the widest cell (colour codes are not counted).
+struct Table {
+    var rows: [[String]] = []
+
+    mutating func add(_ row: [String]) { rows.append(row) }
+
+    func render(indent: String = "", visibleWidth: (String) -> Int = Table.visibleWidth) -> [String] {
+        let columns = rows.map(\.count).max() ?? 0
+        var widths = [Int](repeating: 0, count: columns)
+        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], visibleWidth(cell)) } }
+        return rows.map { row in
+            var line = indent
+            for (index, cell) in row.enumerated() {
+                line += cell
+                if index < row.count - 1 { line += String(repeating: " ", count: widths[index] - visibleWidth(cell) + 2) }
+            }
+            return line
+        }
+    }
+
+    static func visibleWidth(_ string: String) -> Int {
+        var count = 0
+        var inEscape = false
+        for scalar in string.unicodeScalars {
+            if scalar == "\u{1B}" { inEscape = true; continue }
+            if inEscape { if scalar == "m" { inEscape = false }; continue }
+            count += 1
+        }
+        return count
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import TrustEvaluator
+
+/// The `--json` shape of one evaluation (DESIGN §6). Field names are a stable contract.
+struct VerdictJSON: Encodable {
+    let trusted: Bool
+    let disposition: String
+    let host: String?
+    let hostChecked: Bool
+    let evaluatedAt: String
+    let reasons: [ReasonJSON]
+    let warnings: [ReasonJSON]
+    let anchoring: String?
+    let chain: [CertificateJSON]
+    let served: [CertificateJSON]
+    let matchedPins: [PinMatchJSON]
+
+    init(_ verdict: Verdict, requestedHost: String?) {
+        trusted = verdict.isTrusted
+        disposition = Disposition(verdict).name
+        host = verdict.checkedHost ?? requestedHost
+        hostChecked = verdict.checkedHost != nil
+        evaluatedAt = Format.timestamp(verdict.evaluationTime)
+        reasons = verdict.failures.map(ReasonJSON.init)
+        warnings = verdict.warnings.map(ReasonJSON.init)
+        anchoring = verdict.verifiedPath?.anchoring.rawValue
+        chain = verdict.verifiedPath.map { $0.certificates.map { CertificateJSON($0, at: verdict.evaluationTime) } } ?? []
+        served = verdict.servedChain.map { CertificateJSON($0, at: verdict.evaluationTime) }
+        matchedPins = verdict.matchedPins.map { PinMatchJSON(pin: $0.pin.description, depth: $0.depth) }
+    }
+}
+
+struct ReasonJSON: Encodable {
+    let code: String
+    let message: String
+    let evidence: EvidenceJSON?
+
+    init(_ reason: Reason) {
+        code = reason.code.description
+        message = reason.message
+        let evidence = EvidenceJSON(reason.evidence)
+        self.evidence = evidence.isEmpty ? nil : evidence
+    }
+}
+
+struct EvidenceJSON: Encodable {
+    let openSSLError: Int?
+    let openSSLText: String?
+    let depth: Int?
+    let hostRequested: String?
+    let namesPresented: [String]?
+    let pinsConfigured: [String]?
+    let pinsOfPath: [String]?
+
+    init(_ evidence: Evidence) {
+        openSSLError = evidence.openSSLError?.code
+        openSSLText = evidence.openSSLError?.text
+        depth = evidence.openSSLError?.depth
+        hostRequested = evidence.hostRequested
+        namesPresented = evidence.namesPresented
+        pinsConfigured = evidence.pinsConfigured?.map(\.description)
+        pinsOfPath = evidence.pinsOfPath?.map(\.description)
+    }
+
+    var isEmpty: Bool {
+        openSSLError == nil && hostRequested == nil && namesPresented == nil && pinsConfigured == nil && pinsOfPath == nil
+    }
+}
+
+struct CertificateJSON: Encodable {
+    let subject: String
+    let issuer: String
+    let serialNumber: String
+    let notBefore: String
+    let notAfter: String
+    let daysLeft: Int
+    let spkiSHA256: String
+    let sha256: String
+    let publicKey: String
+    let dnsNames: [String]
+    let ipAddresses: [String]
+
+    init(_ certificate: Certificate, at time: Date) {
+        subject = certificate.subject
+        issuer = certificate.issuer
+        serialNumber = certificate.serialNumber
+        notBefore = Format.timestamp(certificate.notBefore)
+        notAfter = Format.timestamp(certificate.notAfter)
+        daysLeft = Format.daysLeft(certificate, at: time)
+        spkiSHA256 = certificate.publicKeyPin.description
+        sha256 = Format.hex(certificate.sha256Fingerprint)
+        publicKey = certificate.publicKey.description
+        dnsNames = certificate.dnsNames
+        ipAddresses = certificate.ipAddresses
+    }
+}
+
+struct PinMatchJSON: Encodable {
+    let pin: String
+    let depth: Int
+}
+
+/// What a URLSession-style challenge handler would answer for a verdict.
+struct Disposition {
+    let name: String
+
+    init(_ verdict: Verdict) {
+        name = verdict.isTrusted ? "useCredential" : "cancelAuthenticationChallenge"
+    }
+}
+
+enum Format {
+    static func timestamp(_ date: Date) -> String {
+        ISO8601DateFormatter().string(from: date)
+    }
+
+    static func day(_ date: Date) -> String {
+        String(timestamp(date).prefix(10))
+    }
+
+    static func daysLeft(_ certificate: Certificate, at time: Date) -> Int {
+        Int((certificate.notAfter.timeIntervalSince(time) / 86_400).rounded(.down))
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func json(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

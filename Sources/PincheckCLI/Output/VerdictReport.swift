@@ -1,0 +1,56 @@
+import Foundation
+import TrustEvaluator
+
+/// The human-readable report of one evaluation: verdict first, then reasons, warnings, paths.
+struct VerdictReport {
+    let verdict: Verdict
+    let subject: String
+    let console: Console
+
+    func render() {
+        let time = Format.timestamp(verdict.evaluationTime)
+        let headline = verdict.isTrusted
+            ? console.paint("TRUSTED", .green)
+            : console.paint("NOT TRUSTED", .red)
+        let name = verdict.checkedHost.map { "for \($0)" } ?? "(no host name checked)"
+        console.line("\(console.paint(headline, .bold))  \(subject) \(name) at \(time)")
+
+        if !verdict.failures.isEmpty {
+            console.line()
+            console.line("Reasons:")
+            for reason in verdict.failures { reasonLines(reason, colour: .red) }
+        }
+        if !verdict.warnings.isEmpty {
+            console.line()
+            console.line("Warnings:")
+            for reason in verdict.warnings { reasonLines(reason, colour: .yellow) }
+        }
+        if let path = verdict.verifiedPath {
+            console.line()
+            console.line("Verified path (ends at a \(path.anchoring.rawValue.replacingOccurrences(of: "-", with: " "))):")
+            certificateTable(path.certificates, matched: Set(verdict.matchedPins.map(\.depth)))
+        }
+        console.line()
+        console.line("Served chain (\(verdict.servedChain.count) certificate\(verdict.servedChain.count == 1 ? "" : "s")):")
+        certificateTable(verdict.servedChain, matched: [])
+    }
+
+    private func reasonLines(_ reason: Reason, colour: Console.Colour) {
+        let lines = reason.message.split(separator: "\n", omittingEmptySubsequences: false)
+        console.line("  \(console.paint(reason.code.description, colour))  \(lines.first ?? "")")
+        for line in lines.dropFirst() { console.line("    \(line)") }
+    }
+
+    private func certificateTable(_ certificates: [Certificate], matched: Set<Int>) {
+        var table = Table()
+        for (depth, certificate) in certificates.enumerated() {
+            let days = Format.daysLeft(certificate, at: verdict.evaluationTime)
+            let expiry = days < 0
+                ? console.paint("expired \(Format.day(certificate.notAfter))", .red)
+                : "expires \(Format.day(certificate.notAfter)) (\(days) days)"
+            let pin = matched.contains(depth) ? console.paint("\(certificate.publicKeyPin) ✓ pinned", .green) : certificate.publicKeyPin.description
+            table.add(["\(depth)", certificate.subject, expiry, pin])
+        }
+        table.render(indent: "  ").forEach(console.line)
+    }
+}

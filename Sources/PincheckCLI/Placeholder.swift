@@ -1,1 +1,0 @@
-public enum PincheckCommand { public static func main() {} }

@@ -1,0 +1,95 @@
+import ArgumentParser
+import Foundation
+import TrustEvaluator
+
+/// `--mode`: AFSecurityPolicy's pinning modes.
+enum PinningModeArgument: String, ExpressibleByArgument, CaseIterable {
+    case none
+    case certificate
+    case publicKey = "public-key"
+}
+
+/// The policy options shared by `verify` (and later `check` and `scan`).
+struct PolicyOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The name the certificate must carry (DNS name or IP address). Without it no name is checked.", valueName: "name"))
+    var host: String?
+
+    @Option(name: .customLong("ca-file"), help: ArgumentHelp("Trust anchors (PEM bundle or DER); repeatable. Replaces the system store.", valueName: "file"))
+    var caFiles: [String] = []
+
+    @Option(help: ArgumentHelp("Pinning mode: none, certificate or public-key. Default: public-key when pins are given, else none.", valueName: "mode"))
+    var mode: PinningModeArgument?
+
+    @Option(name: .customLong("pin-cert"), help: ArgumentHelp("A pinned certificate (PEM or DER); repeatable. In public-key mode its key is pinned.", valueName: "file"))
+    var pinCertificates: [String] = []
+
+    @Option(name: .customLong("pin"), help: ArgumentHelp("A public-key pin, sha256/BASE64; repeatable (public-key mode).", valueName: "pin"))
+    var pins: [String] = []
+
+    @Flag(name: .customLong("allow-invalid-certificates"), help: "Do not require the chain to verify against the anchors (test servers only).")
+    var allowInvalidCertificates = false
+
+    @Flag(name: .customLong("no-validate-domain-name"), help: "Do not check the host name against the certificate.")
+    var noValidateDomainName = false
+
+    @Option(help: ArgumentHelp("Verification time, ISO 8601 (2030-06-01 or 2030-06-01T12:00:00Z). Default: now.", valueName: "time"))
+    var at: String?
+
+    var effectiveMode: PinningModeArgument {
+        mode ?? (pins.isEmpty && pinCertificates.isEmpty ? .none : .publicKey)
+    }
+
+    mutating func validate() throws {
+        switch effectiveMode {
+        case .none where !pins.isEmpty || !pinCertificates.isEmpty:
+            throw ValidationError("--mode none takes no --pin or --pin-cert; choose --mode certificate or public-key")
+        case .certificate where !pins.isEmpty:
+            throw ValidationError("--mode certificate pins whole certificates: use --pin-cert FILE (--pin is for public-key mode)")
+        case .certificate where pinCertificates.isEmpty:
+            throw ValidationError("--mode certificate needs at least one --pin-cert FILE (Pincheck never pins nothing)")
+        case .publicKey where pins.isEmpty && pinCertificates.isEmpty:
+            throw ValidationError("--mode public-key needs at least one --pin sha256/… or --pin-cert FILE (Pincheck never pins nothing)")
+        default:
+            break
+        }
+        if let at, Self.parseTime(at) == nil {
+            throw ValidationError("--at \"\(at)\" is not an ISO 8601 date or time (for example 2030-06-01 or 2030-06-01T12:00:00Z)")
+        }
+    }
+
+    /// The verification time: `--at`, or now.
+    var time: Date { at.flatMap(Self.parseTime) ?? Date() }
+
+    static func parseTime(_ text: String) -> Date? {
+        let full = ISO8601DateFormatter()
+        if let date = full.date(from: text) { return date }
+        let dateOnly = ISO8601DateFormatter()
+        dateOnly.formatOptions = [.withFullDate]
+        return dateOnly.date(from: text)
+    }
+
+    /// Reads the named files and builds the policy.
+    /// - Throws: `PincheckError` naming a file or pin that cannot be used.
+    func makePolicy() throws -> TrustPolicy {
+        let anchors = caFiles.isEmpty ? TrustAnchors.system : try TrustAnchors(contentsOf: caFiles)
+        var pinned: [Certificate] = []
+        for path in pinCertificates { pinned += try Certificate.load(contentsOf: path) }
+        let pinning: TrustPolicy.Pinning
+        switch effectiveMode {
+        case .none: pinning = .none
+        case .certificate: pinning = .certificates(try PinnedCertificates(pinned))
+        case .publicKey: pinning = .publicKeys(try PinnedPublicKeys(pins: try pins.map { try PublicKeyPin($0) }, certificates: pinned))
+        }
+        return TrustPolicy(
+            pinning: pinning,
+            anchors: anchors,
+            chainValidation: allowInvalidCertificates ? .disabled(because: "--allow-invalid-certificates") : .required,
+            nameValidation: noValidateDomainName ? .disabled(because: "--no-validate-domain-name") : .required)
+    }
+}
+
+/// `--json`.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print JSON instead of the human-readable report.")
+    var json = false
+}
