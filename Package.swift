@@ -27,6 +27,6 @@ let package = Package(
         ),
         .executableTarget(name: "pincheck", dependencies: ["PincheckCLI"]),
         .testTarget(name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator"]),
-        .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator"]),
+        .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "pincheck"]),
     ]
 )

@@ -1,0 +1,56 @@
+import Foundation
+import PincheckCLI
+
+/// Paths into the repository and a way to run commands with captured output.
+enum CLIFixtures {
+    static let repository = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func path(_ relative: String) -> String {
+        repository.appendingPathComponent("Certificates").appendingPathComponent(relative).path
+    }
+
+    /// The test roots, as `--ca-file` arguments.
+    static let anchors = ["--ca-file", path("rsa-root.pem"), "--ca-file", path("ec-root.pem")]
+    static let at = ["--at", "2030-06-01T00:00:00Z"]
+
+    struct Result {
+        let status: Int32
+        let output: String
+        let errors: String
+    }
+
+    /// Runs a command in process, as the binary would.
+    static func run(_ arguments: [String]) -> Result {
+        let output = Console()
+        let errors = Console()
+        let status = Pincheck.run(arguments, output: output, errors: errors)
+        return Result(status: status, output: output.captured, errors: errors.captured)
+    }
+
+    /// Runs the built `pincheck` binary (next to the test bundle).
+    static func runBinary(_ arguments: [String]) throws -> Result {
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let binary = directory.appendingPathComponent("pincheck")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus,
+                      output: String(decoding: outData, as: UTF8.self),
+                      errors: String(decoding: errData, as: UTF8.self))
+    }
+
+    static func json(_ text: String) throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
+        guard let dictionary = object as? [String: Any] else { throw CocoaError(.coderReadCorrupt) }
+        return dictionary
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+@testable import PincheckCLI
+
+@Suite("pincheck verify")
+struct VerifyCommandTests {
+    typealias F = CLIFixtures
+
+    @Test("a valid chain for its host is trusted, exit 0, with the verified path in the report")
+    func trusted() {
+        let result = F.run(["verify", F.path("chains/rsa-good.pem"), "--host", "www.example.test"] + F.anchors + F.at)
+        #expect(result.status == 0)
+        #expect(result.output.hasPrefix("TRUSTED"))
+        #expect(result.output.contains("Verified path"))
+        #expect(result.output.contains("CN=Pincheck Test RSA Root CA"))
+    }
+
+    @Test("an expired leaf is not trusted, exit 1, and the reason is named")
+    func expired() {
+        let result = F.run(["verify", F.path("chains/rsa-expired.pem"), "--host", "www.example.test"] + F.anchors + F.at)
+        #expect(result.status == 1)
+        #expect(result.output.hasPrefix("NOT TRUSTED"))
+        #expect(result.output.contains("chain.expired"))
+    }
+
+    @Test("without --host no name is checked, and the output says so")
+    func noHost() {
+        let result = F.run(["verify", F.path("chains/rsa-wrong-host.pem")] + F.anchors + F.at)
+        #expect(result.status == 0)
+        #expect(result.output.contains("no host name checked"))
+        #expect(result.output.contains("host.not-checked"))
+    }
+
+    @Test("a pin mismatch lists the verified path's pins and the configured pins")
+    func pinMismatch() throws {
+        let result = F.run(["verify", F.path("chains/rsa-rotated.pem"), "--host", "www.example.test",
+                            "--pin-cert", F.path("rsa-leaf.pem")] + F.anchors + F.at)
+        #expect(result.status == 1)
+        #expect(result.output.contains("pin.mismatch"))
+        let pins = try String(contentsOfFile: F.path("pins.txt"), encoding: .utf8)
+        let leafPin = try #require(pins.split(separator: "\n").first { $0.hasPrefix("rsa-leaf ") }?.split(separator: " ").last)
+        #expect(result.output.contains(String(leafPin)))
+    }
+
+    @Test("JSON output for a trusted chain has the contract's fields")
+    func jsonTrusted() throws {
+        let result = F.run(["verify", F.path("chains/ec-good.pem"), "--host", "www.example.test", "--json",
+                            "--pin-cert", F.path("ec-intermediate.pem")] + F.anchors + F.at)
+        #expect(result.status == 0)
+        let json = try F.json(result.output)
+        #expect(json["trusted"] as? Bool == true)
+        #expect(json["disposition"] as? String == "useCredential")
+        #expect((json["reasons"] as? [Any])?.isEmpty == true)
+        let chain = try #require(json["chain"] as? [[String: Any]])
+        #expect(chain.count == 3)
+        for certificate in chain {
+            for key in ["subject", "issuer", "notBefore", "notAfter", "spkiSHA256"] {
+                #expect(certificate[key] != nil, "chain entries carry \(key)")
+            }
+            #expect((certificate["spkiSHA256"] as? String)?.hasPrefix("sha256/") == true)
+        }
+        #expect((json["served"] as? [Any])?.count == 2)
+        let matched = try #require(json["matchedPins"] as? [[String: Any]])
+        #expect(matched.first?["depth"] as? Int == 1)
+    }
+
+    @Test("JSON output for an untrusted chain has a disposition of cancel and coded reasons")
+    func jsonUntrusted() throws {
+        let result = F.run(["verify", F.path("chains/rsa-wrong-host.pem"), "--host", "www.example.test", "--json"] + F.anchors + F.at)
+        #expect(result.status == 1)
+        let json = try F.json(result.output)
+        #expect(json["trusted"] as? Bool == false)
+        #expect(json["disposition"] as? String == "cancelAuthenticationChallenge")
+        let reasons = try #require(json["reasons"] as? [[String: Any]])
+        #expect(reasons.first?["code"] as? String == "host.mismatch")
+        #expect((reasons.first?["message"] as? String)?.isEmpty == false)
+        #expect((json["chain"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test("malformed input exits 2 with a message naming the file",
+          arguments: ["malformed/empty.pem", "malformed/garbage.pem", "malformed/bad-der-in-pem.pem",
+                      "malformed/truncated.der", "malformed/truncated.pem", "malformed/private-key.pem",
+                      "malformed/not-pem.txt", "malformed/second-cert-broken.pem", "does-not-exist.pem"])
+    func malformed(file: String) {
+        let path = F.path(file)
+        let result = F.run(["verify", path, "--host", "www.example.test"] + F.anchors + F.at)
+        #expect(result.status == 2)
+        #expect(result.errors.contains(path))
+        #expect(result.output.isEmpty)
+    }
+
+    @Test("a malformed pin, CA file or pinned certificate exits 2 naming it")
+    func badPolicyInput() {
+        let chain = F.path("chains/rsa-good.pem")
+        let badPin = F.run(["verify", chain, "--pin", "sha256/AAAA"] + F.anchors)
+        #expect(badPin.status == 2)
+        #expect(badPin.errors.contains("sha256/AAAA"))
+        let badCA = F.run(["verify", chain, "--ca-file", F.path("malformed/garbage.pem")])
+        #expect(badCA.status == 2)
+        #expect(badCA.errors.contains("garbage.pem"))
+        let badPinCert = F.run(["verify", chain, "--pin-cert", F.path("malformed/private-key.pem")] + F.anchors)
+        #expect(badPinCert.status == 2)
+        #expect(badPinCert.errors.contains("private-key.pem"))
+    }
+
+    @Test("usage errors exit 2, not swift-argument-parser's 64",
+          arguments: [["verify"], ["verify", "x.pem", "--mode", "sideways"], ["verify", "x.pem", "--mode", "certificate"],
+                      ["verify", "x.pem", "--mode", "none", "--pin", "sha256/x"], ["verify", "x.pem", "--at", "tomorrow"],
+                      ["frobnicate"]])
+    func usage(arguments: [String]) {
+        let result = F.run(arguments)
+        #expect(result.status == 2)
+        #expect(!result.errors.isEmpty)
+    }
+
+    @Test("--help exits 0 and documents the exit codes")
+    func help() {
+        let result = F.run(["--help"])
+        #expect(result.status == 0)
+        #expect(result.output.contains("0 trusted"))
+        #expect(result.output.contains("2 usage or bad input"))
+    }
+}
