@@ -7,25 +7,7 @@ cd "$(dirname "$0")/.."
 
 log() { printf '\n==> %s\n' "$*"; }
 
-# --- What the build needs from Debian -------------------------------------------------------
-missing=()
-dpkg -s libssl-dev >/dev/null 2>&1 || missing+=(libssl-dev)
-command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-command -v openssl >/dev/null 2>&1 || missing+=(openssl)
-if ((${#missing[@]})); then
-  log "installing ${missing[*]}"
-  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-  $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
-if ! command -v swift >/dev/null 2>&1; then
-  echo "error: no Swift toolchain on PATH (Swift 6.0 or newer is needed: https://swift.org/install)" >&2
-  exit 1
-fi
-openssl_version=$(pkg-config --modversion openssl)
-case "$openssl_version" in
-  0.*|1.*|2.*) echo "error: OpenSSL $openssl_version found; Pincheck needs 3.0 or newer" >&2; exit 1 ;;
-esac
+source scripts/setup.sh
 log "Swift $(swift --version 2>/dev/null | head -1 | sed 's/.*version \([0-9.]*\).*/\1/'), OpenSSL $openssl_version"
 
 # --- Build and test ---------------------------------------------------------------------------

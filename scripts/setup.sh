@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what building Pincheck needs on a fresh Debian machine: OpenSSL 3 headers (libssl-dev),
+# pkg-config and the openssl CLI. Sourced by test.sh and demo.sh; safe to run again.
+set -euo pipefail
+
+missing=()
+dpkg -s libssl-dev >/dev/null 2>&1 || missing+=(libssl-dev)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+if ((${#missing[@]})); then
+  echo "==> installing ${missing[*]}"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+if ! command -v swift >/dev/null 2>&1; then
+  echo "error: no Swift toolchain on PATH (Swift 6.0 or newer is needed: https://swift.org/install)" >&2
+  exit 1
+fi
+openssl_version=$(pkg-config --modversion openssl)
+case "$openssl_version" in
+  0.*|1.*|2.*) echo "error: OpenSSL $openssl_version found; Pincheck needs 3.0 or newer" >&2; exit 1 ;;
+esac
