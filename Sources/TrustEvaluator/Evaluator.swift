@@ -185,13 +185,19 @@ private struct Run {
         let noPathToPin = outcome.errors.allSatisfy { Self.issuerNotFound.contains($0.code) }
         if !outcome.succeeded && noPathToPin {
             failPinMismatch(configured: configured, path: outcome.builtChain, what: "pinned certificates")
+            warnAboutPinsOutside(outcome.builtChain) { pinned.certificates.contains($0) }
             return
         }
         guard outcome.succeeded else {
             recordChainErrors(outcome.errors)
             return
         }
-        let verified = VerifiedPath(outcome.builtChain, anchoring: .pinnedCertificate)
+        // A pinned leaf is trusted directly, but OpenSSL keeps the issuers it had already found
+        // above it. They are not part of the path the pin anchors: the path ends at its last
+        // pinned certificate (the anchor; always present when verification succeeded).
+        let anchored = outcome.builtChain.lastIndex(where: pinned.certificates.contains)
+            .map { Array(outcome.builtChain[...$0]) } ?? outcome.builtChain
+        let verified = VerifiedPath(anchored, anchoring: .pinnedCertificate)
         // Walked root first, as AFNetworking does; any byte-equal certificate decides.
         for (depth, certificate) in verified.certificates.enumerated().reversed() where pinned.certificates.contains(certificate) {
             matches.append(PinMatch(pin: certificate.publicKeyPin, depth: depth, certificate: certificate))
@@ -200,7 +206,7 @@ private struct Run {
         if matches.isEmpty {
             failPinMismatch(configured: configured, path: verified.certificates, what: "pinned certificates")
         }
-        warnAboutPinsOutside(verified) { pinned.certificates.contains($0) }
+        warnAboutPinsOutside(verified.certificates) { pinned.certificates.contains($0) }
     }
 
     /// Step 6: some certificate of the path has a pinned key.
@@ -217,7 +223,7 @@ private struct Run {
         if pinned.pins.contains(where: { $0.algorithm == .sha1 }) {
             warn(.weakPin, "SHA-1 pins are configured; replace them with sha256/ pins")
         }
-        warnAboutPinsOutside(verified) { !pinned.matches($0).isEmpty }
+        warnAboutPinsOutside(verified.certificates) { !pinned.matches($0).isEmpty }
     }
 
     // MARK: Reasons
@@ -255,10 +261,10 @@ private struct Run {
         }
     }
 
-    private mutating func warnAboutPinsOutside(_ verified: VerifiedPath, matching: (Certificate) -> Bool) {
-        for certificate in served where !verified.certificates.contains(certificate) && matching(certificate) {
+    private mutating func warnAboutPinsOutside(_ path: [Certificate], matching: (Certificate) -> Bool) {
+        for certificate in served where !path.contains(certificate) && matching(certificate) {
             var evidence = Evidence()
-            evidence.pinsOfPath = verified.certificates.map(\.publicKeyPin)
+            evidence.pinsOfPath = path.map(\.publicKeyPin)
             warn(.pinOutsideVerifiedPath,
                  "a pin matches the served certificate \(certificate.subject), which is not on the verified path; it was not counted",
                  evidence: evidence)

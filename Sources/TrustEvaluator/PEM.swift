@@ -22,7 +22,9 @@ enum PEM {
         var result: [Block] = []
         var open: (label: String, line: Int, body: String)? = nil
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // Split on any line break: "\r\n" is one Character in Swift, so splitting on "\n" alone
+        // would leave a CRLF file (RFC 7468 allows them) as a single line.
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             lineNumber += 1
             let line = rawLine.trimmingWhitespace()
             if let current = open {

@@ -46,7 +46,8 @@ public struct TrustPolicy: Sendable {
     public var nameValidation: NameValidation
     /// Intermediates to use when the server omits them (no AIA fetching ever happens).
     public var additionalIntermediates: [Certificate]
-    /// The longest path accepted, in CA certificates above the leaf (OpenSSL's verify depth).
+    /// The most intermediate CA certificates allowed between the leaf and the anchor (OpenSSL's
+    /// verify depth: 0 allows a leaf issued directly by an anchor, 1 a leaf, one intermediate and a root).
     public var maximumChainDepth: Int
 
     /// Creates a policy; the defaults fail closed: system anchors, chain and name required.

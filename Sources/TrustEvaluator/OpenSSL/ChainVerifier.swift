@@ -157,14 +157,20 @@ enum ChainVerifier {
 }
 
 /// Follows issuer links by signature from a leaf through a pool of certificates, without trust
-/// anchors, validity or extension checks: the certificates that really certify the leaf.
+/// anchors or validity checks: the certificates that really certify the leaf.
+///
+/// An issuer must be allowed to issue: a CA by basicConstraints (and keyUsage, when present), under
+/// no more CAs than its pathLenConstraint allows. Otherwise an ordinary leaf anyone can buy from a
+/// pinned CA could sign a certificate for any host and match the CA's pin (the basicConstraints attack).
 enum SignatureChain {
     static func path(from leaf: Certificate, through pool: [Certificate], maximumDepth: Int) -> [Certificate] {
         var path = [leaf]
         var current = leaf
-        while path.count <= maximumDepth, !current.handle.isSelfSigned {
+        // As OpenSSL's verify depth: at most `maximumDepth` intermediates between leaf and top.
+        while path.count < maximumDepth + 2, !current.handle.isSelfSigned {
             let issuer = pool.first { candidate in
                 !path.contains(candidate)
+                    && mayIssue(candidate, below: path)
                     && X509_check_issued(candidate.handle.ref, current.handle.ref) == X509_V_OK
                     && X509_get0_pubkey(candidate.handle.ref).map { X509_verify(current.handle.ref, $0) == 1 } == true
             }
@@ -174,6 +180,14 @@ enum SignatureChain {
         }
         OpenSSLErrorStack.clear()
         return path
+    }
+
+    /// A CA (`X509_check_ca` 1: basicConstraints CA:TRUE, and keyCertSign when keyUsage is present)
+    /// with no more intermediates between it and the leaf than its pathLenConstraint allows.
+    private static func mayIssue(_ candidate: Certificate, below path: [Certificate]) -> Bool {
+        guard X509_check_ca(candidate.handle.ref) == 1 else { return false }
+        let pathLength = X509_get_pathlen(candidate.handle.ref)
+        return pathLength < 0 || path.count - 1 <= pathLength
     }
 }
 

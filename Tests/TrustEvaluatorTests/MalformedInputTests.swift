@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+@testable import TrustEvaluator
+
+@Suite("Malformed input: errors name the code, the file and the position")
+struct MalformedInputTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        let file: String
+        let code: PincheckError.Code
+        /// Words the message must contain (the position inside the input, where there is one).
+        let mentions: [String]
+        var testDescription: String { file }
+    }
+
+    /// The line of the `n`th BEGIN line of a fixture, read from the file (it moves when the PKI is regenerated).
+    private static func beginLine(_ n: Int, of file: String) -> Int {
+        let text = try! String(contentsOfFile: Fixtures.path(file), encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        return lines.indices.filter { lines[$0].hasPrefix("-----BEGIN ") }[n - 1] + 1
+    }
+
+    static let cases: [Case] = [
+        Case(file: "malformed/empty.pem", code: .emptyInput, mentions: ["empty"]),
+        Case(file: "malformed/garbage.pem", code: .malformedPEM, mentions: ["line 1", "base64"]),
+        Case(file: "malformed/bad-der-in-pem.pem", code: .malformedDER, mentions: ["PEM block #1", "line 1"]),
+        Case(file: "malformed/truncated.der", code: .malformedDER, mentions: ["DER"]),
+        Case(file: "malformed/truncated.pem", code: .malformedPEM, mentions: ["line 1", "END"]),
+        Case(file: "malformed/private-key.pem", code: .unexpectedPEMBlock, mentions: ["PEM block #1", "line 1", "PRIVATE KEY"]),
+        Case(file: "malformed/not-pem.txt", code: .malformedPEM, mentions: ["PEM", "DER"]),
+        Case(file: "malformed/second-cert-broken.pem", code: .malformedDER,
+             mentions: ["PEM block #2", "line \(beginLine(2, of: "malformed/second-cert-broken.pem"))"]),
+    ]
+
+    @Test("each malformed fixture throws the right code, its path and the position", arguments: cases)
+    func malformedFile(_ testCase: Case) {
+        let path = Fixtures.path(testCase.file)
+        let error = #expect(throws: PincheckError.self) { try Certificate.load(contentsOf: path) }
+        #expect(error?.code == testCase.code, "\(String(describing: error))")
+        #expect(error?.source == path)
+        for word in testCase.mentions {
+            #expect(error?.message.contains(word) == true, "\"\(error?.message ?? "")\" should mention \"\(word)\"")
+        }
+        // The description a user sees starts with the file.
+        #expect(error?.description.hasPrefix(path + ": ") == true)
+    }
+
+    @Test("the second block is the broken one: the first block alone parses")
+    func secondCertificateBrokenIsAboutTheSecondBlock() throws {
+        let text = try String(contentsOfFile: Fixtures.path("malformed/second-cert-broken.pem"), encoding: .utf8)
+        let firstBlockEnd = try #require(text.range(of: "-----END CERTIFICATE-----\n"))
+        let first = try Certificate.parseBundle(Array(text[..<firstBlockEnd.upperBound].utf8))
+        #expect(first == [Fixtures.certificate("rsa-leaf")])
+    }
+
+    @Test("a missing file is .unreadableFile naming the file")
+    func missingFile() {
+        let path = Fixtures.path("does-not-exist.pem")
+        let error = #expect(throws: PincheckError.self) { try Certificate.load(contentsOf: path) }
+        #expect(error?.code == .unreadableFile)
+        #expect(error?.source == path)
+        #expect(error?.message.contains("does not exist") == true)
+    }
+
+    @Test("a directory where a file is expected is .unreadableFile")
+    func directoryIsUnreadable() {
+        let path = Fixtures.path("chains")
+        let error = #expect(throws: PincheckError.self) { try Certificate.load(contentsOf: path) }
+        #expect(error?.code == .unreadableFile)
+        #expect(error?.source == path)
+    }
+
+    @Test("DER followed by trailing bytes is rejected, saying how many")
+    func derWithTrailingBytes() {
+        let der = Fixtures.certificate("rsa-leaf").derBytes
+        for trailing in [[0x00], [0x30, 0x00], Array(repeating: UInt8(0xFF), count: 17)] as [[UInt8]] {
+            let error = #expect(throws: PincheckError.self) { try Certificate(derEncoded: der + trailing, source: "input.der") }
+            #expect(error?.code == .malformedDER)
+            #expect(error?.source == "input.der")
+            #expect(error?.message.contains("\(trailing.count) bytes after") == true, "\(String(describing: error))")
+            // The same through the bundle parser (DER is recognised by its leading SEQUENCE).
+            let viaBundle = #expect(throws: PincheckError.self) { try Certificate.parseBundle(der + trailing) }
+            #expect(viaBundle?.code == .malformedDER)
+        }
+    }
+
+    @Test("DER cut short anywhere is rejected", arguments: [1, 4, 100, 939])
+    func truncatedDER(length: Int) {
+        let der = Array(Fixtures.certificate("rsa-leaf").derBytes.prefix(length))
+        let error = #expect(throws: PincheckError.self) { try Certificate(derEncoded: der) }
+        #expect(error?.code == .malformedDER)
+    }
+
+    @Test("an empty byte array is .emptyInput, for DER and for bundles")
+    func emptyBytes() {
+        let der = #expect(throws: PincheckError.self) { try Certificate(derEncoded: [], source: "nothing") }
+        #expect(der?.code == .emptyInput)
+        #expect(der?.source == "nothing")
+        let bundle = #expect(throws: PincheckError.self) { try Certificate.parseBundle([]) }
+        #expect(bundle?.code == .emptyInput)
+        let blank = #expect(throws: PincheckError.self) { try Certificate.parseBundle(Array(" \n\t\r\n".utf8)) }
+        #expect(blank?.code == .emptyInput)
+    }
+
+    @Test("PEM structure errors are .malformedPEM with the line", arguments: [
+        ("-----BEGIN CERTIFICATE-----\nAAAA\n-----END X509 CRL-----\n", "line 3"),
+        ("-----BEGIN CERTIFICATE-----\nAAAA\n-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", "line 3"),
+        ("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n", "#1"),
+        ("comment\n-----BEGIN CERTIFICATE-----\nAAA\n-----END CERTIFICATE-----\n", "line 2"),
+    ])
+    func pemStructure(text: String, position: String) {
+        let error = #expect(throws: PincheckError.self) { try Certificate.parseBundle(Array(text.utf8), source: "x.pem") }
+        #expect(error?.code == .malformedPEM, "\(String(describing: error))")
+        #expect(error?.message.contains(position) == true, "\(String(describing: error))")
+    }
+
+    @Test("a PEM block of another kind is .unexpectedPEMBlock naming its label")
+    func otherPEMBlock() {
+        let text = "-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n"
+        let error = #expect(throws: PincheckError.self) { try Certificate.parseBundle(Array(text.utf8)) }
+        #expect(error?.code == .unexpectedPEMBlock)
+        #expect(error?.message.contains("X509 CRL") == true)
+    }
+
+    @Test("error codes have stable text")
+    func codeText() {
+        #expect(PincheckError.Code.malformedDER.description == "input.malformed-der")
+        #expect(PincheckError.Code.malformedPEM.description == "input.malformed-pem")
+        #expect(PincheckError.Code.emptyInput.description == "input.empty")
+        #expect(PincheckError.Code.unexpectedPEMBlock.description == "input.not-a-certificate")
+        #expect(PincheckError.Code.unreadableFile.description == "input.unreadable-file")
+    }
+}
