@@ -5,6 +5,7 @@ let package = Package(
     name: "Pincheck",
     products: [
         .library(name: "TrustEvaluator", targets: ["TrustEvaluator"]),
+        .library(name: "ServerTrust", targets: ["ServerTrust"]),
         .executable(name: "pincheck", targets: ["pincheck"]),
     ],
     dependencies: [
@@ -25,8 +26,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(name: "ServerTrust", dependencies: ["TrustEvaluator"]),
         .executableTarget(name: "pincheck", dependencies: ["PincheckCLI"]),
+        // Runs the x509-limbo conformance suite through the public evaluation API.
+        .executableTarget(name: "limbo-harness", dependencies: ["TrustEvaluator"]),
         .testTarget(name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator"]),
+        .testTarget(name: "ServerTrustTests", dependencies: ["ServerTrust", "TrustEvaluator"]),
         .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "pincheck"]),
     ]
 )

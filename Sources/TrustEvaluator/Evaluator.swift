@@ -127,6 +127,18 @@ private struct Run {
     // MARK: The steps
 
     mutating func decide() {
+        decidePinning()
+        // Every path that was verified also goes through the policy's own checks.
+        if let path, !policy.pathChecks.isEmpty {
+            var findings = PathFindings()
+            let input = PathCheckInput(path: path, servedChain: served, peer: peer, time: time)
+            for check in policy.pathChecks { check.check(input, into: &findings) }
+            findings.failures.forEach { fail($0.code, $0.message, evidence: $0.evidence) }
+            warnings += findings.warnings
+        }
+    }
+
+    private mutating func decidePinning() {
         // 1. AFNetworking's guard: checking a name on a chain nobody validates means nothing
         //    unless something is pinned.
         if peer != nil, !validatesChain, case .none = policy.pinning {

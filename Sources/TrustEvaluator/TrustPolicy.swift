@@ -49,6 +49,8 @@ public struct TrustPolicy: Sendable {
     /// The most intermediate CA certificates allowed between the leaf and the anchor (OpenSSL's
     /// verify depth: 0 allows a leaf issued directly by an anchor, 1 a leaf, one intermediate and a root).
     public var maximumChainDepth: Int
+    /// Checks run over every verified path, after OpenSSL's (see ``PathCheck``).
+    var pathChecks: [any PathCheck] = []
 
     /// Creates a policy; the defaults fail closed: system anchors, chain and name required.
     /// - Parameters:

@@ -1,0 +1,1 @@
+// The challenge layer: being written (issue 4).

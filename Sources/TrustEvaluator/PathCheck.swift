@@ -1,0 +1,29 @@
+import Foundation
+
+/// A judgement over a path that has been built and verified, run after OpenSSL's verification:
+/// the place for checks OpenSSL does not make (a stricter Web PKI profile, revocation, …).
+///
+/// One check per file; a policy's checks compose all-of (every check runs, every failure counts).
+/// Adding a check is one file and one line where the policy assembles its checks.
+protocol PathCheck: Sendable {
+    /// Adds failures and warnings about `input.path` to `findings`.
+    func check(_ input: PathCheckInput, into findings: inout PathFindings)
+}
+
+/// What a ``PathCheck`` looks at: plain values, so most checks need no OpenSSL.
+struct PathCheckInput {
+    /// The verified path, leaf first.
+    let path: VerifiedPath
+    /// What the peer sent.
+    let servedChain: [Certificate]
+    /// The name the leaf had to carry, if one was checked.
+    let peer: PeerName?
+    /// The verification time.
+    let time: Date
+}
+
+/// What the checks found.
+struct PathFindings {
+    var failures: [Reason] = []
+    var warnings: [Reason] = []
+}

@@ -1,0 +1,1 @@
+// The x509-limbo harness: being written (issue 6).

@@ -1,0 +1,1 @@
+// ServerTrust tests: being written (issue 4).
