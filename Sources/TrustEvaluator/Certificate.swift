@@ -114,6 +114,12 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// True when the certificate may act as a CA (basicConstraints CA:TRUE).
     public var isCertificateAuthority: Bool { handle.isCertificateAuthority }
 
+    /// The keyUsage bits, or `nil` when the certificate has no keyUsage extension.
+    public var keyUsage: Set<KeyUsage>? { handle.keyUsage }
+
+    /// The extension facts the strict profile judges, read once at parse time.
+    var facts: CertificateFacts { handle.facts }
+
     /// The SHA-1 SPKI pin (weak; accepted only for old configurations).
     public var publicKeySHA1Pin: PublicKeyPin { PublicKeyPin(algorithm: .sha1, unchecked: Digest.sha1(handle.spkiDER)) }
 
@@ -138,6 +144,73 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) { hasher.combine(sha256Fingerprint) }
 
     public var description: String { "\(publicKeyPin) : \(subject)" }
+}
+
+/// What the strict Web PKI checks look at, as plain values (no OpenSSL needed to test them).
+struct CertificateFacts: Sendable, Hashable {
+    struct Extension: Sendable, Hashable {
+        /// Dotted OID.
+        let oid: String
+        let critical: Bool
+    }
+    /// A name constraints extension: `nil` subtree lists mean the field is absent.
+    struct NameConstraints: Sendable, Hashable {
+        var permitted: [SubjectAlternativeName]?
+        var excluded: [SubjectAlternativeName]?
+    }
+
+    var extensions: [Extension] = []
+    /// The subject's commonName values.
+    var subjectCommonNames: [String] = []
+    var subjectIsEmpty = false
+    /// basicConstraints: `nil` when absent, else its cA flag.
+    var basicConstraintsCA: Bool?
+    /// The extendedKeyUsage purposes (dotted OIDs), `nil` when absent.
+    var extendedKeyUsage: [String]?
+    var authorityKeyIdentifierPresent = false
+    var authorityKeyIdentifier: [UInt8]?
+    var subjectKeyIdentifier: [UInt8]?
+    var nameConstraints: NameConstraints?
+    /// True when an extension is present but its value does not decode.
+    var hasUndecodableExtension = false
+    /// The serial number's magnitude (big-endian, no sign byte) and sign.
+    var serialMagnitude: [UInt8] = []
+    var serialIsNegative = false
+    /// The digest of the certificate's signature algorithm (OpenSSL short name such as `SHA256`),
+    /// `nil` where the algorithm names none (Ed25519, RSASSA-PSS).
+    var signatureDigest: String?
+
+    func isCritical(_ oid: String) -> Bool { extensions.contains { $0.oid == oid && $0.critical } }
+    func has(_ oid: String) -> Bool { extensions.contains { $0.oid == oid } }
+
+    static let subjectAltNameOID = "2.5.29.17"
+    static let extendedKeyUsageOID = "2.5.29.37"
+    static let nameConstraintsOID = "2.5.29.30"
+    static let policyConstraintsOID = "2.5.29.36"
+    static let authorityKeyIdentifierOID = "2.5.29.35"
+    static let anyExtendedKeyUsageOID = "2.5.29.37.0"
+    static let serverAuthOID = "1.3.6.1.5.5.7.3.1"
+    static let clientAuthOID = "1.3.6.1.5.5.7.3.2"
+}
+
+/// One bit of the keyUsage extension (RFC 5280 §4.2.1.3).
+public enum KeyUsage: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    case digitalSignature = 0, contentCommitment, keyEncipherment, dataEncipherment, keyAgreement,
+         keyCertSign, cRLSign, encipherOnly, decipherOnly
+
+    public var description: String {
+        switch self {
+        case .digitalSignature: "digitalSignature"
+        case .contentCommitment: "contentCommitment"
+        case .keyEncipherment: "keyEncipherment"
+        case .dataEncipherment: "dataEncipherment"
+        case .keyAgreement: "keyAgreement"
+        case .keyCertSign: "keyCertSign"
+        case .cRLSign: "cRLSign"
+        case .encipherOnly: "encipherOnly"
+        case .decipherOnly: "decipherOnly"
+        }
+    }
 }
 
 /// One subjectAltName entry.

@@ -127,6 +127,11 @@ private struct Run {
     // MARK: The steps
 
     mutating func decide() {
+        // A CRL without a cRLNumber cannot be ordered against a newer one (RFC 5280 §5.2.3): refuse
+        // to rely on it rather than let a stale list vouch for a certificate.
+        for (index, crl) in policy.revocationLists.enumerated() where !crl.hasNumber {
+            fail(.revocationUnknown, "supplied CRL #\(index + 1) has no cRLNumber extension (RFC 5280 §5.2.3), so it cannot be used")
+        }
         decidePinning()
         // Every path that was verified also goes through the policy's own checks.
         if let path, !policy.pathChecks.isEmpty {
@@ -175,9 +180,22 @@ private struct Run {
 
     /// Steps 2–4: OpenSSL verification against the policy's anchors. Records failures; returns the path.
     private mutating func verifyAgainstAnchors() -> VerifiedPath? {
-        let outcome = ChainVerifier.verify(ChainVerificationRequest(
+        let request = ChainVerificationRequest(
             leaf: leaf, untrusted: untrusted, anchors: policy.anchors, peer: peer, time: time,
-            allowPartialChain: false, maximumDepth: policy.maximumChainDepth))
+            allowPartialChain: false, maximumDepth: policy.maximumChainDepth,
+            purpose: policy.purpose, revocationLists: policy.revocationLists)
+        let outcome = ChainVerifier.verify(request)
+        if outcome.succeeded, passesPathChecks(outcome.builtChain) {
+            path = VerifiedPath(outcome.builtChain, anchoring: .trustAnchor)
+            return path
+        }
+        // OpenSSL stops at the first path it builds. When that one fails (or fails the policy's
+        // own checks), try the other paths to the caller's anchors, each forced on OpenSSL by
+        // offering only its intermediates and its anchor. The system store cannot be enumerated.
+        if let alternate = alternatePath(request, avoiding: outcome.builtChain) {
+            path = alternate
+            return alternate
+        }
         guard outcome.succeeded else {
             recordChainErrors(outcome.errors)
             return nil
@@ -187,12 +205,39 @@ private struct Run {
         return verified
     }
 
+    private func alternatePath(_ request: ChainVerificationRequest, avoiding chosen: [Certificate]) -> VerifiedPath? {
+        guard !policy.anchors.certificates.isEmpty else { return nil }
+        let candidates = PathCandidates.enumerate(
+            leaf: leaf, pool: untrusted, anchors: policy.anchors.certificates, maximumDepth: policy.maximumChainDepth)
+        for candidate in candidates where candidate != chosen {
+            guard let anchor = candidate.last, let only = try? TrustAnchors(certificates: [anchor]) else { continue }
+            var forced = request
+            forced.untrusted = Array(candidate.dropFirst().dropLast())
+            forced.anchors = only
+            let outcome = ChainVerifier.verify(forced)
+            if outcome.succeeded, passesPathChecks(outcome.builtChain) {
+                return VerifiedPath(outcome.builtChain, anchoring: .trustAnchor)
+            }
+        }
+        return nil
+    }
+
+    private func passesPathChecks(_ chain: [Certificate]) -> Bool {
+        let checks = policy.pathChecks
+        guard !checks.isEmpty else { return true }
+        var findings = PathFindings()
+        let input = PathCheckInput(path: VerifiedPath(chain, anchoring: .trustAnchor), servedChain: served, peer: peer, time: time)
+        for check in checks { check.check(input, into: &findings) }
+        return findings.failures.isEmpty
+    }
+
     /// Step 5: re-anchor on the pinned certificates (partial chains allowed). Name and validity
     /// still apply, even with chain validation disabled.
     private mutating func evaluateCertificatePins(_ pinned: PinnedCertificates) {
         let outcome = ChainVerifier.verify(ChainVerificationRequest(
             leaf: leaf, untrusted: untrusted, anchors: pinned.anchors, peer: peer, time: time,
-            allowPartialChain: true, maximumDepth: policy.maximumChainDepth))
+            allowPartialChain: true, maximumDepth: policy.maximumChainDepth,
+            purpose: policy.purpose, revocationLists: policy.revocationLists))
         let configured = pinned.certificates.map(\.publicKeyPin)
         let noPathToPin = outcome.errors.allSatisfy { Self.issuerNotFound.contains($0.code) }
         if !outcome.succeeded && noPathToPin {
@@ -293,12 +338,12 @@ private struct Run {
             evidence.openSSLError = Evidence.OpenSSLError(
                 code: Int(error.code), text: error.text, depth: error.depth, subject: error.certificate?.subject)
             let subject = error.certificate.map { " (\($0.subject))" } ?? ""
-            let (code, message) = Self.describe(error, subject: subject, time: time)
+            let (code, message) = Self.describe(error, subject: subject, time: time, purpose: policy.purpose)
             fail(code, message, evidence: evidence)
         }
     }
 
-    private static func describe(_ error: ChainVerificationError, subject: String, time: Date) -> (Reason.Code, String) {
+    private static func describe(_ error: ChainVerificationError, subject: String, time: Date, purpose: TrustPolicy.Purpose) -> (Reason.Code, String) {
         let at = "certificate at depth \(error.depth)\(subject)"
         switch error.code {
         case ChainVerifier.errorCertificateExpired:
@@ -320,11 +365,15 @@ private struct Run {
         case ChainVerifier.errorPathLengthExceeded:
             return (.pathLengthExceeded, "the path is longer than the pathLenConstraint of the \(at) allows")
         case ChainVerifier.errorInvalidPurpose:
-            return (.wrongPurpose, "the \(at) is not valid for TLS server authentication")
+            return (.wrongPurpose, "the \(at) is not valid for TLS \(purpose == .serverAuthentication ? "server" : "client") authentication")
         case ChainVerifier.errorSignatureFailure:
             return (.badSignature, "the signature of the \(at) does not verify")
         case ChainVerifier.errorChainTooLong:
             return (.tooLong, "the path is longer than the maximum depth")
+        case ChainVerifier.errorCertificateRevoked:
+            return (.revoked, "the \(at) is revoked by a supplied CRL")
+        case let code where ChainVerifier.revocationUnknownErrors.contains(code):
+            return (.revocationUnknown, "the revocation status of the \(at) is unknown: \(error.text)")
         case ChainVerifier.errorPermittedViolation, ChainVerifier.errorExcludedViolation:
             return (.nameConstraints, "a name of the \(at) violates its issuer's name constraints")
         default:

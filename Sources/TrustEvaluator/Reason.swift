@@ -17,6 +17,10 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
             case tooLong = "chain.too-long"
             case nameConstraints = "chain.name-constraints"
             case invalid = "chain.invalid"
+            case revoked = "chain.revoked"
+            case revocationUnknown = "chain.revocation-unknown"
+            case keyUsage = "chain.key-usage"
+            case profileViolation = "chain.profile-violation"
             case chainNotValidated = "chain.not-validated"
             // Names.
             case hostMismatch = "host.mismatch"
@@ -29,6 +33,11 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
             case weakPin = "pin.weak-algorithm"
             // Policy.
             case selfSignedRequiresPinning = "policy.self-signed-requires-pinning"
+            // Per-host policies.
+            case hostNotListed = "policy.host-not-listed"
+            case pinSetExpired = "pin.set-expired"
+            case noBackupPin = "pin.no-backup"
+            case reportOnlyFailure = "pin.report-only-failure"
         }
 
         private let base: Base
@@ -58,6 +67,14 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public static let tooLong = Code(.tooLong)
         /// A name is outside a CA's name constraints.
         public static let nameConstraints = Code(.nameConstraints)
+        /// A certificate of the path is listed on a supplied CRL.
+        public static let revoked = Code(.revoked)
+        /// CRLs were supplied but none covers a certificate, or one could not be used.
+        public static let revocationUnknown = Code(.revocationUnknown)
+        /// A certificate of the path breaks the strict Web PKI profile (``TrustPolicy/Profile``).
+        public static let profileViolation = Code(.profileViolation)
+        /// The leaf's keyUsage does not allow a usage the policy requires.
+        public static let keyUsage = Code(.keyUsage)
         /// Any other verification error; the evidence carries OpenSSL's code and text.
         public static let invalid = Code(.invalid)
         /// Warning: chain validation was disabled by the policy.
@@ -78,6 +95,14 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public static let weakPin = Code(.weakPin)
         /// A host name check was asked for with chain validation off and nothing pinned (AFNetworking's guard).
         public static let selfSignedRequiresPinning = Code(.selfSignedRequiresPinning)
+        /// The host matches no policy and the trust manager requires every host to have one.
+        public static let hostNotListed = Code(.hostNotListed)
+        /// Warning: the host's pin set has expired; only default validation applied.
+        public static let pinSetExpired = Code(.pinSetExpired)
+        /// Warning: an enforced pin set has no backup pin (RFC 7469 §2.5: two pins, one not in the current chain).
+        public static let noBackupPin = Code(.noBackupPin)
+        /// Warning: a report-only pin set failed; the connection is allowed and a report is due.
+        public static let reportOnlyFailure = Code(.reportOnlyFailure)
     }
 
     /// What happened.

@@ -36,6 +36,25 @@ public struct TrustPolicy: Sendable {
         case disabled(because: String)
     }
 
+    /// What the leaf must be good for: which peer it authenticates.
+    public enum Purpose: Sendable, Hashable {
+        /// A TLS server (OpenSSL purpose sslserver; EKU serverAuth when an EKU is present).
+        case serverAuthentication
+        /// A TLS client (OpenSSL purpose sslclient; EKU clientAuth when an EKU is present).
+        case clientAuthentication
+    }
+
+    /// Which certificate profile the path must meet on top of OpenSSL's RFC 5280 checks.
+    public enum Profile: Sendable, Hashable {
+        /// The Web PKI server profile (CA/Browser Forum baseline requirements as x509-limbo
+        /// tests them): the checks under `Strict/`, run over every verified path. The default.
+        case strictWebPKI
+        /// Only what OpenSSL checks (hardened flags; see DESIGN §5).
+        /// - Warning: accepts certificates the Web PKI forbids (CA-flagged leaves, invalid
+        ///   DNS names, AKI/SKI mismatches, …). For private PKIs that need them.
+        case openSSLOnly(because: String)
+    }
+
     /// The pinning mode and its pins.
     public var pinning: Pinning
     /// The anchors chains must lead to (the system store unless replaced).
@@ -49,8 +68,25 @@ public struct TrustPolicy: Sendable {
     /// The most intermediate CA certificates allowed between the leaf and the anchor (OpenSSL's
     /// verify depth: 0 allows a leaf issued directly by an anchor, 1 a leaf, one intermediate and a root).
     public var maximumChainDepth: Int
+    /// What the leaf must authenticate; `.serverAuthentication` by default.
+    public var purpose: Purpose = .serverAuthentication
+    /// The certificate profile; `.strictWebPKI` by default.
+    public var profile: Profile = .strictWebPKI
+    /// CRLs supplied by the caller (never fetched). When any are given, the leaf must be covered
+    /// by one of them and not be listed (OpenSSL's `X509_V_FLAG_CRL_CHECK`).
+    public var revocationLists: [CertificateRevocationList] = []
+    /// Key usages the leaf must allow when it has a keyUsage extension (none by default).
+    public var requiredKeyUsages: Set<KeyUsage> = []
+    /// Extra checks run over every verified path, after OpenSSL's and the profile's (see ``PathCheck``).
+    var additionalPathChecks: [any PathCheck] = []
+
     /// Checks run over every verified path, after OpenSSL's (see ``PathCheck``).
-    var pathChecks: [any PathCheck] = []
+    var pathChecks: [any PathCheck] {
+        var checks: [any PathCheck] = []
+        if case .strictWebPKI = profile { checks += StrictWebPKI.checks(for: purpose) }
+        if !requiredKeyUsages.isEmpty { checks.append(RequiredKeyUsageCheck(required: requiredKeyUsages)) }
+        return checks + additionalPathChecks
+    }
 
     /// Creates a policy; the defaults fail closed: system anchors, chain and name required.
     /// - Parameters:

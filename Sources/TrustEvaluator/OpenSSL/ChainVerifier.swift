@@ -35,6 +35,9 @@ struct ChainVerificationRequest {
     /// Lets a non-self-signed anchor end the path (certificate pinning of an intermediate or leaf).
     var allowPartialChain: Bool
     var maximumDepth: Int
+    var purpose: TrustPolicy.Purpose = .serverAuthentication
+    /// Supplied CRLs; when non-empty the leaf's revocation status is checked against them.
+    var revocationLists: [CertificateRevocationList] = []
 }
 
 /// Wraps `X509_verify_cert` with Pincheck's hardened settings: purpose sslserver, X509_STRICT,
@@ -43,6 +46,9 @@ enum ChainVerifier {
     /// Collects errors from the verify callback; reached through the context's app data.
     private final class Collector {
         var errors: [ChainVerificationError] = []
+        /// The verification time, to tell "expired" from "expires exactly now".
+        let time: time_t
+        init(time: time_t) { self.time = time }
     }
 
     static func verify(_ request: ChainVerificationRequest) -> ChainVerification {
@@ -62,16 +68,32 @@ enum ChainVerifier {
         guard X509_STORE_CTX_init(context, request.anchors.store, request.leaf.handle.ref, untrusted) == 1 else {
             return ChainVerification(builtChain: [], errors: [internalError("X509_STORE_CTX_init failed: \(OpenSSLErrorStack.drainedText())")], succeeded: false)
         }
-        _ = X509_STORE_CTX_set_purpose(context, X509_PURPOSE_SSL_SERVER)
+        switch request.purpose {
+        case .serverAuthentication: _ = X509_STORE_CTX_set_purpose(context, X509_PURPOSE_SSL_SERVER)
+        case .clientAuthentication: _ = X509_STORE_CTX_set_purpose(context, X509_PURPOSE_SSL_CLIENT)
+        }
         let parameters = X509_STORE_CTX_get0_param(context)
         var flags = UInt(X509_V_FLAG_X509_STRICT)
         if request.allowPartialChain { flags |= UInt(X509_V_FLAG_PARTIAL_CHAIN) }
+        // The stack borrows: the CertificateRevocationLists keep their X509_CRL alive for the call.
+        guard let crls = shim_sk_X509_CRL_new_null() else {
+            return ChainVerification(builtChain: [], errors: [internalError("sk_X509_CRL_new_null failed")], succeeded: false)
+        }
+        defer { shim_sk_X509_CRL_free(crls) }
+        if !request.revocationLists.isEmpty {
+            for crl in request.revocationLists { _ = shim_sk_X509_CRL_push(crls, crl.handle.ref) }
+            X509_STORE_CTX_set0_crls(context, crls)
+            flags |= UInt(X509_V_FLAG_CRL_CHECK)
+        }
         _ = X509_VERIFY_PARAM_set_flags(parameters, flags)
-        X509_VERIFY_PARAM_set_time(parameters, time_t(request.time.timeIntervalSince1970.rounded(.down)))
+        let time = time_t(request.time.timeIntervalSince1970.rounded(.down))
+        X509_VERIFY_PARAM_set_time(parameters, time)
         X509_VERIFY_PARAM_set_depth(parameters, Int32(clamping: request.maximumDepth))
+        // Set for every peer kind (and none): besides the host check, NEVER_CHECK_SUBJECT stops
+        // OpenSSL from applying DNS name constraints to a subject CN, which is not a name Pincheck uses.
+        X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
         switch request.peer {
         case .dns(let name):
-            X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
             guard X509_VERIFY_PARAM_set1_host(parameters, name, name.utf8.count) == 1 else {
                 return ChainVerification(builtChain: [], errors: [internalError("cannot check host name \"\(name)\"")], succeeded: false)
             }
@@ -83,13 +105,27 @@ enum ChainVerifier {
             break
         }
 
-        let collector = Collector()
+        let collector = Collector(time: time)
         let returned: Int32 = withExtendedLifetime(collector) {
             _ = shim_X509_STORE_CTX_set_app_data(context, Unmanaged.passUnretained(collector).toOpaque())
             X509_STORE_CTX_set_verify_cb(context) { ok, context in
                 guard ok == 0, let context, let data = shim_X509_STORE_CTX_get_app_data(context) else { return ok }
                 let collector = Unmanaged<Collector>.fromOpaque(data).takeUnretainedValue()
                 let code = X509_STORE_CTX_get_error(context)
+                // RFC 5280 §4.1.2.5: the validity period includes notAfter itself; OpenSSL calls a
+                // certificate expired from that second on.
+                if code == X509_V_ERR_CERT_HAS_EXPIRED, let current = X509_STORE_CTX_get_current_cert(context),
+                   let notAfter = X509_get0_notAfter(current), ASN1_TIME_cmp_time_t(notAfter, collector.time) == 0 {
+                    return 1
+                }
+                // X509_STRICT wants keyUsage on every CA, the trust anchor included. An anchor is
+                // trusted as configured (RFC 5280 §6.1.1 d: its key and name, not its extensions),
+                // so a root without keyUsage is accepted; intermediates still need it.
+                if code == X509_V_ERR_CA_CERT_MISSING_KEY_USAGE,
+                   Int(X509_STORE_CTX_get_error_depth(context)) == Int(shim_sk_X509_num(X509_STORE_CTX_get0_chain(context))) - 1,
+                   let current = X509_STORE_CTX_get_current_cert(context), X509_self_signed(current, 0) == 1 {
+                    return 1
+                }
                 let certificate = X509_STORE_CTX_get_current_cert(context).flatMap { X509Handle(borrowing: $0) }.map(Certificate.init(handle:))
                 let error = ChainVerificationError(
                     code: code,
@@ -154,6 +190,13 @@ enum ChainVerifier {
     static let errorChainTooLong = X509_V_ERR_CERT_CHAIN_TOO_LONG
     static let errorPermittedViolation = X509_V_ERR_PERMITTED_VIOLATION
     static let errorExcludedViolation = X509_V_ERR_EXCLUDED_VIOLATION
+    static let errorCertificateRevoked = X509_V_ERR_CERT_REVOKED
+    static let revocationUnknownErrors: Set<Int32> = [
+        X509_V_ERR_UNABLE_TO_GET_CRL, X509_V_ERR_CRL_SIGNATURE_FAILURE, X509_V_ERR_CRL_NOT_YET_VALID,
+        X509_V_ERR_CRL_HAS_EXPIRED, X509_V_ERR_UNABLE_TO_DECRYPT_CRL_SIGNATURE, X509_V_ERR_KEYUSAGE_NO_CRL_SIGN,
+        X509_V_ERR_UNHANDLED_CRITICAL_CRL_EXTENSION, X509_V_ERR_DIFFERENT_CRL_SCOPE, X509_V_ERR_CRL_PATH_VALIDATION_ERROR,
+        X509_V_ERR_UNABLE_TO_GET_CRL_ISSUER,
+    ]
 }
 
 /// Follows issuer links by signature from a leaf through a pool of certificates, without trust
@@ -188,6 +231,38 @@ enum SignatureChain {
         guard X509_check_ca(candidate.handle.ref) == 1 else { return false }
         let pathLength = X509_get_pathlen(candidate.handle.ref)
         return pathLength < 0 || path.count - 1 <= pathLength
+    }
+}
+
+/// Every path from a leaf to one of the anchors through a pool of certificates, by issuer name
+/// and key identifiers (`X509_check_issued`), without verifying anything: candidates for
+/// `X509_verify_cert` when the path OpenSSL chose first fails, since OpenSSL does not backtrack
+/// on every error (a constrained, expired or weakly signed intermediate with a good alternative).
+///
+/// Bounded (at most `limit` paths and a fixed number of steps) so a crafted pool of
+/// cross-certificates cannot make the search explode.
+enum PathCandidates {
+    static func enumerate(leaf: Certificate, pool: [Certificate], anchors: [Certificate], maximumDepth: Int, limit: Int = 16) -> [[Certificate]] {
+        defer { OpenSSLErrorStack.clear() }
+        var everyone: [Certificate] = []
+        for certificate in anchors + pool where !everyone.contains(certificate) { everyone.append(certificate) }
+        var results: [[Certificate]] = []
+        var budget = 2_000
+        func extend(_ path: [Certificate]) {
+            guard results.count < limit, budget > 0, let current = path.last else { return }
+            budget -= 1
+            if anchors.contains(current) {
+                results.append(path)
+                return
+            }
+            guard path.count < maximumDepth + 2 else { return }
+            for candidate in everyone where !path.contains(candidate)
+                && X509_check_issued(candidate.handle.ref, current.handle.ref) == X509_V_OK {
+                extend(path + [candidate])
+            }
+        }
+        extend([leaf])
+        return results
     }
 }
 

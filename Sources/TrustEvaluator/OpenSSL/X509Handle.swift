@@ -12,6 +12,8 @@ final class X509Handle: @unchecked Sendable {
     let der: [UInt8]
     /// The DER SubjectPublicKeyInfo, as the certificate carries it.
     let spkiDER: [UInt8]
+    /// Extension facts for the strict profile, read once.
+    let facts: CertificateFacts
 
     /// Parses one DER certificate; trailing bytes are an error.
     init(der bytes: [UInt8], source: String?, position: String) throws(PincheckError) {
@@ -40,6 +42,7 @@ final class X509Handle: @unchecked Sendable {
         self.ref = parsed
         self.der = bytes
         self.spkiDER = spki
+        self.facts = Self.readFacts(parsed)
     }
 
     /// Takes a new reference on a certificate OpenSSL lent us (get0), e.g. a store anchor.
@@ -53,6 +56,7 @@ final class X509Handle: @unchecked Sendable {
         self.ref = pointer
         self.der = der
         self.spkiDER = spki
+        self.facts = Self.readFacts(pointer)
     }
 
     deinit { X509_free(ref) }
@@ -97,6 +101,18 @@ final class X509Handle: @unchecked Sendable {
     /// True when basicConstraints says CA (OpenSSL's `X509_check_ca` > 0 also accepts v1 self-signed roots).
     var isCertificateAuthority: Bool { X509_check_ca(ref) > 0 }
 
+    var keyUsage: Set<KeyUsage>? {
+        guard X509_get_extension_flags(ref) & UInt32(EXFLAG_KUSAGE) != 0 else { return nil }
+        let bits = X509_get_key_usage(ref)
+        let masks: [(KeyUsage, Int32)] = [
+            (.digitalSignature, KU_DIGITAL_SIGNATURE), (.contentCommitment, KU_NON_REPUDIATION),
+            (.keyEncipherment, KU_KEY_ENCIPHERMENT), (.dataEncipherment, KU_DATA_ENCIPHERMENT),
+            (.keyAgreement, KU_KEY_AGREEMENT), (.keyCertSign, KU_KEY_CERT_SIGN), (.cRLSign, KU_CRL_SIGN),
+            (.encipherOnly, KU_ENCIPHER_ONLY), (.decipherOnly, KU_DECIPHER_ONLY),
+        ]
+        return Set(masks.filter { bits & UInt32($0.1) != 0 }.map(\.0))
+    }
+
     var subjectAlternativeNames: [SubjectAlternativeName] {
         guard let raw = X509_get_ext_d2i(ref, NID_subject_alt_name, nil, nil) else { return [] }
         let names = OpaquePointer(raw)
@@ -104,21 +120,106 @@ final class X509Handle: @unchecked Sendable {
         var result: [SubjectAlternativeName] = []
         for index in 0..<shim_sk_GENERAL_NAME_num(names) {
             guard let name = shim_sk_GENERAL_NAME_value(names, index) else { continue }
-            switch name.pointee.type {
-            case GEN_DNS:
-                result.append(.dnsName(Self.string(UnsafePointer(name.pointee.d.dNSName))))
-            case GEN_IPADD:
-                let bytes = Self.bytes(UnsafePointer(name.pointee.d.iPAddress))
-                result.append(.ipAddress(IPAddressText.format(bytes)))
-            case GEN_EMAIL:
-                result.append(.email(Self.string(UnsafePointer(name.pointee.d.rfc822Name))))
-            case GEN_URI:
-                result.append(.uri(Self.string(UnsafePointer(name.pointee.d.uniformResourceIdentifier))))
-            default:
-                result.append(.other(type: Int(name.pointee.type)))
-            }
+            result.append(Self.generalName(name))
         }
         return result
+    }
+
+    private static func generalName(_ name: UnsafeMutablePointer<GENERAL_NAME>) -> SubjectAlternativeName {
+        switch name.pointee.type {
+        case GEN_DNS:
+            return .dnsName(string(UnsafePointer(name.pointee.d.dNSName)))
+        case GEN_IPADD:
+            return .ipAddress(IPAddressText.format(bytes(UnsafePointer(name.pointee.d.iPAddress))))
+        case GEN_EMAIL:
+            return .email(string(UnsafePointer(name.pointee.d.rfc822Name)))
+        case GEN_URI:
+            return .uri(string(UnsafePointer(name.pointee.d.uniformResourceIdentifier)))
+        default:
+            return .other(type: Int(name.pointee.type))
+        }
+    }
+
+    private static func subtrees(_ stack: OpaquePointer?) -> [SubjectAlternativeName]? {
+        guard let stack else { return nil }
+        var result: [SubjectAlternativeName] = []
+        for index in 0..<shim_sk_GENERAL_SUBTREE_num(stack) {
+            guard let subtree = shim_sk_GENERAL_SUBTREE_value(stack, index), let base = subtree.pointee.base else { continue }
+            result.append(generalName(base))
+        }
+        return result
+    }
+
+    private static func readFacts(_ x: OpaquePointer) -> CertificateFacts {
+        defer { OpenSSLErrorStack.clear() }
+        var facts = CertificateFacts()
+        for index in 0..<X509_get_ext_count(x) {
+            guard let ext = X509_get_ext(x, index) else { continue }
+            var buffer = [CChar](repeating: 0, count: 128)
+            let length = OBJ_obj2txt(&buffer, Int32(buffer.count), X509_EXTENSION_get_object(ext), 1)
+            let oid = length > 0 ? String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+            facts.extensions.append(.init(oid: oid, critical: X509_EXTENSION_get_critical(ext) == 1))
+        }
+        if let subject = X509_get_subject_name(x) {
+            facts.subjectIsEmpty = X509_NAME_entry_count(subject) == 0
+            var position: Int32 = -1
+            while true {
+                position = X509_NAME_get_index_by_NID(subject, NID_commonName, position)
+                guard position >= 0 else { break }
+                if let entry = X509_NAME_get_entry(subject, position) {
+                    facts.subjectCommonNames.append(string(UnsafePointer(X509_NAME_ENTRY_get_data(entry))))
+                }
+            }
+        }
+        let flags = X509_get_extension_flags(x)
+        if flags & UInt32(EXFLAG_INVALID) != 0 { facts.hasUndecodableExtension = true }
+        if flags & UInt32(EXFLAG_BCONS) != 0 { facts.basicConstraintsCA = flags & UInt32(EXFLAG_CA) != 0 }
+        if facts.has(CertificateFacts.extendedKeyUsageOID) {
+            if let raw = X509_get_ext_d2i(x, NID_ext_key_usage, nil, nil) {
+                let stack = OpaquePointer(raw)
+                var oids: [String] = []
+                for index in 0..<OPENSSL_sk_num(stack) {
+                    guard let object = OPENSSL_sk_value(stack, index) else { continue }
+                    var buffer = [CChar](repeating: 0, count: 128)
+                    let length = OBJ_obj2txt(&buffer, Int32(buffer.count), OpaquePointer(object), 1)
+                    if length > 0 { oids.append(String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
+                }
+                EXTENDED_KEY_USAGE_free(stack)
+                facts.extendedKeyUsage = oids
+            } else {
+                facts.hasUndecodableExtension = true
+            }
+        }
+        facts.authorityKeyIdentifierPresent = X509_get_ext_by_NID(x, NID_authority_key_identifier, -1) >= 0
+        facts.authorityKeyIdentifier = X509_get0_authority_key_id(x).map { bytes($0) }
+        facts.subjectKeyIdentifier = X509_get0_subject_key_id(x).map { bytes($0) }
+        if X509_get_ext_by_NID(x, NID_name_constraints, -1) >= 0 {
+            if let raw = X509_get_ext_d2i(x, NID_name_constraints, nil, nil) {
+                let constraints = raw.assumingMemoryBound(to: NAME_CONSTRAINTS.self)
+                facts.nameConstraints = .init(permitted: subtrees(constraints.pointee.permittedSubtrees),
+                                              excluded: subtrees(constraints.pointee.excludedSubtrees))
+                NAME_CONSTRAINTS_free(constraints)
+            } else {
+                facts.hasUndecodableExtension = true
+            }
+        }
+        if X509_get_ext_by_NID(x, NID_info_access, -1) >= 0 {
+            if let raw = X509_get_ext_d2i(x, NID_info_access, nil, nil) {
+                AUTHORITY_INFO_ACCESS_free(OpaquePointer(raw))
+            } else {
+                facts.hasUndecodableExtension = true
+            }
+        }
+        if let serial = X509_get0_serialNumber(x) {
+            facts.serialMagnitude = bytes(serial)
+            facts.serialIsNegative = ASN1_STRING_type(serial) == V_ASN1_NEG_INTEGER
+        }
+        var digest: Int32 = NID_undef, keyType: Int32 = NID_undef
+        if OBJ_find_sigid_algs(X509_get_signature_nid(x), &digest, &keyType) == 1, digest != NID_undef,
+           let name = OBJ_nid2sn(digest) {
+            facts.signatureDigest = String(cString: name)
+        }
+        return facts
     }
 
     var publicKeyDescription: PublicKeyDescription {

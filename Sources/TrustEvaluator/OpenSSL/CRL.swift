@@ -1,0 +1,68 @@
+internal import COpenSSL
+
+/// Owns exactly one OpenSSL `X509_CRL` and frees it in `deinit`.
+///
+/// `@unchecked Sendable`: never mutated after `init`; OpenSSL only reads a CRL during verification
+/// (its cached extension data is computed when it is parsed).
+final class CRLHandle: @unchecked Sendable {
+    let ref: OpaquePointer
+    let der: [UInt8]
+
+    init(der bytes: [UInt8], source: String?) throws(PincheckError) {
+        OpenSSLErrorStack.clear()
+        var consumed = 0
+        let parsed: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress, buffer.count > 0 else { return nil }
+            var cursor: UnsafePointer<UInt8>? = base
+            let crl = d2i_X509_CRL(nil, &cursor, buffer.count)
+            if let cursor { consumed = cursor - base }
+            return crl
+        }
+        guard let parsed else {
+            throw PincheckError(.malformedDER, "not a DER CRL: \(OpenSSLErrorStack.drainedText())", source: source)
+        }
+        guard consumed == bytes.count else {
+            X509_CRL_free(parsed)
+            throw PincheckError(.malformedDER, "\(bytes.count - consumed) bytes after the end of the CRL", source: source)
+        }
+        self.ref = parsed
+        self.der = bytes
+        self.hasNumber = X509_CRL_get_ext_by_NID(parsed, NID_crl_number, -1) >= 0
+    }
+
+    /// True when the CRL carries a cRLNumber (RFC 5280 §5.2.3: conforming issuers MUST include it).
+    let hasNumber: Bool
+
+    deinit { X509_CRL_free(ref) }
+}
+
+/// A certificate revocation list the caller supplies (Pincheck never fetches one).
+public struct CertificateRevocationList: Sendable, Hashable {
+    let handle: CRLHandle
+
+    /// Parses one CRL in DER.
+    /// - Throws: ``PincheckError`` (`input.empty`, `input.malformed-der`).
+    public init(derEncoded: [UInt8], source: String? = nil) throws(PincheckError) {
+        guard !derEncoded.isEmpty else { throw PincheckError(.emptyInput, "no bytes where a DER CRL was expected", source: source) }
+        handle = try CRLHandle(der: derEncoded, source: source)
+    }
+
+    /// Parses the single `X509 CRL` block of a PEM text.
+    /// - Throws: ``PincheckError`` when the text holds no CRL, more than one block, or a broken one.
+    public init(pemEncoded text: String, source: String? = nil) throws(PincheckError) {
+        let blocks = try PEM.blocks(in: text, source: source)
+        guard blocks.count == 1, blocks[0].label == "X509 CRL" else {
+            throw PincheckError(.malformedPEM, "expected one X509 CRL block, found \(blocks.map(\.label))", source: source)
+        }
+        try self.init(derEncoded: blocks[0].bytes, source: source)
+    }
+
+    /// True when the CRL carries the cRLNumber extension RFC 5280 §5.2.3 requires.
+    public var hasNumber: Bool { handle.hasNumber }
+
+    /// The CRL's DER encoding, byte for byte as parsed.
+    public var derBytes: [UInt8] { handle.der }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.handle.der == rhs.handle.der }
+    public func hash(into hasher: inout Hasher) { hasher.combine(handle.der) }
+}

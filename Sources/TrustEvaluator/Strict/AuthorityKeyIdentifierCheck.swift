@@ -1,0 +1,13 @@
+/// RFC 5280 §4.2.1.1: an authorityKeyIdentifier, where present (including on a self-signed root),
+/// carries its keyIdentifier (x509-limbo `webpki::aki::root-with-aki-missing-keyidentifier`).
+struct AuthorityKeyIdentifierCheck: PathCheck {
+    func check(_ input: PathCheckInput, into findings: inout PathFindings) {
+        for (depth, certificate) in input.path.certificates.enumerated() {
+            let facts = certificate.facts
+            if facts.authorityKeyIdentifierPresent && facts.authorityKeyIdentifier == nil {
+                findings.failures.append(Reason(.profileViolation,
+                    "the certificate at depth \(depth) (\(certificate.subject)) has an authorityKeyIdentifier without a keyIdentifier"))
+            }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+/// Extensions every certificate of the path must encode correctly: each decodes (a malformed
+/// authorityInfoAccess, for example, is refused rather than ignored), and policyConstraints is
+/// critical (RFC 5280 §4.2.1.11: "Conforming CAs MUST mark this extension as critical").
+struct ExtensionCriticalityCheck: PathCheck {
+    func check(_ input: PathCheckInput, into findings: inout PathFindings) {
+        for (depth, certificate) in input.path.certificates.enumerated() {
+            let facts = certificate.facts
+            let at = "the certificate at depth \(depth) (\(certificate.subject))"
+            if facts.hasUndecodableExtension {
+                findings.failures.append(Reason(.profileViolation, "\(at) has an extension whose value does not decode"))
+            }
+            if facts.has(CertificateFacts.policyConstraintsOID) && !facts.isCritical(CertificateFacts.policyConstraintsOID) {
+                findings.failures.append(Reason(.profileViolation, "\(at) has a non-critical policyConstraints extension"))
+            }
+        }
+    }
+}

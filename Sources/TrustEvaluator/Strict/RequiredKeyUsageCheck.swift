@@ -1,0 +1,13 @@
+/// The leaf's keyUsage, when present, allows every usage the policy requires
+/// (``TrustPolicy/requiredKeyUsages``).
+struct RequiredKeyUsageCheck: PathCheck {
+    let required: Set<KeyUsage>
+
+    func check(_ input: PathCheckInput, into findings: inout PathFindings) {
+        guard let leaf = input.path.certificates.first, let usages = leaf.keyUsage else { return }
+        let missing = required.subtracting(usages)
+        guard !missing.isEmpty else { return }
+        findings.failures.append(Reason(.keyUsage,
+            "the leaf (\(leaf.subject)) does not allow the required key usage \(missing.map(\.description).sorted().joined(separator: ", "))"))
+    }
+}

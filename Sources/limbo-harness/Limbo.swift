@@ -1,0 +1,229 @@
+import Foundation
+import TrustEvaluator
+
+/// limbo.json, as far as the harness reads it (limbo-schema.json, version 1).
+struct LimboSuite: Decodable {
+    let version: Int
+    let testcases: [LimboCase]
+}
+
+struct LimboCase: Decodable {
+    enum Kind: String, Decodable { case server = "SERVER", client = "CLIENT" }
+    enum Expected: String, Decodable { case success = "SUCCESS", failure = "FAILURE" }
+    struct PeerName: Decodable {
+        let kind: String
+        let value: String
+    }
+
+    let id: String
+    let conflictsWith: [String]
+    let features: [String]
+    let validationKind: Kind
+    let trustedCerts: [String]
+    let untrustedIntermediates: [String]
+    let peerCertificate: String
+    let validationTime: String?
+    let signatureAlgorithms: [String]
+    let keyUsage: [String]
+    let extendedKeyUsage: [String]
+    let expectedResult: Expected
+    let expectedPeerName: PeerName?
+    let expectedPeerNames: [PeerName]
+    let maxChainDepth: Int?
+    let crls: [String]
+
+    enum CodingKeys: String, CodingKey {
+        case id, features, crls
+        case conflictsWith = "conflicts_with"
+        case validationKind = "validation_kind"
+        case trustedCerts = "trusted_certs"
+        case untrustedIntermediates = "untrusted_intermediates"
+        case peerCertificate = "peer_certificate"
+        case validationTime = "validation_time"
+        case signatureAlgorithms = "signature_algorithms"
+        case keyUsage = "key_usage"
+        case extendedKeyUsage = "extended_key_usage"
+        case expectedResult = "expected_result"
+        case expectedPeerName = "expected_peer_name"
+        case expectedPeerNames = "expected_peer_names"
+        case maxChainDepth = "max_chain_depth"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        conflictsWith = try c.decodeIfPresent([String].self, forKey: .conflictsWith) ?? []
+        features = try c.decodeIfPresent([String].self, forKey: .features) ?? []
+        validationKind = try c.decode(Kind.self, forKey: .validationKind)
+        trustedCerts = try c.decode([String].self, forKey: .trustedCerts)
+        untrustedIntermediates = try c.decode([String].self, forKey: .untrustedIntermediates)
+        peerCertificate = try c.decode(String.self, forKey: .peerCertificate)
+        validationTime = try c.decodeIfPresent(String.self, forKey: .validationTime)
+        signatureAlgorithms = try c.decodeIfPresent([String].self, forKey: .signatureAlgorithms) ?? []
+        keyUsage = try c.decodeIfPresent([String].self, forKey: .keyUsage) ?? []
+        extendedKeyUsage = try c.decodeIfPresent([String].self, forKey: .extendedKeyUsage) ?? []
+        expectedResult = try c.decode(Expected.self, forKey: .expectedResult)
+        expectedPeerName = try c.decodeIfPresent(PeerName.self, forKey: .expectedPeerName)
+        expectedPeerNames = try c.decodeIfPresent([PeerName].self, forKey: .expectedPeerNames) ?? []
+        maxChainDepth = try c.decodeIfPresent(Int.self, forKey: .maxChainDepth)
+        crls = try c.decodeIfPresent([String].self, forKey: .crls) ?? []
+    }
+}
+
+/// One line of the results file.
+struct ResultLine: Encodable {
+    let id: String
+    let expected: String
+    let actual: String
+    let reason: String
+}
+
+struct Outcome {
+    enum Actual: String { case success = "SUCCESS", failure = "FAILURE", skipped = "SKIPPED" }
+    let actual: Actual
+    let reason: String
+
+    static func failure(_ reason: String) -> Outcome { Outcome(actual: .failure, reason: reason) }
+    static func skipped(_ reason: String) -> Outcome { Outcome(actual: .skipped, reason: reason) }
+}
+
+/// Runs one case through ``Evaluator``: anchors = trusted_certs, the peer certificate served
+/// alone, untrusted_intermediates offered as additional intermediates.
+enum LimboRunner {
+    /// Features Pincheck deliberately does not implement, with the reason (listed in the README).
+    static let unsupported: [String: String] = [
+        "pedantic-public-suffix-wildcard": "the evaluator bundles no Public Suffix List, so it cannot tell `*.co.uk` from `*.example.co.uk`",
+    ]
+
+    static func run(_ testcase: LimboCase) -> Outcome {
+        for feature in testcase.features {
+            if let reason = unsupported[feature] { return .skipped("feature \(feature): \(reason)") }
+        }
+        // Two incompatible expectations (`conflicts_with`): Pincheck takes the Web PKI side.
+        if !testcase.conflictsWith.isEmpty, !testcase.id.hasPrefix("webpki::") {
+            return .skipped("conflicts with \(testcase.conflictsWith.joined(separator: ", ")); Pincheck takes the Web PKI side")
+        }
+
+        let peer: Certificate
+        let trusted: [Certificate]
+        let intermediates: [Certificate]
+        let revocationLists: [CertificateRevocationList]
+        do {
+            peer = try Certificate(pemEncoded: testcase.peerCertificate)
+            trusted = try testcase.trustedCerts.map { pem throws(PincheckError) in try Certificate(pemEncoded: pem) }
+            intermediates = try testcase.untrustedIntermediates.map { pem throws(PincheckError) in try Certificate(pemEncoded: pem) }
+            revocationLists = try testcase.crls.map { pem throws(PincheckError) in try CertificateRevocationList(pemEncoded: pem) }
+        } catch {
+            return .failure("input rejected: \(error.code): \(error.message)")
+        }
+
+        let anchors: TrustAnchors
+        do {
+            anchors = try TrustAnchors(certificates: trusted)
+        } catch {
+            return .failure("\(error.code): \(error.message)")
+        }
+
+        var policy = TrustPolicy(anchors: anchors, additionalIntermediates: intermediates)
+        if let depth = testcase.maxChainDepth { policy.maximumChainDepth = depth }
+        policy.revocationLists = revocationLists
+        for usage in testcase.keyUsage {
+            guard let keyUsage = KeyUsage(limboName: usage) else { return .skipped("unknown key usage \(usage)") }
+            policy.requiredKeyUsages.insert(keyUsage)
+        }
+
+        var host: String?
+        switch testcase.validationKind {
+        case .server:
+            policy.purpose = .serverAuthentication
+            host = testcase.expectedPeerName?.value
+        case .client:
+            policy.purpose = .clientAuthentication
+            // Client certificates name people and services, not hosts: the RFC 822 names are
+            // checked against the leaf (name constraints are OpenSSL's) below.
+            policy.nameValidation = .disabled(because: "client certificate")
+        }
+        for eku in testcase.extendedKeyUsage {
+            switch (eku, testcase.validationKind) {
+            case ("serverAuth", .server), ("clientAuth", .client): continue
+            default: return .skipped("extended key usage \(eku) for a \(testcase.validationKind.rawValue) case")
+            }
+        }
+
+        let time: Date
+        if let text = testcase.validationTime {
+            let fractional = ISO8601DateFormatter()
+            fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            guard let parsed = ISO8601DateFormatter().date(from: text) ?? fractional.date(from: text) else {
+                return .failure("unreadable validation_time \(text)")
+            }
+            time = parsed
+        } else {
+            time = Date()
+        }
+
+        let verdict: Verdict
+        do {
+            verdict = try Evaluator(policy: policy).evaluate([peer], host: host, at: time)
+        } catch {
+            return .failure("\(error.code): \(error.message)")
+        }
+        guard verdict.isTrusted else {
+            return .failure(verdict.failures.map { "\($0.code): \($0.message)" }.joined(separator: "; "))
+        }
+        if testcase.validationKind == .client {
+            let emails = Set(peer.subjectAlternativeNames.compactMap { if case .email(let e) = $0 { e.lowercased() } else { nil } })
+            for name in testcase.expectedPeerNames where name.kind == "RFC822" && !emails.contains(name.value.lowercased()) {
+                return .failure("host.mismatch: the client certificate does not name \(name.value)")
+            }
+        }
+        return Outcome(actual: .success, reason: "trusted")
+    }
+}
+
+extension KeyUsage {
+    init?(limboName: String) {
+        switch limboName {
+        case "digitalSignature": self = .digitalSignature
+        case "contentCommitment": self = .contentCommitment
+        case "keyEncipherment": self = .keyEncipherment
+        case "dataEncipherment": self = .dataEncipherment
+        case "keyAgreement": self = .keyAgreement
+        case "keyCertSign": self = .keyCertSign
+        case "cRLSign": self = .cRLSign
+        case "encipherOnly": self = .encipherOnly
+        case "decipherOnly": self = .decipherOnly
+        default: return nil
+        }
+    }
+}
+
+/// The counts, and the ids worth printing.
+struct Tally {
+    var passed = 0
+    var falseAccepts: [String] = []
+    var falseRejects: [(String, String)] = []
+    var skipped: [(String, String)] = []
+
+    mutating func record(_ testcase: LimboCase, _ outcome: Outcome) {
+        switch (testcase.expectedResult, outcome.actual) {
+        case (_, .skipped): skipped.append((testcase.id, outcome.reason))
+        case (.success, .success), (.failure, .failure): passed += 1
+        case (.failure, .success): falseAccepts.append(testcase.id)
+        case (.success, .failure): falseRejects.append((testcase.id, outcome.reason))
+        }
+    }
+
+    func summary(seconds: TimeInterval) -> String {
+        var lines: [String] = []
+        for id in falseAccepts { lines.append("FALSE ACCEPT \(id)") }
+        for (id, reason) in falseRejects { lines.append("FALSE REJECT \(id): \(reason)") }
+        for (id, reason) in skipped { lines.append("SKIPPED \(id): \(reason)") }
+        lines.append(String(format: "%d cases in %.1f s", passed + falseAccepts.count + falseRejects.count + skipped.count, seconds))
+        lines.append("false accepts: \(falseAccepts.count)")
+        lines.append("false rejects: \(falseRejects.count)")
+        lines.append("skipped: \(skipped.count)")
+        lines.append("\(passed) passed, \(falseAccepts.count + falseRejects.count) failed")
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+@testable import TrustEvaluator
+
+/// x509-limbo cases (StrictWebPKIVectors.json) that one strict check must trip, and cases the
+/// strict profile must still accept.
+struct StrictVector: Decodable, Sendable, CustomTestStringConvertible {
+    let id: String
+    let expected: String
+    let kind: String
+    let trusted: [String]
+    let intermediates: [String]
+    let peer: String
+    let crls: [String]
+    let time: String?
+    let keyUsage: [String]
+    let host: String?
+    /// Text of the failure the responsible check must report (only for FAILURE vectors).
+    let fragment: String?
+
+    var testDescription: String { id }
+
+    static let all: [StrictVector] = {
+        struct File: Decodable { let vectors: [StrictVector] }
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("StrictWebPKIVectors.json")
+        return try! JSONDecoder().decode(File.self, from: Data(contentsOf: url)).vectors
+    }()
+    static let tripping = all.filter { $0.fragment != nil }
+    static let accepted = all.filter { $0.expected == "SUCCESS" }
+
+    /// Evaluates the vector as the limbo harness does, through the public API.
+    func evaluate(profile: TrustPolicy.Profile = .strictWebPKI) throws -> Verdict {
+        let anchors = try TrustAnchors(certificates: trusted.map { try Certificate(pemEncoded: $0) })
+        var policy = TrustPolicy(anchors: anchors, additionalIntermediates: try intermediates.map { try Certificate(pemEncoded: $0) })
+        policy.profile = profile
+        policy.revocationLists = try crls.map { try CertificateRevocationList(pemEncoded: $0) }
+        if keyUsage.contains("digitalSignature") { policy.requiredKeyUsages = [.digitalSignature] }
+        if kind == "CLIENT" {
+            policy.purpose = .clientAuthentication
+            policy.nameValidation = .disabled(because: "client certificate")
+        }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let at = time.flatMap { ISO8601DateFormatter().date(from: $0) ?? formatter.date(from: $0) } ?? Date()
+        return try Evaluator(policy: policy).evaluate([try Certificate(pemEncoded: peer)], host: kind == "CLIENT" ? nil : host, at: at)
+    }
+}
+
+@Suite("Strict Web PKI profile: each check trips on an x509-limbo case, and good chains pass")
+struct StrictWebPKITests {
+    @Test("the responsible check rejects the chain", arguments: StrictVector.tripping)
+    func trips(vector: StrictVector) throws {
+        let verdict = try vector.evaluate()
+        #expect(!verdict.isTrusted)
+        let fragment = try #require(vector.fragment)
+        #expect(verdict.failures.contains { $0.message.contains(fragment) }, "\(verdict.failures)")
+    }
+
+    @Test("without the strict profile OpenSSL alone accepts these chains: the check is what rejects them",
+          arguments: StrictVector.tripping.filter { $0.fragment != "no cRLNumber" })
+    func openSSLAloneAccepts(vector: StrictVector) throws {
+        #expect(try vector.evaluate(profile: .openSSLOnly(because: "test")).isTrusted)
+    }
+
+    @Test("valid chains pass the strict profile (wildcards, exact notAfter, alternate paths, CRLs, client names)",
+          arguments: StrictVector.accepted)
+    func accepts(vector: StrictVector) throws {
+        let verdict = try vector.evaluate()
+        #expect(verdict.isTrusted, "\(verdict.failures)")
+    }
+
+    @Test("the committed test PKI passes the strict profile")
+    func testPKI() throws {
+        for chain in ["rsa-good", "ec-good", "ec-p384", "ec-p521", "ed25519", "ed448", "rsa-deep", "rsa-wildcard", "rsa-nc-good"] {
+            let verdict = try Fixtures.evaluate(Fixtures.policy(), chain: chain, host: chain == "rsa-nc-good" ? "www.allowed.test" : Fixtures.host)
+            #expect(verdict.isTrusted, "\(chain): \(verdict.failures)")
+        }
+    }
+
+    @Test("a CRL without a cRLNumber is refused; one with it is used")
+    func crlNumber() throws {
+        let missing = try #require(StrictVector.all.first { $0.id == "crl::crlnumber-missing" })
+        let present = try #require(StrictVector.all.first { $0.id == "crl::certificate-not-on-crl" })
+        #expect(try !CertificateRevocationList(pemEncoded: missing.crls[0]).hasNumber)
+        #expect(try CertificateRevocationList(pemEncoded: present.crls[0]).hasNumber)
+    }
+}
+
+@Suite("Strict Web PKI profile: the rules over plain values")
+struct StrictRuleTests {
+    @Test("DNS name syntax", arguments: [
+        ("example.com", true), ("*.example.com", true), ("w*.example.com", true), ("xn--n3h.example", true),
+        ("foo_bar.example.com", false), (".example.com", false), ("*.com", false), ("f*o*.example.com", false),
+        ("example..com", false), ("-a.example.com", false), ("a.*.example.com", false), ("", false),
+    ])
+    func dnsNameSyntax(name: String, valid: Bool) {
+        #expect(DNSNameSyntax.isValid(name, allowWildcard: true) == valid)
+    }
+
+    @Test("name constraint bases are host names without a leading period or wildcard")
+    func constraintSyntax() {
+        #expect(DNSNameSyntax.isValid("example.com", allowWildcard: false))
+        #expect(!DNSNameSyntax.isValid(".example.com", allowWildcard: false))
+        #expect(!DNSNameSyntax.isValid("*.example.com", allowWildcard: false))
+    }
+
+    @Test("a subject CN is refused when it respells a SAN or names a sibling host; unrelated CNs are tolerated")
+    func commonName() {
+        #expect(SubjectCommonNameCheck.problem("Example.COM", dnsNames: ["example.com"], addresses: []) != nil)
+        #expect(SubjectCommonNameCheck.problem("other.example.com", dnsNames: ["www.example.com"], addresses: []) != nil)
+        #expect(SubjectCommonNameCheck.problem("192.168.001.001", dnsNames: [], addresses: ["192.168.1.1"]) != nil)
+        #expect(SubjectCommonNameCheck.problem("2001:DB8::1", dnsNames: [], addresses: ["2001:db8::1"]) != nil)
+        #expect(SubjectCommonNameCheck.problem("EE", dnsNames: ["localhost"], addresses: []) == nil)
+        #expect(SubjectCommonNameCheck.problem("example.com", dnsNames: ["foo.bar.example.com"], addresses: []) == nil)
+        #expect(SubjectCommonNameCheck.problem("1.1.1.1", dnsNames: ["test.localhost"], addresses: ["127.0.0.1"]) == nil)
+    }
+
+    @Test("serial numbers: positive, non-zero, at most 20 octets")
+    func serialNumbers() {
+        func facts(_ magnitude: [UInt8], negative: Bool = false) -> CertificateFacts {
+            var facts = CertificateFacts()
+            facts.serialMagnitude = magnitude
+            facts.serialIsNegative = negative
+            return facts
+        }
+        #expect(SerialNumberCheck.problem(facts([0x01])) == nil)
+        #expect(SerialNumberCheck.problem(facts([UInt8](repeating: 0x7F, count: 20))) == nil)
+        #expect(SerialNumberCheck.problem(facts([])) != nil)
+        #expect(SerialNumberCheck.problem(facts([0x00])) != nil)
+        #expect(SerialNumberCheck.problem(facts([0x05], negative: true)) != nil)
+        #expect(SerialNumberCheck.problem(facts([UInt8](repeating: 0x80, count: 20))) != nil, "21 octets once DER adds the sign byte")
+    }
+
+    @Test("public keys: RSA ≥ 2048 and a multiple of 8, ECDSA on P-256/384/521, EdDSA; nothing else")
+    func publicKeys() {
+        #expect(PublicKeyAlgorithmCheck.problem(with: PublicKeyDescription(algorithm: .rsa, bits: 2048)) == nil)
+        #expect(PublicKeyAlgorithmCheck.problem(with: PublicKeyDescription(algorithm: .rsa, bits: 1024)) != nil)
+        #expect(PublicKeyAlgorithmCheck.problem(with: PublicKeyDescription(algorithm: .rsa, bits: 2052)) != nil)
+        #expect(PublicKeyAlgorithmCheck.problem(with: PublicKeyDescription(algorithm: .ecdsa(curve: "prime256v1"), bits: 256)) == nil)
+        #expect(PublicKeyAlgorithmCheck.problem(with: PublicKeyDescription(algorithm: .ecdsa(curve: "prime192v1"), bits: 192)) != nil)
+        #expect(PublicKeyAlgorithmCheck.problem(with: PublicKeyDescription(algorithm: .ed25519, bits: 253)) == nil)
+        #expect(PublicKeyAlgorithmCheck.problem(with: PublicKeyDescription(algorithm: .unknown("DSA"), bits: 2048)) != nil)
+    }
+
+    @Test("email SANs are mailboxes with one @ and a host name")
+    func emailAddresses() {
+        #expect(EmailAddressCheck.isValid("foo@example.com"))
+        #expect(!EmailAddressCheck.isValid("invalid@address@example.com"))
+        #expect(!EmailAddressCheck.isValid("@example.com"))
+        #expect(!EmailAddressCheck.isValid("foo@.example.com"))
+    }
+}
