@@ -37,6 +37,7 @@ static inline long shim_BIO_get_mem_data(BIO *b, char **pp) { return BIO_get_mem
 
 /* libssl, for the TLS probe (Sources/TrustEvaluator/OpenSSL/TLS*.swift). */
 #include <openssl/ssl.h>
+#include <openssl/ocsp.h>
 static inline long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int v) { return SSL_CTX_set_min_proto_version(ctx, v); }
 static inline long shim_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int v) { return SSL_CTX_set_max_proto_version(ctx, v); }
 static inline long shim_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long m) { return SSL_CTX_set_session_cache_mode(ctx, m); }

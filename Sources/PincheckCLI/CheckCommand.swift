@@ -1,0 +1,318 @@
+import ArgumentParser
+import Foundation
+import TrustEvaluator
+
+/// `pincheck check HOST[:PORT]… [policy options]`: handshake with each host, evaluate what it served, report.
+struct Check: ConsoleCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Connect to hosts, take the chain they serve, and evaluate it against a policy.",
+        discussion: """
+            The handshake does not decide trust: Pincheck's evaluator does, with the same options as verify.
+            --host (the name the certificate must carry) defaults to HOST; --servername (the SNI sent) to --host.
+            Exit codes: 0 trusted · 1 not trusted · 2 bad input · 3 network or handshake failure (the worst over all hosts).
+            """)
+
+    @Argument(help: ArgumentHelp("HOST, HOST:PORT or [IPV6]:PORT (default port 443).", valueName: "host"))
+    var targets: [String] = []
+
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var policy: PolicyOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard !targets.isEmpty else { throw ValidationError("give at least one HOST[:PORT] to check") }
+        for target in targets { _ = try connection.target(target) }
+    }
+
+    func execute(_ console: Console) throws -> ExitStatus {
+        let runner = HostCheck(evaluator: Evaluator(policy: try policy.makePolicy()), connection: connection, policy: policy)
+        var worst = ExitStatus.trusted
+        for (index, text) in targets.enumerated() {
+            let outcome = try runner.run(try connection.target(text))
+            if output.json {
+                console.line(outcome.json(pretty: true))
+            } else {
+                if index > 0 { console.line(); console.line(String(repeating: "─", count: 60)); console.line() }
+                CheckReport(outcome: outcome, console: console).render()
+            }
+            worst = ExitStatus.worst(worst, outcome.status)
+        }
+        return worst
+    }
+}
+
+/// Connection options of `check`, `scan` and `pins HOST`.
+struct ConnectionOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The SNI to send. Default: --host, else HOST (never an IP address).", valueName: "name"))
+    var servername: String?
+
+    @Option(help: ArgumentHelp("Seconds allowed for connect plus handshake, per host.", valueName: "seconds"))
+    var timeout: Double = 10
+
+    @Option(help: ArgumentHelp("The port for hosts given without one.", valueName: "port"))
+    var port: UInt16 = 443
+
+    func validate() throws {
+        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
+        guard port > 0 else { throw ValidationError("--port must be 1–65535") }
+    }
+
+    func target(_ text: String) throws -> ProbeTarget {
+        do {
+            return try ProbeTarget(parsing: text, defaultPort: port)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    var probe: TLSProbe { TLSProbe(timeout: .milliseconds(Int64(timeout * 1000))) }
+}
+
+extension ExitStatus {
+    /// The worse of two results, in the order 0 < 1 < 3 < 2.
+    static func worst(_ a: ExitStatus, _ b: ExitStatus) -> ExitStatus {
+        func rank(_ s: ExitStatus) -> Int {
+            switch s {
+            case .trusted: 0
+            case .notTrusted: 1
+            case .networkFailure: 2
+            case .badInput: 3
+            }
+        }
+        return rank(a) >= rank(b) ? a : b
+    }
+}
+
+/// One host: probe, then evaluate. Shared by `check` and `scan`.
+struct HostCheck: Sendable {
+    let evaluator: Evaluator
+    let probe: TLSProbe
+    let host: String?
+    let servername: String?
+    let time: Date
+
+    init(evaluator: Evaluator, connection: ConnectionOptions, policy: PolicyOptions) {
+        self.evaluator = evaluator
+        self.probe = connection.probe
+        self.host = policy.host
+        self.servername = connection.servername
+        self.time = policy.time
+    }
+
+    /// - Throws: `PincheckError` when the host name cannot be a certificate name (bad input).
+    func run(_ target: ProbeTarget) throws(PincheckError) -> CheckOutcome {
+        let name = host ?? target.host
+        let sni = servername ?? name
+        do {
+            let result = try probe.probe(target, serverName: sni)
+            let verdict = try evaluator.evaluate(result.servedChain, host: name, at: time)
+            return CheckOutcome(target: target, host: name, result: .evaluated(result, verdict),
+                                extraWarnings: Self.warnings(verdict, result, policy: evaluator.policy))
+        } catch let error as ProbeError {
+            return CheckOutcome(target: target, host: name, result: .networkFailure(error), extraWarnings: [])
+        } catch let error as PincheckError {
+            throw error
+        } catch {
+            throw PincheckError(.openSSL, "\(error)")
+        }
+    }
+
+    /// Warnings only a live check can give: how the chain was served, OCSP stapling, fragile pins.
+    static func warnings(_ verdict: Verdict, _ result: ProbeResult, policy: TrustPolicy) -> [CheckWarning] {
+        var warnings: [CheckWarning] = []
+        let served = Set(result.servedChain)
+        if let path = verdict.verifiedPath, path.count > 1 {
+            let missing = path.certificates.dropFirst().dropLast().filter { !served.contains($0) }
+            for certificate in missing {
+                warnings.append(CheckWarning(code: "served.incomplete-chain",
+                    message: "the server did not send the intermediate \(certificate.subject); clients that do not already hold it will fail"))
+            }
+        } else if verdict.failures.contains(where: { $0.code == .unknownIssuer }) {
+            warnings.append(CheckWarning(code: "served.incomplete-chain",
+                message: "the server sent \(result.servedChain.count) certificate\(result.servedChain.count == 1 ? "" : "s") and no path to an anchor could be built: an intermediate is probably missing"))
+        }
+        if result.stapledOCSPResponse == nil {
+            warnings.append(CheckWarning(code: "ocsp.not-stapled", message: "no stapled OCSP response: clients must fetch revocation status themselves, or go without"))
+        } else if let status = result.stapledOCSPStatus, status != "good" {
+            warnings.append(CheckWarning(code: "ocsp.stapled-not-good",
+                message: "the stapled OCSP response says \"\(status)\" (check reports the claim; it does not verify the response's signature)"))
+        }
+        let existing = Set(verdict.warnings.map(\.code.description))
+        let pinCount: Int? = switch policy.pinning {
+        case .none: nil
+        case .certificates(let pinned): pinned.certificates.count
+        case .publicKeys(let pinned): pinned.pins.count
+        }
+        if pinCount == 1, !existing.contains("pin.no-backup") {
+            warnings.append(CheckWarning(code: "pin.no-backup", message: "only one pin is configured: a key rotation or a compromise locks clients out; add a backup pin"))
+        }
+        if !verdict.matchedPins.isEmpty, verdict.matchedPins.allSatisfy({ $0.depth == 0 }),
+           let leaf = verdict.matchedPins.first?.certificate {
+            let days = Format.daysLeft(leaf, at: verdict.evaluationTime)
+            if days < 30 {
+                warnings.append(CheckWarning(code: "pin.leaf-expiring",
+                    message: "only the leaf's key is pinned and the leaf expires in \(days) days: if the renewed certificate gets a new key, clients are locked out"))
+            }
+        }
+        return warnings
+    }
+}
+
+struct CheckWarning: Sendable, Hashable {
+    let code: String
+    let message: String
+}
+
+/// The result of checking one host.
+struct CheckOutcome: Sendable {
+    enum Result: Sendable {
+        case evaluated(ProbeResult, Verdict)
+        case networkFailure(ProbeError)
+    }
+
+    let target: ProbeTarget
+    let host: String
+    let result: Result
+    let extraWarnings: [CheckWarning]
+
+    var status: ExitStatus {
+        switch result {
+        case .evaluated(_, let verdict): verdict.isTrusted ? .trusted : .notTrusted
+        case .networkFailure: .networkFailure
+        }
+    }
+
+    var statusName: String {
+        switch status {
+        case .trusted: "trusted"
+        case .notTrusted: "not-trusted"
+        case .networkFailure: "network-error"
+        case .badInput: "bad-input"
+        }
+    }
+
+    /// The evaluation's JSON (VerdictJSON's fields) plus what the connection showed.
+    func json(pretty: Bool) -> String {
+        var object: [String: Any]
+        switch result {
+        case .evaluated(let probe, let verdict):
+            object = Self.dictionary(VerdictJSON(verdict, requestedHost: host))
+            var warnings = object["warnings"] as? [Any] ?? []
+            warnings += extraWarnings.map { ["code": $0.code, "message": $0.message] }
+            object["warnings"] = warnings
+            var connection: [String: Any] = [
+                "address": probe.peerAddress,
+                "port": Int(probe.port),
+                "protocol": probe.protocolVersion,
+                "cipher": probe.cipher,
+                "stapledOCSP": probe.stapledOCSPResponse != nil,
+            ]
+            if let alpn = probe.alpn { connection["alpn"] = alpn }
+            if let sni = probe.serverName { connection["serverName"] = sni }
+            if let ocsp = probe.stapledOCSPResponse { connection["stapledOCSPBytes"] = ocsp.count }
+            if let status = probe.stapledOCSPStatus { connection["stapledOCSPStatus"] = status }
+            object["connection"] = connection
+        case .networkFailure(let error):
+            object = [
+                "trusted": false,
+                "disposition": "cancelAuthenticationChallenge",
+                "host": host,
+                "reasons": [["code": error.code.description, "message": error.message]],
+                "warnings": [Any](),
+                "chain": [Any](),
+                "served": [Any](),
+                "matchedPins": [Any](),
+            ]
+        }
+        object["target"] = target.description
+        object["status"] = statusName
+        var options: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
+        if pretty { options.insert(.prettyPrinted) }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: options) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func dictionary(_ value: some Encodable) -> [String: Any] {
+        guard let data = try? JSONEncoder().encode(value),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [:] }
+        return object
+    }
+}
+
+/// The human report of one `check`: verdict first, then reasons, warnings, pins, paths, connection.
+struct CheckReport {
+    let outcome: CheckOutcome
+    let console: Console
+
+    func render() {
+        switch outcome.result {
+        case .networkFailure(let error):
+            console.line("\(console.paint(console.paint("NETWORK ERROR", .red), .bold))  \(outcome.target) for \(outcome.host)")
+            console.line()
+            console.line("  \(console.paint(error.code.description, .red))  \(error.message)")
+        case .evaluated(let probe, let verdict):
+            render(probe, verdict)
+        }
+    }
+
+    private func render(_ probe: ProbeResult, _ verdict: Verdict) {
+        let headline = verdict.isTrusted ? console.paint("TRUSTED", .green) : console.paint("NOT TRUSTED", .red)
+        let name = verdict.checkedHost.map { "for \($0)" } ?? "(no host name checked)"
+        console.line("\(console.paint(headline, .bold))  \(outcome.target) \(name) at \(Format.timestamp(verdict.evaluationTime))")
+        if !verdict.failures.isEmpty {
+            console.line()
+            console.line("Reasons:")
+            for reason in verdict.failures { reasonLines(reason.code.description, reason.message, .red) }
+        }
+        let warnings = verdict.warnings.map { ($0.code.description, $0.message) } + outcome.extraWarnings.map { ($0.code, $0.message) }
+        if !warnings.isEmpty {
+            console.line()
+            console.line("Warnings:")
+            for (code, message) in warnings { reasonLines(code, message, .yellow) }
+        }
+        if !verdict.matchedPins.isEmpty {
+            console.line()
+            console.line("Pins matched:")
+            for match in verdict.matchedPins {
+                console.line("  \(console.paint(match.pin.description, .green))  depth \(match.depth)  \(match.certificate.subject)")
+            }
+        }
+        let matchedDepths = Set(verdict.matchedPins.map(\.depth))
+        if let path = verdict.verifiedPath {
+            console.line()
+            console.line("Verified path (ends at a \(path.anchoring.rawValue.replacingOccurrences(of: "-", with: " "))):")
+            table(path.certificates, time: verdict.evaluationTime, matched: matchedDepths)
+        } else {
+            console.line()
+            console.line("Verified path: none could be built.")
+        }
+        console.line()
+        console.line("Served chain (\(probe.servedChain.count) certificate\(probe.servedChain.count == 1 ? "" : "s"), as sent):")
+        table(probe.servedChain, time: verdict.evaluationTime, matched: [])
+        console.line()
+        let ocsp = probe.stapledOCSPResponse.map { "stapled (\(probe.stapledOCSPStatus ?? "?"), \($0.count) bytes)" } ?? "not stapled"
+        console.line("Connection: \(probe.peerAddress) port \(probe.port), SNI \(probe.serverName ?? "none"), \(probe.protocolVersion) \(probe.cipher), ALPN \(probe.alpn ?? "none"), OCSP \(ocsp)")
+    }
+
+    private func reasonLines(_ code: String, _ message: String, _ colour: Console.Colour) {
+        let lines = message.split(separator: "\n", omittingEmptySubsequences: false)
+        console.line("  \(console.paint(code, colour))  \(lines.first ?? "")")
+        for line in lines.dropFirst() { console.line("    \(line)") }
+    }
+
+    private func table(_ certificates: [Certificate], time: Date, matched: Set<Int>) {
+        var table = Table()
+        for (depth, certificate) in certificates.enumerated() {
+            let days = Format.daysLeft(certificate, at: time)
+            let expiry = days < 0
+                ? console.paint("expired \(Format.day(certificate.notAfter))", .red)
+                : "expires \(Format.day(certificate.notAfter)) (\(days) days left)"
+            let pin = matched.contains(depth)
+                ? console.paint("\(certificate.publicKeyPin) ✓ pinned", .green)
+                : certificate.publicKeyPin.description
+            table.add(["\(depth)", certificate.subject, expiry])
+            table.add(["", "issuer: \(certificate.issuer)", pin])
+        }
+        table.render(indent: "  ").forEach(console.line)
+    }
+}

@@ -1,0 +1,241 @@
+internal import COpenSSL
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One TLS handshake with libssl over a socket this type opens and closes. Trust is not decided
+/// here: the context verifies nothing (`SSL_VERIFY_NONE`) and hands the served chain to the
+/// caller, who runs Pincheck's evaluator on it.
+///
+/// Everything happens on the calling thread, with the socket non-blocking and every wait bounded
+/// by one deadline, so a silent peer ends in `.timeout`, never a hang.
+enum TLSClient {
+    struct Request {
+        let host: String
+        let port: UInt16
+        let serverName: String?
+        let alpn: [String]
+        let deadline: ContinuousClock.Instant
+    }
+
+    static func handshake(_ request: Request) throws(ProbeError) -> ProbeResult {
+        let started = ContinuousClock.now
+        // Writing to a socket the peer has reset raises SIGPIPE, which would kill the process.
+        // Block it on this thread only, for the duration, and discard any that became pending.
+        let signals = SignalMask.blockSIGPIPE()
+        defer { signals.restore() }
+
+        let connection = try TCPConnection.open(host: request.host, port: request.port, deadline: request.deadline)
+        defer { connection.close() }
+
+        OpenSSLErrorStack.clear()
+        guard let ctx = SSL_CTX_new(TLS_client_method()) else {
+            throw ProbeError(.handshakeFailed, "SSL_CTX_new failed: \(OpenSSLErrorStack.drainedText())")
+        }
+        defer { SSL_CTX_free(ctx) }
+        _ = shim_SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION)
+        _ = shim_SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION)
+        // The evaluator decides trust, on the chain exactly as served.
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nil)
+        // No resumption: a resumed session skips the certificate entirely (DESIGN §5).
+        _ = shim_SSL_CTX_set_session_cache_mode(ctx, Int(SSL_SESS_CACHE_OFF))
+        _ = SSL_CTX_set_options(ctx, shim_SSL_OP_NO_TICKET())
+        if !request.alpn.isEmpty {
+            var wire: [UInt8] = []
+            for proto in request.alpn where !proto.utf8.isEmpty && proto.utf8.count < 256 {
+                wire.append(UInt8(proto.utf8.count))
+                wire += Array(proto.utf8)
+            }
+            _ = wire.withUnsafeBufferPointer { SSL_CTX_set_alpn_protos(ctx, $0.baseAddress, UInt32($0.count)) }
+        }
+
+        guard let ssl = SSL_new(ctx) else {
+            throw ProbeError(.handshakeFailed, "SSL_new failed: \(OpenSSLErrorStack.drainedText())")
+        }
+        defer { SSL_free(ssl) }
+        if let name = request.serverName {
+            guard shim_SSL_set_tlsext_host_name(ssl, name) == 1 else {
+                throw ProbeError(.handshakeFailed, "cannot send \"\(name)\" as SNI: \(OpenSSLErrorStack.drainedText())")
+            }
+        }
+        _ = shim_SSL_set_tlsext_status_type(ssl, TLSEXT_STATUSTYPE_ocsp)
+        guard SSL_set_fd(ssl, connection.fd) == 1 else {
+            throw ProbeError(.handshakeFailed, "SSL_set_fd failed: \(OpenSSLErrorStack.drainedText())")
+        }
+
+        try runHandshake(ssl, connection: connection, deadline: request.deadline)
+        defer { _ = SSL_shutdown(ssl) }
+
+        let chain = try servedChain(ssl)
+        guard !chain.isEmpty else {
+            throw ProbeError(.noCertificate, "the server completed the handshake without sending a certificate")
+        }
+        let ocsp = stapledOCSP(ssl)
+        return ProbeResult(
+            servedChain: chain,
+            protocolVersion: SSL_get_version(ssl).map { String(cString: $0) } ?? "unknown",
+            cipher: SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_get_name($0) }.map { String(cString: $0) } ?? "unknown",
+            alpn: selectedALPN(ssl),
+            stapledOCSPResponse: ocsp,
+            stapledOCSPStatus: ocsp.map { ocspStatus($0, ssl) },
+            peerAddress: connection.address,
+            port: request.port,
+            serverName: request.serverName,
+            sessionResumed: SSL_session_reused(ssl) == 1,
+            duration: ContinuousClock.now - started)
+    }
+
+    private static func runHandshake(_ ssl: OpaquePointer, connection: TCPConnection, deadline: ContinuousClock.Instant) throws(ProbeError) {
+        while true {
+            OpenSSLErrorStack.clear()
+            errno = 0
+            let result = SSL_connect(ssl)
+            if result == 1 { return }
+            let error = SSL_get_error(ssl, result)
+            let savedErrno = errno
+            switch error {
+            case SSL_ERROR_WANT_READ:
+                try connection.wait(for: Int16(POLLIN), until: deadline, during: "the TLS handshake")
+            case SSL_ERROR_WANT_WRITE:
+                try connection.wait(for: Int16(POLLOUT), until: deadline, during: "the TLS handshake")
+            default:
+                throw classify(sslError: error, errno: savedErrno, entries: OpenSSLErrorStack.drain())
+            }
+        }
+    }
+
+    /// Turns a failed `SSL_connect` into a reason a person can act on.
+    private static func classify(sslError: Int32, errno savedErrno: Int32, entries: [OpenSSLErrorEntry]) -> ProbeError {
+        let sslEntry = entries.first { ERR_GET_LIB($0.code) == ERR_LIB_SSL }
+        let detail = entries.isEmpty ? "" : ": " + entries.map(\.description).joined(separator: "; ")
+        if let sslEntry {
+            let reason = ERR_GET_REASON(sslEntry.code)
+            if reason >= SSL_AD_REASON_OFFSET && reason < SSL_AD_REASON_OFFSET + 256 {
+                let alert = String(cString: SSL_alert_desc_string_long(reason - SSL_AD_REASON_OFFSET))
+                return ProbeError(.tlsAlert, "the server sent the TLS alert \"\(alert)\" (\(reason - SSL_AD_REASON_OFFSET))")
+            }
+            switch reason {
+            case SSL_R_WRONG_VERSION_NUMBER, SSL_R_PACKET_LENGTH_TOO_LONG, SSL_R_UNKNOWN_PROTOCOL,
+                 SSL_R_RECORD_LENGTH_MISMATCH, SSL_R_HTTP_REQUEST, SSL_R_HTTPS_PROXY_REQUEST:
+                return ProbeError(.notTLS, "the server did not answer with TLS (plain HTTP or another protocol on this port?)\(detail)")
+            case SSL_R_UNEXPECTED_EOF_WHILE_READING:
+                return ProbeError(.connectionClosed, "the server closed the connection during the TLS handshake")
+            default:
+                return ProbeError(.handshakeFailed, "the TLS handshake failed\(detail)")
+            }
+        }
+        if sslError == SSL_ERROR_SYSCALL || sslError == SSL_ERROR_ZERO_RETURN {
+            if savedErrno == ECONNRESET || savedErrno == EPIPE || savedErrno == 0 {
+                return ProbeError(.connectionClosed, "the server closed the connection during the TLS handshake")
+            }
+            return ProbeError(.handshakeFailed, "the TLS handshake failed: \(String(cString: strerror(savedErrno)))")
+        }
+        return ProbeError(.handshakeFailed, "the TLS handshake failed (SSL_get_error \(sslError))\(detail)")
+    }
+
+    /// The chain exactly as sent, leaf first (on the client side the stack includes the leaf).
+    private static func servedChain(_ ssl: OpaquePointer) throws(ProbeError) -> [Certificate] {
+        guard let stack = SSL_get_peer_cert_chain(ssl) else { return [] }
+        var certificates: [Certificate] = []
+        for index in 0..<shim_sk_X509_num(stack) {
+            guard let x509 = shim_sk_X509_value(stack, index) else { continue }
+            var out: UnsafeMutablePointer<UInt8>? = nil
+            let length = i2d_X509(x509, &out)
+            guard length > 0, let out else {
+                throw ProbeError(.handshakeFailed, "served certificate \(index) cannot be re-encoded: \(OpenSSLErrorStack.drainedText())")
+            }
+            defer { shim_OPENSSL_free(out) }
+            let der = Array(UnsafeBufferPointer(start: out, count: Int(length)))
+            do {
+                certificates.append(try Certificate(derEncoded: der, source: "served certificate \(index)"))
+            } catch {
+                throw ProbeError(.handshakeFailed, "the server sent a certificate Pincheck cannot read: \(error)")
+            }
+        }
+        return certificates
+    }
+
+    private static func selectedALPN(_ ssl: OpaquePointer) -> String? {
+        var data: UnsafePointer<UInt8>? = nil
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+
+    private static func stapledOCSP(_ ssl: OpaquePointer) -> [UInt8]? {
+        var data: UnsafePointer<UInt8>? = nil
+        let length = shim_SSL_get_tlsext_status_ocsp_resp(ssl, &data)
+        guard let data, length > 0 else { return nil }
+        return Array(UnsafeBufferPointer(start: data, count: length))
+    }
+}
+
+extension TLSClient {
+    /// What a stapled OCSP response claims, in words. The response's signature is not verified here.
+    static func ocspStatus(_ der: [UInt8], _ ssl: OpaquePointer) -> String {
+        OpenSSLErrorStack.clear()
+        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return d2i_OCSP_RESPONSE(nil, &cursor, buffer.count)
+        }
+        guard let response = parsed else {
+            _ = OpenSSLErrorStack.drain()
+            return "unparseable"
+        }
+        defer { OCSP_RESPONSE_free(response) }
+        let status = OCSP_response_status(response)
+        guard status == OCSP_RESPONSE_STATUS_SUCCESSFUL else {
+            return String(cString: OCSP_response_status_str(Int(status)))
+        }
+        guard let basic = OCSP_response_get1_basic(response) else {
+            _ = OpenSSLErrorStack.drain()
+            return "successful, but without a basic response"
+        }
+        defer { OCSP_BASICRESP_free(basic) }
+        guard let stack = SSL_get_peer_cert_chain(ssl), shim_sk_X509_num(stack) >= 2,
+              let leaf = shim_sk_X509_value(stack, 0), let issuer = shim_sk_X509_value(stack, 1),
+              let id = OCSP_cert_to_id(nil, leaf, issuer) else {
+            _ = OpenSSLErrorStack.drain()
+            return "successful (the leaf's status cannot be looked up without its issuer)"
+        }
+        defer { OCSP_CERTID_free(id) }
+        var certificateStatus: Int32 = -1
+        var reason: Int32 = -1
+        guard OCSP_resp_find_status(basic, id, &certificateStatus, &reason, nil, nil, nil) == 1 else {
+            _ = OpenSSLErrorStack.drain()
+            return "successful, but no status for the leaf"
+        }
+        return String(cString: OCSP_cert_status_str(Int(certificateStatus)))
+    }
+}
+
+/// Blocks SIGPIPE on the current thread and restores the previous mask afterwards.
+private struct SignalMask {
+    private var previous = sigset_t()
+
+    static func blockSIGPIPE() -> SignalMask {
+        var mask = SignalMask()
+        var block = sigset_t()
+        sigemptyset(&block)
+        sigaddset(&block, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &block, &mask.previous)
+        return mask
+    }
+
+    func restore() {
+        // Consume a SIGPIPE raised while blocked, so it is not delivered when unblocked.
+        var previous = self.previous
+        var pending = sigset_t()
+        sigpending(&pending)
+        if sigismember(&pending, SIGPIPE) == 1, sigismember(&previous, SIGPIPE) == 0 {
+            var only = sigset_t()
+            sigemptyset(&only)
+            sigaddset(&only, SIGPIPE)
+            var zero = timespec(tv_sec: 0, tv_nsec: 0)
+            _ = sigtimedwait(&only, nil, &zero)
+        }
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
+    }
+}

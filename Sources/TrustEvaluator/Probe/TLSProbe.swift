@@ -1,0 +1,62 @@
+import Foundation
+
+/// What a TLS handshake showed: the chain as served and the connection's parameters.
+public struct ProbeResult: Sendable {
+    /// The certificates the server sent, in the order sent, leaf first. Never empty.
+    public let servedChain: [Certificate]
+    /// The negotiated protocol, such as `TLSv1.3`.
+    public let protocolVersion: String
+    /// The negotiated cipher suite (OpenSSL's name).
+    public let cipher: String
+    /// The ALPN protocol the server selected, if any.
+    public let alpn: String?
+    /// The stapled OCSP response (DER), when the server sent one.
+    public let stapledOCSPResponse: [UInt8]?
+    /// What the stapled response claims: `good`, `revoked`, `unknown` for the leaf, or the response
+    /// status (`unauthorized`, `trylater`…). Its signature is not verified by the probe.
+    public let stapledOCSPStatus: String?
+    /// The numeric address connected to.
+    public let peerAddress: String
+    /// The TCP port.
+    public let port: UInt16
+    /// The SNI sent, if any.
+    public let serverName: String?
+    /// True if the handshake resumed a session. Always false: resumption is off (DESIGN §5).
+    public let sessionResumed: Bool
+    /// From the start of the connect to the end of the handshake.
+    public let duration: Duration
+}
+
+/// Connects to a server, completes a TLS 1.2/1.3 handshake without judging the certificate, and
+/// returns what the server sent, so ``Evaluator`` can judge it.
+///
+/// Each probe uses its own TLS context with session caching and tickets off, so no handshake
+/// resumes a session made under another policy (DESIGN §5). A probe blocks its thread for at
+/// most ``timeout`` (plus name resolution, which the system resolver bounds).
+public struct TLSProbe: Sendable {
+    /// The bound on connect plus handshake.
+    public var timeout: Duration
+    /// The ALPN protocols offered.
+    public var alpn: [String]
+
+    /// - Parameters:
+    ///   - timeout: The bound on connect plus handshake; 10 seconds by default.
+    ///   - alpn: The ALPN protocols offered; `h2` and `http/1.1` by default.
+    public init(timeout: Duration = .seconds(10), alpn: [String] = ["h2", "http/1.1"]) {
+        self.timeout = timeout
+        self.alpn = alpn
+    }
+
+    /// Connects and handshakes.
+    /// - Parameters:
+    ///   - target: Where to connect.
+    ///   - serverName: The SNI to send; `nil` sends none. An IP literal is never sent as SNI (RFC 6066).
+    /// - Returns: The served chain and the connection's parameters.
+    /// - Throws: ``ProbeError`` when no chain could be obtained (refused, timeout, DNS, alert, not TLS…).
+    public func probe(_ target: ProbeTarget, serverName: String?) throws(ProbeError) -> ProbeResult {
+        let sni = serverName.flatMap { HostName.isIPv4($0) || HostName.isIPv6($0) || $0.isEmpty ? nil : $0 }
+        return try TLSClient.handshake(.init(
+            host: target.host, port: target.port, serverName: sni, alpn: alpn,
+            deadline: ContinuousClock.now + timeout))
+    }
+}

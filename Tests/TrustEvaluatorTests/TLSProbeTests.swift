@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+@testable import TrustEvaluator
+
+@Suite("ProbeTarget parsing")
+struct TLSProbeTargetTests {
+    @Test("HOST, HOST:PORT, [IPV6]:PORT and bare IPv6", arguments: [
+        ("example.test", "example.test", UInt16(443)),
+        ("example.test:8443", "example.test", 8443),
+        ("127.0.0.1:1", "127.0.0.1", 1),
+        ("[::1]:4433", "::1", 4433),
+        ("[::1]", "::1", 443),
+        ("::1", "::1", 443),
+        ("  www.example.test:10443 ", "www.example.test", 10443),
+    ])
+    func parses(text: String, host: String, port: UInt16) throws {
+        let target = try ProbeTarget(parsing: text)
+        #expect(target.host == host)
+        #expect(target.port == port)
+    }
+
+    @Test("rejects what cannot be a target", arguments: ["", ":443", "example.test:0", "example.test:65536", "example.test:x",
+                                                        "[::1", "[::1]x", "a:b:c", "exa mple.test", "http://example.test"])
+    func rejects(text: String) {
+        #expect(throws: PincheckError.self) { try ProbeTarget(parsing: text) }
+    }
+
+    @Test("description brackets IPv6")
+    func description() {
+        #expect(ProbeTarget(host: "::1", port: 8443).description == "[::1]:8443")
+        #expect(ProbeTarget(host: "example.test", port: 443).description == "example.test:443")
+    }
+}
+
+/// The libssl client against `openssl s_server` and raw sockets on loopback.
+@Suite("TLSProbe", .serialized)
+struct TLSProbeTests {
+    let probe = TLSProbe(timeout: .seconds(2))
+
+    @Test("captures the chain as served, the protocol, cipher, ALPN and a stapled OCSP response")
+    func handshake() throws {
+        let ocsp = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-ocsp-\(UUID().uuidString).der")
+        // A minimal OCSPResponse (status "unauthorized"): s_server only needs parseable DER to staple.
+        try Data([0x30, 0x03, 0x0A, 0x01, 0x06]).write(to: ocsp)
+        defer { try? FileManager.default.removeItem(at: ocsp) }
+        let server = try TLSProbeTestServer(certificate: "rsa-leaf", chain: ["rsa-intermediate"],
+                                            extra: ["-alpn", "h2", "-status_file", ocsp.path])
+        defer { server.stop() }
+        let result = try probe.probe(ProbeTarget(host: "127.0.0.1", port: server.port), serverName: "www.example.test")
+        #expect(result.servedChain == [Fixtures.certificate("rsa-leaf"), Fixtures.certificate("rsa-intermediate")])
+        #expect(result.protocolVersion == "TLSv1.3")
+        #expect(!result.cipher.isEmpty && result.cipher != "unknown")
+        #expect(result.alpn == "h2")
+        #expect(result.stapledOCSPResponse == [0x30, 0x03, 0x0A, 0x01, 0x06])
+        #expect(result.stapledOCSPStatus == "unauthorized")
+        #expect(result.peerAddress == "127.0.0.1")
+        #expect(result.serverName == "www.example.test")
+        // The probe judges nothing: the evaluator does, on exactly what was served.
+        let verdict = try Evaluator(policy: TrustPolicy(anchors: Fixtures.anchors)).evaluate(result.servedChain, host: Fixtures.host, at: Fixtures.time)
+        #expect(verdict.isTrusted)
+    }
+
+    @Test("TLS 1.2 works too, and no session is resumed between probes")
+    func tls12() throws {
+        let server = try TLSProbeTestServer(certificate: "rsa-leaf", chain: ["rsa-intermediate"], extra: ["-tls1_2"])
+        defer { server.stop() }
+        let target = ProbeTarget(host: "127.0.0.1", port: server.port)
+        let first = try probe.probe(target, serverName: "www.example.test")
+        let second = try probe.probe(target, serverName: "www.example.test")
+        #expect(first.protocolVersion == "TLSv1.2")
+        #expect(!first.sessionResumed && !second.sessionResumed)
+        #expect(second.servedChain.count == 2, "a full handshake again: the certificate is sent every time")
+    }
+
+    @Test("an IP literal is never sent as SNI; IPv6 loopback connects")
+    func ipv6() throws {
+        let server = try TLSProbeTestServer(certificate: "rsa-ip", chain: ["rsa-intermediate"], ipv6: true)
+        defer { server.stop() }
+        let result = try probe.probe(ProbeTarget(host: "::1", port: server.port), serverName: "::1")
+        #expect(result.serverName == nil)
+        #expect(result.peerAddress == "::1")
+        #expect(result.servedChain.first == Fixtures.certificate("rsa-ip"))
+    }
+
+    @Test("a fatal TLS alert from the server is tls.alert, naming the alert")
+    func alert() throws {
+        let server = try TLSProbeTestServer(certificate: "rsa-leaf", extra: ["-servername", "only.example.test", "-servername_fatal",
+            "-cert2", Fixtures.path("rsa-wrong-host.pem"), "-key2", Fixtures.path("keys/rsa-wrong-host.key")])
+        defer { server.stop() }
+        let error = #expect(throws: ProbeError.self) {
+            try probe.probe(ProbeTarget(host: "127.0.0.1", port: server.port), serverName: "www.example.test")
+        }
+        #expect(error?.code == .tlsAlert)
+        #expect(error?.message.contains("unrecognized name") == true)
+    }
+
+    @Test("refused, silent and plain-HTTP ports fail with their own codes within the timeout",
+          arguments: [(TLSProbeRawServer.Behaviour.refuse, ProbeError.Code.refused),
+                      (.silent, .timeout),
+                      (.plainHTTP, .notTLS)])
+    func failures(behaviour: TLSProbeRawServer.Behaviour, code: ProbeError.Code) throws {
+        let server = try TLSProbeRawServer(behaviour)
+        defer { server.stop() }
+        let started = ContinuousClock.now
+        let error = #expect(throws: ProbeError.self) {
+            try TLSProbe(timeout: .milliseconds(500)).probe(ProbeTarget(host: "127.0.0.1", port: server.port), serverName: nil)
+        }
+        #expect(error?.code == code)
+        #expect(ContinuousClock.now - started < .seconds(3))
+    }
+
+    @Test("a name that does not resolve is a DNS failure")
+    func dns() {
+        let error = #expect(throws: ProbeError.self) {
+            try probe.probe(ProbeTarget(host: "no-such-host.invalid", port: 443), serverName: nil)
+        }
+        #expect(error?.code == .dnsFailure)
+    }
+
+    @Test("probes run concurrently from many threads without interfering")
+    func concurrent() async throws {
+        let server = try TLSProbeTestServer(certificate: "rsa-leaf", chain: ["rsa-intermediate"])
+        defer { server.stop() }
+        let target = ProbeTarget(host: "127.0.0.1", port: server.port)
+        let probe = self.probe
+        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 { group.addTask { try probe.probe(target, serverName: "www.example.test").servedChain.count } }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(counts == Array(repeating: 2, count: 8))
+    }
+}
