@@ -6,10 +6,13 @@ let package = Package(
     products: [
         .library(name: "TrustEvaluator", targets: ["TrustEvaluator"]),
         .library(name: "ServerTrust", targets: ["ServerTrust"]),
+        .library(name: "TrustEvaluatorNIO", targets: ["TrustEvaluatorNIO"]),
         .executable(name: "pincheck", targets: ["pincheck"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // The system OpenSSL (3.0 or newer). Only Sources/TrustEvaluator/OpenSSL/ imports it.
@@ -27,11 +30,41 @@ let package = Package(
             ]
         ),
         .target(name: "ServerTrust", dependencies: ["TrustEvaluator"]),
+        // NIOSSL custom verification callback that evaluates peer chains with Pincheck (issue 4).
+        .target(
+            name: "TrustEvaluatorNIO",
+            dependencies: [
+                "TrustEvaluator",
+                "ServerTrust",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .executableTarget(name: "pincheck", dependencies: ["PincheckCLI"]),
         // Runs the x509-limbo conformance suite through the public evaluation API.
         .executableTarget(name: "limbo-harness", dependencies: ["TrustEvaluator"]),
         .testTarget(name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator"]),
-        .testTarget(name: "ServerTrustTests", dependencies: ["ServerTrust", "TrustEvaluator"]),
+        .testTarget(
+            name: "ServerTrustTests",
+            dependencies: [
+                "ServerTrust",
+                "TrustEvaluator",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .testTarget(
+            name: "TrustEvaluatorNIOTests",
+            dependencies: [
+                "TrustEvaluatorNIO",
+                "TrustEvaluator",
+                "ServerTrust",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "pincheck"]),
     ]
 )

@@ -1,0 +1,232 @@
+import Foundation
+import TrustEvaluator
+
+/// Turns challenges into decisions with the rules of DESIGN §4 (AFNetworking, Alamofire,
+/// TrustKit and SDWebImage agree on them).
+public struct ChallengeAdapter: Sendable {
+    /// Which rule produced a decision (one case per row of DESIGN §4's table).
+    public enum Rule: String, Sendable, Hashable, CaseIterable {
+        /// A policy applies and the chain is trusted → `useCredential` + server-trust credential.
+        case trusted
+        /// A policy applies and the chain is not trusted → cancel; the verdict reaches the caller.
+        case untrusted
+        /// The chain could not be evaluated at all → cancel.
+        case evaluationFailed
+        /// No policy applies, unlisted hosts allowed (or the pin set expired) → `performDefaultHandling`;
+        /// the verdict is the default validation's.
+        case unlistedDefaultHandling
+        /// No policy applies and unlisted hosts are refused → cancel.
+        case unlistedRefused
+        /// "Allow invalid certificates" → `useCredential` for server trust, unevaluated.
+        case allowInvalidCertificates
+        /// Basic/digest, first attempt, credential configured (or proposed) → `useCredential`.
+        case firstAttemptCredential
+        /// Basic/digest, no credential → cancel or default handling (configurable).
+        case noCredential
+        /// Basic/digest with `previousFailureCount > 0` → cancel or reject the space (configurable).
+        case retryAfterFailure
+        /// Client certificate: the configured identity → `useCredential`; none → default handling.
+        case clientIdentity
+        /// Any other method → `performDefaultHandling`.
+        case otherMethod
+        /// The override handler answered.
+        case override
+    }
+
+    /// What to do with an HTTP challenge when no credential is configured.
+    public enum MissingCredential: Sendable, Hashable {
+        /// Cancel the challenge (SDWebImage).
+        case cancel
+        /// Let the stack handle it: URL user/password, then stored default credential, else fail (Alamofire).
+        case performDefaultHandling
+    }
+
+    /// What to do when a credential already failed (`previousFailureCount > 0`).
+    public enum AfterFailure: Sendable, Hashable {
+        /// Cancel: the task fails with a cancellation error.
+        case cancel
+        /// Reject the protection space: the stack gives up on it and delivers the 401.
+        case rejectProtectionSpace
+    }
+
+    /// Whether invalid server certificates are accepted (SDWebImage's `allowInvalidSSLCertificates`).
+    public enum InvalidCertificates: Sendable, Hashable {
+        /// Evaluate, and refuse what fails.
+        case refuse
+        /// Accept every served chain for server trust, without evaluation.
+        /// - Warning: For test servers only: anyone on the path can then read and change the traffic.
+        case allow(because: String)
+    }
+
+    /// What a custom override handler answers (AFNetworking's `authenticationChallengeHandler`).
+    public enum OverrideAnswer: Sendable {
+        /// Not handled here: the adapter's rules apply.
+        case notHandled
+        /// Answer with this disposition (and credential).
+        case disposition(Disposition, Credential?)
+        /// Answer `useCredential` with this credential.
+        case credential(Credential)
+        /// Cancel the challenge and report this error.
+        case error(any Error & Sendable)
+        /// The handler kept the completion and will call it itself, exactly once.
+        case willCallCompletion
+    }
+
+    /// A handler consulted before the rules; it may keep the completion when it answers ``OverrideAnswer/willCallCompletion``.
+    public typealias OverrideHandler = @Sendable (Challenge, ChallengeCompletion) -> OverrideAnswer
+
+    /// Which policy applies to which host.
+    public var trustManager: TrustManager
+    /// Whether invalid certificates are accepted.
+    public var invalidCertificates: InvalidCertificates
+    /// The credential for basic/digest/NTLM/negotiate challenges.
+    public var credential: Credential?
+    /// The identity for client-certificate challenges.
+    public var clientIdentity: Credential?
+    /// What to do with an HTTP challenge and no credential.
+    public var missingCredential: MissingCredential
+    /// What to do after a credential failed.
+    public var afterFailure: AfterFailure
+    /// Answers first, when set.
+    public var override: OverrideHandler?
+    /// The clock; tests inject a fixed time.
+    public var now: @Sendable () -> Date
+
+    /// - Parameters:
+    ///   - trustManager: Which policy applies to which host.
+    ///   - invalidCertificates: `.refuse` by default.
+    ///   - credential: The credential for HTTP challenges.
+    ///   - clientIdentity: The identity for client-certificate challenges.
+    ///   - missingCredential: `.cancel` by default.
+    ///   - afterFailure: `.rejectProtectionSpace` by default, so a wrong password ends in the 401.
+    ///   - override: A handler that may answer first.
+    ///   - now: The clock; `Date()` by default.
+    public init(trustManager: TrustManager, invalidCertificates: InvalidCertificates = .refuse,
+                credential: Credential? = nil, clientIdentity: Credential? = nil,
+                missingCredential: MissingCredential = .cancel, afterFailure: AfterFailure = .rejectProtectionSpace,
+                override: OverrideHandler? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.trustManager = trustManager
+        self.invalidCertificates = invalidCertificates
+        self.credential = credential
+        self.clientIdentity = clientIdentity
+        self.missingCredential = missingCredential
+        self.afterFailure = afterFailure
+        self.override = override
+        self.now = now
+    }
+
+    /// Applies the rules (not the override handler) to a challenge.
+    /// - Parameter challenge: The challenge.
+    /// - Returns: The decision, with the rule, the verdict and any failure.
+    public func decide(_ challenge: Challenge) -> ChallengeDecision {
+        let space = challenge.protectionSpace
+        switch space.authenticationMethod {
+        case .serverTrust:
+            return decideServerTrust(challenge)
+        case .httpBasic, .httpDigest, .ntlm, .negotiate:
+            if challenge.previousFailureCount > 0 {
+                let error = ServerTrustError(.credentialRejected,
+                    "the credential for \(space) failed \(challenge.previousFailureCount) time(s); not retrying")
+                return ChallengeDecision(afterFailure == .cancel ? .cancelAuthenticationChallenge : .rejectProtectionSpace,
+                                         rule: .retryAfterFailure, error: error)
+            }
+            if let credential = credential ?? challenge.proposedCredential, credential.user != nil {
+                return ChallengeDecision(.useCredential, credential, rule: .firstAttemptCredential)
+            }
+            switch missingCredential {
+            case .cancel:
+                return ChallengeDecision(.cancelAuthenticationChallenge, rule: .noCredential,
+                    error: ServerTrustError(.missingCredential, "no credential is configured for \(space)"))
+            case .performDefaultHandling:
+                return ChallengeDecision(.performDefaultHandling, rule: .noCredential)
+            }
+        case .clientCertificate:
+            if let clientIdentity { return ChallengeDecision(.useCredential, clientIdentity, rule: .clientIdentity) }
+            return ChallengeDecision(.performDefaultHandling, rule: .clientIdentity)
+        default:
+            return ChallengeDecision(.performDefaultHandling, rule: .otherMethod)
+        }
+    }
+
+    private func decideServerTrust(_ challenge: Challenge) -> ChallengeDecision {
+        let space = challenge.protectionSpace
+        let chain = space.serverTrust?.servedChain ?? []
+        if case .allow = invalidCertificates {
+            return ChallengeDecision(.useCredential, Credential(trust: PeerTrust(servedChain: chain)), rule: .allowInvalidCertificates)
+        }
+        let time = now()
+        let policy: TrustPolicy
+        let unlisted: Bool
+        switch trustManager.resolve(host: space.host, at: time) {
+        case .policy(let p): (policy, unlisted) = (p, false)
+        case .unlisted(let p): (policy, unlisted) = (p, true)
+        case .refused:
+            return ChallengeDecision(.cancelAuthenticationChallenge, rule: .unlistedRefused,
+                error: ServerTrustError(.hostNotListed, "no trust policy applies to \(space.host) and unlisted hosts are refused"))
+        }
+        let verdict: Verdict
+        do {
+            verdict = try Evaluator(policy: policy).evaluate(chain, host: space.host, at: time)
+        } catch {
+            return ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
+                error: ServerTrustError(.evaluationFailed, "the chain served by \(space.host) could not be evaluated: \(error)", underlying: error))
+        }
+        if unlisted {
+            // The verdict reports the default validation, so a caller sees what the stack's own check found.
+            return ChallengeDecision(.performDefaultHandling, rule: .unlistedDefaultHandling,
+                error: verdict.isTrusted ? nil : ServerTrustError(.untrusted, "default validation failed for \(space.host)", verdict: verdict),
+                verdict: verdict)
+        }
+        if verdict.isTrusted {
+            return ChallengeDecision(.useCredential, Credential(trust: PeerTrust(servedChain: chain, verdict: verdict)),
+                                     rule: .trusted, verdict: verdict)
+        }
+        return ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted,
+            error: ServerTrustError(.untrusted, "the chain served by \(space.host) is not trusted", verdict: verdict), verdict: verdict)
+    }
+
+    /// Answers a challenge through its completion: the override handler first, then the rules.
+    /// - Parameters:
+    ///   - challenge: The challenge.
+    ///   - completion: Called exactly once (by the override handler if it says it will).
+    public func handle(_ challenge: Challenge, completion: ChallengeCompletion) {
+        if let override {
+            switch override(challenge, completion) {
+            case .notHandled: break
+            case .willCallCompletion: return
+            case .disposition(let disposition, let credential):
+                completion.complete(with: ChallengeDecision(disposition, credential, rule: .override)); return
+            case .credential(let credential):
+                completion.complete(with: ChallengeDecision(.useCredential, credential, rule: .override)); return
+            case .error(let error):
+                completion.complete(with: ChallengeDecision(.cancelAuthenticationChallenge, rule: .override,
+                    error: ServerTrustError(.handlerError, "the override handler failed: \(error)", underlying: error)))
+                return
+            }
+        }
+        completion.complete(with: decide(challenge))
+    }
+
+    /// Answers a challenge: the override handler first, then the rules.
+    /// - Parameter challenge: The challenge.
+    /// - Returns: The decision.
+    public func handle(_ challenge: Challenge) async -> ChallengeDecision {
+        await withCheckedContinuation { continuation in
+            handle(challenge, completion: ChallengeCompletion(label: "\(challenge.protectionSpace)") { continuation.resume(returning: $0) })
+        }
+    }
+
+    /// What `performDefaultHandling` does for an HTTP challenge, as URLSession does it: the user and
+    /// password in the URL, else the storage's default credential for the space, else fail
+    /// (`nil`: the challenge fails and the response is delivered).
+    /// - Parameters:
+    ///   - challenge: The challenge.
+    ///   - url: The request URL (its user and password are used first).
+    ///   - storage: The credential storage.
+    public static func defaultCredential(for challenge: Challenge, url: URL?, storage: CredentialStorage?) -> Credential? {
+        if let user = url?.user, let password = url?.password {
+            return Credential(user: user, password: password, persistence: .none)
+        }
+        return storage?.defaultCredential(for: challenge.protectionSpace)
+    }
+}

@@ -1,1 +1,0 @@
-// The challenge layer: being written (issue 4).

@@ -1,0 +1,155 @@
+import Foundation
+import NIOCore
+import NIOSSL
+import ServerTrust
+import TrustEvaluator
+
+/// Judges TLS peers in SwiftNIO handshakes with Pincheck, through NIOSSL's custom verification callback.
+///
+/// The callback converts the peer chain (BoringSSL's certificates) to DER, evaluates it with a
+/// Pincheck ``ChallengeAdapter`` as a server-trust challenge for the connection's host, and
+/// completes the handshake only when the decision accepts the peer:
+/// - a policy applies and the chain is trusted (`useCredential`);
+/// - no policy applies, unlisted hosts fall back to default validation, and that validation
+///   passed (`performDefaultHandling` with a trusted verdict);
+/// - "allow invalid certificates" is set (`useCredential`, unevaluated).
+/// Everything else fails the handshake, and the decision, with the verdict and its reasons,
+/// reaches the caller through `onDecision`.
+///
+/// Session resumption (DESIGN §5): swift-nio-ssl 2.37 offers clients no session cache, so every
+/// client handshake is a full one and runs this callback; there is nothing to bypass the pins.
+public struct PincheckNIOVerifier: Sendable {
+    /// The rules (trust manager, invalid-certificate option, override handler, clock).
+    public let adapter: ChallengeAdapter
+    /// Run the evaluation on a task instead of the event loop (OpenSSL costs 0.4–1 ms a chain).
+    public let offloadEvaluation: Bool
+
+    /// - Parameters:
+    ///   - adapter: The rules to apply (its `trustManager` says which policy applies to which host).
+    ///   - offloadEvaluation: Evaluate off the event loop; `true` by default.
+    public init(adapter: ChallengeAdapter, offloadEvaluation: Bool = true) {
+        self.adapter = adapter
+        self.offloadEvaluation = offloadEvaluation
+    }
+
+    /// A verifier applying one policy to every host.
+    /// - Parameters:
+    ///   - policy: The policy.
+    ///   - now: The clock; tests inject a fixed time.
+    public init(policy: TrustPolicy, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(adapter: ChallengeAdapter(trustManager: .single(policy), now: now))
+    }
+
+    /// A verifier applying a trust manager's per-host policies and unlisted-host rule.
+    /// - Parameters:
+    ///   - trustManager: Which policy applies to which host.
+    ///   - now: The clock; tests inject a fixed time.
+    public init(trustManager: TrustManager, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(adapter: ChallengeAdapter(trustManager: trustManager, now: now))
+    }
+
+    /// Whether a decision lets the handshake complete.
+    /// - Parameter decision: The adapter's decision for the server-trust challenge.
+    public static func accepts(_ decision: ChallengeDecision) -> Bool {
+        switch decision.disposition {
+        case .useCredential: true
+        case .performDefaultHandling: decision.verdict?.isTrusted == true
+        case .cancelAuthenticationChallenge, .rejectProtectionSpace: false
+        }
+    }
+
+    /// Evaluates a served chain for a host, as the callback does.
+    /// - Parameters:
+    ///   - derChain: The peer's chain, leaf first, as DER.
+    ///   - host: The host connected to (DNS name or IP literal).
+    ///   - port: The port connected to.
+    ///   - completion: Receives the decision exactly once (at once, unless an override handler keeps it);
+    ///     unreadable certificates give a cancel with `.evaluationFailed`.
+    public func decide(derChain: [[UInt8]], host: String, port: Int,
+                       completion: @escaping @Sendable (ChallengeDecision) -> Void) {
+        let chain: [Certificate]
+        do {
+            chain = try derChain.map { der throws(PincheckError) in try Certificate(derEncoded: der, source: "peer") }
+        } catch {
+            completion(ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
+                error: ServerTrustError(.evaluationFailed, "the peer's certificates could not be read: \(error)", underlying: error)))
+            return
+        }
+        let challenge = Challenge(protectionSpace: ProtectionSpace(
+            host: host, port: port, protocol: "https", authenticationMethod: .serverTrust,
+            serverTrust: PeerTrust(servedChain: chain)))
+        adapter.handle(challenge, completion: ChallengeCompletion(label: "TLS peer \(host):\(port)", deliver: completion))
+    }
+
+    /// Evaluates a served chain for a host, as the callback does.
+    /// - Parameters:
+    ///   - derChain: The peer's chain, leaf first, as DER.
+    ///   - host: The host connected to (DNS name or IP literal).
+    ///   - port: The port connected to.
+    /// - Returns: The decision.
+    public func decide(derChain: [[UInt8]], host: String, port: Int) async -> ChallengeDecision {
+        await withCheckedContinuation { continuation in
+            decide(derChain: derChain, host: host, port: port) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Makes the NIOSSL callback for one connection. Build it inside the channel initializer.
+    /// - Parameters:
+    ///   - host: The host connected to; the leaf must carry it (unless the policy disables name checks).
+    ///   - port: The port connected to (names the protection space).
+    ///   - onDecision: Receives every decision, accepted or not, with the verdict and reasons.
+    public func callback(host: String, port: Int = 443,
+                         onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in })
+        -> NIOSSLCustomVerificationCallbackWithMetadata
+    {
+        let verifier = self
+        return { peerChain, promise in
+            let der: [[UInt8]]
+            do {
+                der = try peerChain.map { try $0.toDERBytes() }
+            } catch {
+                let decision = ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
+                    error: ServerTrustError(.evaluationFailed, "the peer's certificates could not be encoded: \(error)"))
+                onDecision(decision)
+                promise.succeed(.failed)
+                return
+            }
+            let validated = ValidatedCertificateChain(peerChain)
+            let evaluate: @Sendable () -> Void = {
+                verifier.decide(derChain: der, host: host, port: port) { decision in
+                    onDecision(decision)
+                    // Promises may be completed from any thread; NIOSSL resumes the handshake on its loop.
+                    promise.succeed(Self.accepts(decision) ? .certificateVerified(VerificationMetadata(validated)) : .failed)
+                }
+            }
+            if verifier.offloadEvaluation {
+                Task.detached { evaluate() }
+            } else {
+                evaluate()
+            }
+        }
+    }
+
+    /// Makes a client TLS handler whose verification is Pincheck's.
+    /// - Parameters:
+    ///   - context: A context from ``makeClientConfiguration()`` (or any with `certificateVerification` not `.none`).
+    ///   - host: The host connected to; also sent as SNI unless it is an IP literal.
+    ///   - port: The port connected to.
+    ///   - onDecision: Receives the decision, with the verdict and its reasons.
+    /// - Throws: NIOSSL's errors for a bad context or host name.
+    public func makeClientHandler(context: NIOSSLContext, host: String, port: Int = 443,
+                                  onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) throws -> NIOSSLClientHandler {
+        let isIPLiteral = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
+        return try NIOSSLClientHandler(context: context, serverHostname: isIPLiteral ? nil : host,
+                                       customVerificationCallbackWithMetadata: callback(host: host, port: port, onDecision: onDecision))
+    }
+
+    /// A client configuration suitable for the callback: full verification (NIOSSL skips custom
+    /// callbacks when verification is `.none`), TLS 1.2 or newer.
+    public static func makeClientConfiguration() -> TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.certificateVerification = .fullVerification
+        configuration.minimumTLSVersion = .tlsv12
+        return configuration
+    }
+}

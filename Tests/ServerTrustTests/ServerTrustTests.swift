@@ -1,1 +1,0 @@
-// ServerTrust tests: being written (issue 4).
