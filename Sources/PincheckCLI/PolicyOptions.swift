@@ -32,6 +32,9 @@ struct PolicyOptions: ParsableArguments {
     @Flag(name: .customLong("no-validate-domain-name"), help: "Do not check the host name against the certificate.")
     var noValidateDomainName = false
 
+    @Option(help: ArgumentHelp("A Pincheck JSON configuration (per-host pins); needs --host. --ca-file replaces its anchors.", valueName: "file"))
+    var config: String?
+
     @Option(help: ArgumentHelp("Verification time, ISO 8601 (2030-06-01 or 2030-06-01T12:00:00Z). Default: now.", valueName: "time"))
     var at: String?
 
@@ -40,6 +43,14 @@ struct PolicyOptions: ParsableArguments {
     }
 
     mutating func validate() throws {
+        if config != nil {
+            guard mode == nil, pins.isEmpty, pinCertificates.isEmpty, !allowInvalidCertificates, !noValidateDomainName else {
+                throw ValidationError("--config sets the pins and checks per host: it cannot be combined with --mode, --pin, --pin-cert, --allow-invalid-certificates or --no-validate-domain-name")
+            }
+            guard host != nil else {
+                throw ValidationError("--config needs --host: the configuration's policies are chosen by host name")
+            }
+        }
         switch effectiveMode {
         case .none where !pins.isEmpty || !pinCertificates.isEmpty:
             throw ValidationError("--mode none takes no --pin or --pin-cert; choose --mode certificate or public-key")
@@ -66,6 +77,19 @@ struct PolicyOptions: ParsableArguments {
         let dateOnly = ISO8601DateFormatter()
         dateOnly.formatOptions = [.withFullDate]
         return dateOnly.date(from: text)
+    }
+
+    /// Evaluates `chain` under `--config` (through its trust manager) or the command-line policy.
+    /// - Returns: What happened, and what a challenge handler would do about it.
+    func evaluate(_ chain: [Certificate]) throws -> (verdict: Verdict, action: Decision.Action) {
+        if let config {
+            let anchors = caFiles.isEmpty ? nil : try TrustAnchors(contentsOf: caFiles)
+            let configuration = try Configuration.load(contentsOf: config, anchors: anchors)
+            let decision = try configuration.trustManager.evaluate(chain, host: host ?? "", at: time)
+            return (decision.verdict, decision.action)
+        }
+        let verdict = try Evaluator(policy: try makePolicy()).evaluate(chain, host: host, at: time)
+        return (verdict, verdict.isTrusted ? .useCredential : .reject)
     }
 
     /// Reads the named files and builds the policy.

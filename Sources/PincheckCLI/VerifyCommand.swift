@@ -16,13 +16,12 @@ struct Verify: ConsoleCommand {
 
     func execute(_ console: Console) throws -> ExitStatus {
         let chain = try Certificate.load(contentsOf: chainFile)
-        let evaluator = Evaluator(policy: try policy.makePolicy())
-        let verdict = try evaluator.evaluate(chain, host: policy.host, at: policy.time)
+        let (verdict, action) = try policy.evaluate(chain)
         if output.json {
-            console.line(Format.json(VerdictJSON(verdict, requestedHost: policy.host)))
+            console.line(Format.json(VerdictJSON(verdict, requestedHost: policy.host, action: action)))
         } else {
-            VerdictReport(verdict: verdict, subject: chainFile, console: console).render()
+            VerdictReport(verdict: verdict, subject: chainFile, console: console, action: action).render()
         }
-        return verdict.isTrusted ? .trusted : .notTrusted
+        return action == .reject ? .notTrusted : .trusted
     }
 }

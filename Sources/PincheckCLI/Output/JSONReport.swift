@@ -15,9 +15,12 @@ struct VerdictJSON: Encodable {
     let served: [CertificateJSON]
     let matchedPins: [PinMatchJSON]
 
-    init(_ verdict: Verdict, requestedHost: String?) {
-        trusted = verdict.isTrusted
-        disposition = Disposition(verdict).name
+    /// - Parameter action: What was decided, when a trust manager decided it (report-only pins
+    ///   can allow a connection whose verdict records a failure); by default the verdict decides.
+    init(_ verdict: Verdict, requestedHost: String?, action: Decision.Action? = nil) {
+        let action = action ?? (verdict.isTrusted ? .useCredential : .reject)
+        trusted = action != .reject
+        disposition = Disposition(action).name
         host = verdict.checkedHost ?? requestedHost
         hostChecked = verdict.checkedHost != nil
         evaluatedAt = Format.timestamp(verdict.evaluationTime)
@@ -104,8 +107,12 @@ struct PinMatchJSON: Encodable {
 struct Disposition {
     let name: String
 
-    init(_ verdict: Verdict) {
-        name = verdict.isTrusted ? "useCredential" : "cancelAuthenticationChallenge"
+    init(_ action: Decision.Action) {
+        switch action {
+        case .useCredential: name = "useCredential"
+        case .performDefaultHandling: name = "performDefaultHandling"
+        case .reject: name = "cancelAuthenticationChallenge"
+        }
     }
 }
 

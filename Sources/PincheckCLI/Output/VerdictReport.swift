@@ -6,18 +6,21 @@ struct VerdictReport {
     let verdict: Verdict
     let subject: String
     let console: Console
+    /// What was decided (report-only pins may allow a connection whose verdict records a failure).
+    var action: Decision.Action? = nil
 
     func render() {
         let time = Format.timestamp(verdict.evaluationTime)
-        let headline = verdict.isTrusted
-            ? console.paint("TRUSTED", .green)
+        let allowed = action.map { $0 != .reject } ?? verdict.isTrusted
+        let headline = allowed
+            ? console.paint(verdict.isTrusted ? "TRUSTED" : "TRUSTED (report-only pin failure)", .green)
             : console.paint("NOT TRUSTED", .red)
         let name = verdict.checkedHost.map { "for \($0)" } ?? "(no host name checked)"
         console.line("\(console.paint(headline, .bold))  \(subject) \(name) at \(time)")
 
         if !verdict.failures.isEmpty {
             console.line()
-            console.line("Reasons:")
+            console.line(allowed ? "Recorded failures (report-only):" : "Reasons:")
             for reason in verdict.failures { reasonLines(reason, colour: .red) }
         }
         if !verdict.warnings.isEmpty {

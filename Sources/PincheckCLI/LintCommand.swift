@@ -1,0 +1,48 @@
+import ArgumentParser
+import Foundation
+import TrustEvaluator
+
+/// `pincheck lint CONFIG`: pin health of a configuration.
+struct Lint: ConsoleCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a configuration's pin health: backup pins, expiring leaf pins, public-root pins, SHA-1 pins, expired pin sets.",
+        discussion: "Exits 1 when a finding is at error level (a missing backup pin on an enforced host, an expired pin set), 0 otherwise.")
+
+    @Argument(help: ArgumentHelp("A Pincheck JSON configuration.", valueName: "config"))
+    var config: String
+
+    @Option(help: ArgumentHelp("Flag pinned leaf certificates expiring within this many days.", valueName: "days"))
+    var days: Int = 30
+
+    @Option(help: ArgumentHelp("The time expiry is judged at, ISO 8601. Default: now.", valueName: "time"))
+    var at: String?
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if let at, PolicyOptions.parseTime(at) == nil { throw ValidationError("--at \"\(at)\" is not an ISO 8601 date or time") }
+        if days < 0 { throw ValidationError("--days must not be negative") }
+    }
+
+    func execute(_ console: Console) throws -> ExitStatus {
+        let configuration = try Configuration.load(contentsOf: config)
+        let time = at.flatMap(PolicyOptions.parseTime) ?? Date()
+        // Pins on the system's roots are over-broad; an absent system bundle just skips that check.
+        var roots: [Certificate] = []
+        if case .system(let file, _) = TrustAnchors.system.origin { roots = (try? Certificate.load(contentsOf: file)) ?? [] }
+        let findings = configuration.lint(at: time, expiringWithinDays: days, publicRoots: roots)
+        if output.json {
+            console.line(Format.json(findings.map { ["level": $0.level.rawValue, "code": $0.code, "path": $0.path, "pattern": $0.pattern, "message": $0.message] }))
+        } else if findings.isEmpty {
+            console.line("\(config): \(configuration.hosts.count) host\(configuration.hosts.count == 1 ? "" : "s"), no findings.")
+        } else {
+            var table = Table()
+            for finding in findings {
+                let level = finding.level == .error ? console.paint("error", .red) : console.paint("warning", .yellow)
+                table.add([level, finding.path, finding.pattern, finding.message])
+            }
+            table.render().forEach(console.line)
+        }
+        return findings.contains { $0.level == .error } ? .notTrusted : .trusted
+    }
+}

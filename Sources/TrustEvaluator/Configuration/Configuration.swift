@@ -1,0 +1,298 @@
+import Foundation
+
+/// Pincheck's JSON configuration file, decoded into a ``TrustManager``.
+///
+/// ```json
+/// { "version": 1, "allHostsMustBeEvaluated": true, "anchors": "system", "backupPins": "warning",
+///   "hosts": [ { "pattern": "api.example.com", "includeSubdomains": false, "mode": "public-key",
+///                "pins": ["sha256/…", "sha256/…"], "pinnedCertificates": ["certs/api.pem"],
+///                "enforce": true, "expires": "2027-06-30", "validatesDomainName": true,
+///                "allowInvalidCertificates": false, "reportURIs": ["https://reports.example.com/pins"] } ] }
+/// ```
+/// Unknown keys are errors naming their path; relative file paths resolve against the file's folder.
+public struct Configuration: Sendable {
+    /// The decoded trust manager.
+    public let trustManager: TrustManager
+    /// The hosts as written, for `pincheck lint`.
+    public let hosts: [HostEntry]
+    /// Whether a missing backup pin is a load error (`"backupPins": "error"`) or a warning.
+    public let backupPinsRequired: Bool
+
+    /// One host entry as configured.
+    public struct HostEntry: Sendable {
+        public let path: String
+        public let policy: HostPolicy
+        public let enforce: Bool
+        public let expires: Date?
+    }
+
+    /// Reads and decodes a configuration file.
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - anchors: Replaces the file's anchors (`--ca-file` on the command line).
+    ///   - publicSuffixes: For refusing subdomain patterns on public suffixes; Debian's list by default.
+    /// - Throws: ``PincheckError`` naming the file and the key path of the first problem.
+    public static func load(contentsOf path: String, anchors: TrustAnchors? = nil,
+                            publicSuffixes: PublicSuffixList? = PublicSuffixList.system) throws(PincheckError) -> Configuration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PincheckError(.unreadableFile, "the configuration file cannot be read", source: path)
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        return try decode(data, source: path, baseDirectory: directory.isEmpty ? "." : directory,
+                          anchors: anchors, publicSuffixes: publicSuffixes)
+    }
+
+    /// Decodes configuration JSON.
+    public static func decode(_ data: Data, source: String = "<configuration>", baseDirectory: String,
+                              anchors anchorOverride: TrustAnchors? = nil,
+                              publicSuffixes: PublicSuffixList? = PublicSuffixList.system) throws(PincheckError) -> Configuration {
+        let raw: RawConfiguration
+        do {
+            raw = try JSONDecoder().decode(RawConfiguration.self, from: data)
+        } catch let error as DecodingError {
+            throw PincheckError(.invalidPolicy, ConfigurationError.describe(error), source: source)
+        } catch {
+            throw PincheckError(.invalidPolicy, "not valid JSON: \(error.localizedDescription)", source: source)
+        }
+        func fail(_ path: String, _ message: String) -> PincheckError {
+            PincheckError(.invalidPolicy, "\(path): \(message)", source: source)
+        }
+        func resolve(_ file: String) -> String {
+            file.hasPrefix("/") ? file : (baseDirectory as NSString).appendingPathComponent(file)
+        }
+        func certificates(_ files: [String], at path: String) throws(PincheckError) -> [Certificate] {
+            var result: [Certificate] = []
+            for (index, file) in files.enumerated() {
+                do {
+                    result += try Certificate.load(contentsOf: resolve(file))
+                } catch {
+                    throw fail("\(path)[\(index)]", error.description)
+                }
+            }
+            return result
+        }
+
+        guard raw.version == 1 else { throw fail("version", "unsupported version \(raw.version) (this Pincheck reads version 1)") }
+        let backupPinsRequired: Bool
+        switch raw.backupPins ?? "warning" {
+        case "warning": backupPinsRequired = false
+        case "error": backupPinsRequired = true
+        case let other: throw fail("backupPins", "\"\(other)\" is not \"warning\" or \"error\"")
+        }
+        let anchors: TrustAnchors
+        if let anchorOverride {
+            anchors = anchorOverride
+        } else {
+            switch raw.anchors ?? .system {
+            case .system: anchors = .system
+            case .files(let files):
+                do { anchors = try TrustAnchors(certificates: try certificates(files, at: "anchors")) } catch { throw fail("anchors", error.message) }
+            }
+        }
+
+        var entries: [HostEntry] = []
+        var seen: [HostPattern: String] = [:]
+        for (index, host) in raw.hosts.enumerated() {
+            let path = "hosts[\(index)]"
+            let pattern: HostPattern
+            do {
+                pattern = try HostPattern(host.pattern, includeSubdomains: host.includeSubdomains ?? false, publicSuffixes: publicSuffixes)
+            } catch { throw fail("\(path).pattern", error.message) }
+            if let other = seen[pattern] { throw fail("\(path).pattern", "\"\(host.pattern)\" is already configured at \(other)") }
+            seen[pattern] = path
+            if host.revocation != nil {
+                throw fail("\(path).revocation", "revocation data is not supported by this version of Pincheck; remove it rather than have it ignored")
+            }
+
+            var pinnedCertificates: [Certificate] = []
+            if let files = host.pinnedCertificates {
+                pinnedCertificates = try certificates(files, at: "\(path).pinnedCertificates")
+            }
+            var pins: [PublicKeyPin] = []
+            for (pinIndex, text) in (host.pins ?? []).enumerated() {
+                do { pins.append(try PublicKeyPin(text)) } catch { throw fail("\(path).pins[\(pinIndex)]", error.message) }
+            }
+            let pinning: TrustPolicy.Pinning
+            switch host.mode ?? "public-key" {
+            case "none":
+                guard host.pins == nil, host.pinnedCertificates == nil else {
+                    throw fail("\(path).mode", "mode \"none\" takes no pins or pinnedCertificates")
+                }
+                pinning = .none
+            case "certificate":
+                guard host.pins == nil else { throw fail("\(path).pins", "certificate mode pins whole certificates: use pinnedCertificates") }
+                do { pinning = .certificates(try PinnedCertificates(pinnedCertificates)) } catch {
+                    throw fail("\(path).pinnedCertificates", "certificate mode needs at least one pinned certificate (an empty pin list fails closed)")
+                }
+            case "public-key":
+                do { pinning = .publicKeys(try PinnedPublicKeys(pins: pins, certificates: pinnedCertificates)) } catch {
+                    throw fail("\(path).pins", "public-key mode needs at least one pin (an empty pin list fails closed)")
+                }
+            case let other:
+                throw fail("\(path).mode", "\"\(other)\" is not none, certificate or public-key")
+            }
+
+            var expires: Date? = nil
+            if let text = host.expires {
+                guard let date = PinSet.expiryDate(text) else { throw fail("\(path).expires", "\"\(text)\" is not a yyyy-MM-dd date") }
+                expires = date
+            }
+            let enforce = host.enforce ?? true
+            var pinSets: [PinSet] = []
+            if case .none = pinning {} else {
+                pinSets.append(try PinSet(pinning, enforcement: enforce ? .enforce : .reportOnly, expires: expires))
+                if backupPinsRequired && enforce && pinSets[0].pinCount < 2 {
+                    throw fail("\(path).pins", "an enforced pin set needs a backup pin (at least two pins, one not in the current chain; RFC 7469 §2.5)")
+                }
+            }
+            var reportURIs: [URL] = []
+            for (uriIndex, text) in (host.reportURIs ?? []).enumerated() {
+                guard let url = URL(string: text), url.scheme == "https", url.host != nil else {
+                    throw fail("\(path).reportURIs[\(uriIndex)]", "\"\(text)\" is not an https:// URL")
+                }
+                reportURIs.append(url)
+            }
+            let validation = TrustPolicy(
+                anchors: anchors,
+                chainValidation: host.allowInvalidCertificates == true ? .disabled(because: "allowInvalidCertificates in \(path)") : .required,
+                nameValidation: host.validatesDomainName == false ? .disabled(because: "validatesDomainName false in \(path)") : .required)
+            let policy = HostPolicy(pattern: pattern, pinSets: pinSets, validation: validation, reportURIs: reportURIs)
+            entries.append(HostEntry(path: path, policy: policy, enforce: enforce, expires: expires))
+        }
+        let manager = TrustManager(policies: entries.map(\.policy), allHostsMustBeEvaluated: raw.allHostsMustBeEvaluated ?? true,
+                                   defaultValidation: TrustPolicy(anchors: anchors))
+        return Configuration(trustManager: manager, hosts: entries, backupPinsRequired: backupPinsRequired)
+    }
+}
+
+// MARK: The file format
+
+private struct RawConfiguration: Decodable {
+    let version: Int
+    let allHostsMustBeEvaluated: Bool?
+    let anchors: RawAnchors?
+    let backupPins: String?
+    let hosts: [RawHost]
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case version, allHostsMustBeEvaluated, anchors, backupPins, hosts }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        version = try container.decode(Int.self, forKey: .version)
+        allHostsMustBeEvaluated = try container.decodeIfPresent(Bool.self, forKey: .allHostsMustBeEvaluated)
+        anchors = try container.decodeIfPresent(RawAnchors.self, forKey: .anchors)
+        backupPins = try container.decodeIfPresent(String.self, forKey: .backupPins)
+        hosts = try container.decode([RawHost].self, forKey: .hosts)
+    }
+}
+
+private enum RawAnchors: Decodable {
+    case system
+    case files([String])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let files = try? container.decode([String].self) {
+            self = .files(files)
+        } else if try container.decode(String.self) == "system" {
+            self = .system
+        } else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected \"system\" or a list of PEM files")
+        }
+    }
+}
+
+private struct RawHost: Decodable {
+    let pattern: String
+    let includeSubdomains: Bool?
+    let mode: String?
+    let pins: [String]?
+    let pinnedCertificates: [String]?
+    let enforce: Bool?
+    let expires: String?
+    let validatesDomainName: Bool?
+    let allowInvalidCertificates: Bool?
+    let reportURIs: [String]?
+    let revocation: RawRevocation?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case pattern, includeSubdomains, mode, pins, pinnedCertificates, enforce, expires
+        case validatesDomainName, allowInvalidCertificates, reportURIs, revocation
+    }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        pattern = try c.decode(String.self, forKey: .pattern)
+        includeSubdomains = try c.decodeIfPresent(Bool.self, forKey: .includeSubdomains)
+        mode = try c.decodeIfPresent(String.self, forKey: .mode)
+        pins = try c.decodeIfPresent([String].self, forKey: .pins)
+        pinnedCertificates = try c.decodeIfPresent([String].self, forKey: .pinnedCertificates)
+        enforce = try c.decodeIfPresent(Bool.self, forKey: .enforce)
+        expires = try c.decodeIfPresent(String.self, forKey: .expires)
+        validatesDomainName = try c.decodeIfPresent(Bool.self, forKey: .validatesDomainName)
+        allowInvalidCertificates = try c.decodeIfPresent(Bool.self, forKey: .allowInvalidCertificates)
+        reportURIs = try c.decodeIfPresent([String].self, forKey: .reportURIs)
+        revocation = try c.decodeIfPresent(RawRevocation.self, forKey: .revocation)
+    }
+}
+
+private struct RawRevocation: Decodable {
+    let crls: [String]?
+    let requireStapledOCSP: Bool?
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case crls, requireStapledOCSP }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        crls = try c.decodeIfPresent([String].self, forKey: .crls)
+        requireStapledOCSP = try c.decodeIfPresent(Bool.self, forKey: .requireStapledOCSP)
+    }
+}
+
+private struct AnyKey: CodingKey {
+    let stringValue: String
+    let intValue: Int?
+    init(stringValue: String) { self.stringValue = stringValue; intValue = nil }
+    init(intValue: Int) { stringValue = "\(intValue)"; self.intValue = intValue }
+}
+
+extension Decoder {
+    /// Strict decoding: a key the format does not define is an error at its path.
+    fileprivate func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) throws {
+        let container = try self.container(keyedBy: AnyKey.self)
+        let known = Set(Keys.allCases.map(\.stringValue))
+        for key in container.allKeys where !known.contains(key.stringValue) {
+            throw DecodingError.dataCorrupted(.init(codingPath: codingPath + [key], debugDescription: "unknown key"))
+        }
+    }
+}
+
+enum ConfigurationError {
+    static func path(_ codingPath: [any CodingKey]) -> String {
+        var text = ""
+        for key in codingPath {
+            if let index = key.intValue { text += "[\(index)]" } else { text += text.isEmpty ? key.stringValue : ".\(key.stringValue)" }
+        }
+        return text.isEmpty ? "(top level)" : text
+    }
+
+    static func describe(_ error: DecodingError) -> String {
+        switch error {
+        case .dataCorrupted(let context):
+            if context.debugDescription == "unknown key" { return "\(path(context.codingPath)): unknown key" }
+            if context.codingPath.isEmpty { return "not valid JSON (\(context.underlyingError.map { "\($0)" } ?? context.debugDescription))" }
+            return "\(path(context.codingPath)): \(context.debugDescription)"
+        case .keyNotFound(let key, let context):
+            return "\(path(context.codingPath + [key])): required key missing"
+        case .typeMismatch(let type, let context):
+            return "\(path(context.codingPath)): expected \(type)"
+        case .valueNotFound(let type, let context):
+            return "\(path(context.codingPath)): expected \(type), found null"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+}

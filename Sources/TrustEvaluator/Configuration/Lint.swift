@@ -1,0 +1,75 @@
+import Foundation
+
+/// One finding of ``Configuration/lint(at:expiringWithinDays:publicRoots:)``.
+public struct LintFinding: Sendable, Hashable, CustomStringConvertible {
+    public enum Level: String, Sendable, Hashable, Comparable {
+        case warning
+        case error
+
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs == .warning && rhs == .error }
+    }
+
+    public let level: Level
+    /// A stable code, such as `no-backup-pin`.
+    public let code: String
+    /// Where in the file (`hosts[2]`).
+    public let path: String
+    public let pattern: String
+    public let message: String
+
+    public var description: String { "\(level.rawValue): \(path) (\(pattern)): \(message) [\(code)]" }
+}
+
+extension Configuration {
+    /// Pin health: what will hurt when a server rotates its keys, or is weaker than it looks.
+    /// - Parameters:
+    ///   - time: "Now", for expiry checks.
+    ///   - days: Pinned leaf certificates expiring within this many days are flagged.
+    ///   - publicRoots: Roots of the public Web PKI (the system store); pinning one is over-broad.
+    /// - Returns: Findings, errors first. Errors: an enforced pin set without a backup pin, an
+    ///   expired pin set. Warnings: everything else.
+    public func lint(at time: Date, expiringWithinDays days: Int = 30, publicRoots: [Certificate] = []) -> [LintFinding] {
+        var findings: [LintFinding] = []
+        let rootPins = Set(publicRoots.map(\.publicKeyPin))
+        for entry in hosts {
+            let pattern = entry.policy.pattern.description
+            func add(_ level: LintFinding.Level, _ code: String, _ message: String) {
+                findings.append(LintFinding(level: level, code: code, path: entry.path, pattern: pattern, message: message))
+            }
+            guard let set = entry.policy.pinSets.first else {
+                add(.warning, "no-pins", "no pins: this host gets default validation only")
+                continue
+            }
+            if entry.enforce && set.pinCount < 2 {
+                add(.error, "no-backup-pin", "an enforced pin set has a single pin; add a backup pin for a key not in use yet (RFC 7469 §2.5)")
+            }
+            if let expires = set.expires, expires <= time {
+                add(.error, "pin-set-expired", "the pin set expired on \(ISO8601DateFormatter().string(from: expires).prefix(10)); the host is effectively unpinned")
+            }
+            var certificates: [Certificate] = []
+            var pins: [PublicKeyPin] = []
+            switch set.pinning {
+            case .none: break
+            case .certificates(let pinned): certificates = pinned.certificates; pins = certificates.map(\.publicKeyPin)
+            case .publicKeys(let pinned): pins = pinned.pins.sorted()
+            }
+            for pin in pins where pin.algorithm == .sha1 {
+                add(.warning, "sha1-pin", "\(pin) is a SHA-1 pin; use sha256/")
+            }
+            for pin in pins where rootPins.contains(pin) {
+                let subject = publicRoots.first { $0.publicKeyPin == pin }?.subject ?? "a public root"
+                add(.warning, "public-root-pin", "\(pin) is the key of a public root (\(subject)): every certificate that CA issues matches it")
+            }
+            for certificate in certificates where !certificate.isCertificateAuthority {
+                let left = Int(certificate.notAfter.timeIntervalSince(time) / 86_400)
+                if left <= days {
+                    add(.warning, "leaf-pin-expiring", "the pinned leaf \(certificate.subject) expires in \(left) days; pin its issuer or add the next key")
+                }
+            }
+            if entry.policy.pattern.kind == .oneLabel {
+                add(.warning, "deeper-subdomains-unpinned", "\(pattern) matches one label only: deeper names such as a.b.\(entry.policy.pattern.base) are not pinned (use **. or includeSubdomains)")
+            }
+        }
+        return findings.sorted { ($0.level, $1.path) > ($1.level, $0.path) }
+    }
+}

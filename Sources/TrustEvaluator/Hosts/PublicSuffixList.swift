@@ -1,0 +1,72 @@
+import Foundation
+
+/// The Public Suffix List: which names are registries (`co.uk`), where anyone may register.
+///
+/// Pinning every subdomain of a public suffix, or of a name with public suffixes beneath it
+/// (`amazonaws.com`, above `s3.amazonaws.com`), would pin names that belong to strangers, so such
+/// patterns are refused.
+public struct PublicSuffixList: Sendable {
+    /// Debian's copy (package `publicsuffix`), kept current by the distribution.
+    public static let debianPath = "/usr/share/publicsuffix/public_suffix_list.dat"
+
+    private let rules: Set<String>
+    private let wildcards: Set<String>
+    private let exceptions: Set<String>
+    /// Every proper ancestor of some rule: names with public suffixes beneath them.
+    private let ancestors: Set<String>
+
+    /// Parses the list's text (rules one a line, `//` comments, `*.` wildcards, `!` exceptions).
+    public init(text: String) {
+        var rules = Set<String>(), wildcards = Set<String>(), exceptions = Set<String>(), ancestors = Set<String>()
+        for rawLine in text.split(whereSeparator: \.isNewline) {
+            let line = rawLine.split(whereSeparator: \.isWhitespace).first.map(String.init) ?? ""
+            guard !line.isEmpty, !line.hasPrefix("//") else { continue }
+            let ascii = line.split(separator: ".").map { Punycode.aLabel(String($0).lowercased()) ?? String($0) }.joined(separator: ".")
+            let name: String
+            if ascii.hasPrefix("!") {
+                name = String(ascii.dropFirst()); exceptions.insert(name)
+            } else if ascii.hasPrefix("*.") {
+                name = String(ascii.dropFirst(2)); wildcards.insert(name)
+            } else {
+                name = ascii; rules.insert(name)
+            }
+            var labels = name.split(separator: ".")
+            while labels.count > 1 {
+                labels.removeFirst()
+                ancestors.insert(labels.joined(separator: "."))
+            }
+            if ascii.hasPrefix("*.") { ancestors.insert(name) }
+        }
+        self.rules = rules
+        self.wildcards = wildcards
+        self.exceptions = exceptions
+        self.ancestors = ancestors
+    }
+
+    /// Reads the list from a file (Debian's by default).
+    /// - Throws: ``PincheckError`` (`input.unreadable-file`) naming the file and the package to install.
+    public init(contentsOf path: String = PublicSuffixList.debianPath) throws(PincheckError) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PincheckError(.unreadableFile, "the Public Suffix List cannot be read (Debian: apt-get install publicsuffix)", source: path)
+        }
+        self.init(text: String(decoding: data, as: UTF8.self))
+    }
+
+    /// The list loaded once from Debian's copy, or nil when it is not installed.
+    public static let system: PublicSuffixList? = try? PublicSuffixList()
+
+    /// True when `name` (lowercase A-labels) is itself a public suffix.
+    public func isPublicSuffix(_ name: String) -> Bool {
+        if exceptions.contains(name) { return false }
+        if rules.contains(name) { return true }
+        if let dot = name.firstIndex(of: "."), wildcards.contains(String(name[name.index(after: dot)...])) { return true }
+        // An unlisted top-level label is a suffix too (the list's implicit "*" rule).
+        return !name.contains(".")
+    }
+
+    /// True when pinning every subdomain of `name` would reach names registered by others:
+    /// `name` is a public suffix, or has a public suffix beneath it.
+    public func coversOtherRegistrants(_ name: String) -> Bool {
+        isPublicSuffix(name) || ancestors.contains(name)
+    }
+}

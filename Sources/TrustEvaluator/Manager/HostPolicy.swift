@@ -1,0 +1,79 @@
+import Foundation
+
+/// One pin set of a host: pins, how a mismatch is handled, and until when it applies.
+public struct PinSet: Sendable {
+    /// Whether a mismatch rejects the connection.
+    public enum Enforcement: Sendable, Hashable {
+        /// A mismatch rejects.
+        case enforce
+        /// A mismatch on a valid chain is recorded, warned about and reported, but the connection
+        /// is allowed. An invalid chain is still rejected.
+        case reportOnly
+    }
+
+    /// The pinning mode and pins (never `.none`: a host without pins has no pin set).
+    public let pinning: TrustPolicy.Pinning
+    public let enforcement: Enforcement
+    /// The instant the pin set stops applying (00:00:00 UTC of the configured day), if any.
+    public let expires: Date?
+
+    /// - Throws: ``PincheckError`` (`policy.invalid`) when `pinning` is `.none`.
+    public init(_ pinning: TrustPolicy.Pinning, enforcement: Enforcement = .enforce, expires: Date? = nil) throws(PincheckError) {
+        if case .none = pinning {
+            throw PincheckError(.invalidPolicy, "a pin set needs pins; a host without pins is declared with no pin set")
+        }
+        self.pinning = pinning
+        self.enforcement = enforcement
+        self.expires = expires
+    }
+
+    /// The number of distinct pins (keys or certificates).
+    var pinCount: Int {
+        switch pinning {
+        case .none: 0
+        case .certificates(let pinned): pinned.certificates.count
+        case .publicKeys(let pinned): pinned.pins.count
+        }
+    }
+
+    /// True when some certificate of `path` matches a pin of this set.
+    func matchesAll(of path: [Certificate]) -> Bool {
+        switch pinning {
+        case .none: false
+        case .certificates(let pinned): pinned.certificates.allSatisfy(path.contains)
+        case .publicKeys(let pinned): pinned.pins.allSatisfy { pin in path.contains { pin.matches($0) } }
+        }
+    }
+
+    /// Parses `yyyy-MM-dd` as 00:00:00 UTC of that day (TrustKit's reading).
+    public static func expiryDate(_ text: String) -> Date? {
+        let parts = text.split(separator: "-")
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let components = DateComponents(year: year, month: month, day: day)
+        guard components.isValidDate(in: calendar) else { return nil }
+        return calendar.date(from: components)
+    }
+}
+
+/// Everything a trust manager knows about the hosts one pattern matches.
+public struct HostPolicy: Sendable {
+    /// Which hosts.
+    public let pattern: HostPattern
+    /// The pin sets; all that apply must pass. Empty: default validation only (also how a
+    /// subdomain is excluded from its parent's pins).
+    public let pinSets: [PinSet]
+    /// The anchors, validation switches and extra intermediates (its `pinning` is ignored).
+    public let validation: TrustPolicy
+    /// Where failure reports go (RFC 7469 `report-uri`).
+    public let reportURIs: [URL]
+
+    public init(pattern: HostPattern, pinSets: [PinSet], validation: TrustPolicy = TrustPolicy(), reportURIs: [URL] = []) {
+        self.pattern = pattern
+        self.pinSets = pinSets
+        self.validation = validation
+        self.reportURIs = reportURIs
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+/// Maps hosts to policies and decides (Alamofire's `ServerTrustManager`, TrustKit's pinned domains).
+///
+/// The most specific matching pattern wins. A host no pattern matches is rejected when
+/// ``allHostsMustBeEvaluated`` (the default); otherwise it gets default validation — chain and
+/// name are still checked: "not pinned" never means "not checked".
+public struct TrustManager: Sendable {
+    public let policies: [HostPolicy]
+    public let allHostsMustBeEvaluated: Bool
+    /// The validation unlisted hosts get when they are allowed (its `pinning` is ignored).
+    public let defaultValidation: TrustPolicy
+    private let diagnostics: (@Sendable (DiagnosticEvent) -> Void)?
+
+    public init(policies: [HostPolicy], allHostsMustBeEvaluated: Bool = true, defaultValidation: TrustPolicy = TrustPolicy(),
+                diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) {
+        self.policies = policies
+        self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
+        self.defaultValidation = TrustPolicy(
+            anchors: defaultValidation.anchors, additionalIntermediates: defaultValidation.additionalIntermediates,
+            maximumChainDepth: defaultValidation.maximumChainDepth)
+        self.diagnostics = diagnostics
+    }
+
+    /// The most specific policy for `host`, or nil.
+    /// - Throws: ``PincheckError`` (`host.invalid`) when `host` cannot be a certificate name.
+    public func policy(for host: String) throws(PincheckError) -> HostPolicy? {
+        let name = try HostNormalization.peerName(for: host).text
+        var best: (HostPolicy, Int)? = nil
+        for policy in policies {
+            guard let score = policy.pattern.specificity(for: name) else { continue }
+            if best == nil || score > best!.1 { best = (policy, score) }
+        }
+        return best?.0
+    }
+
+    /// Evaluates a served chain for a host and decides what to do.
+    /// - Parameters:
+    ///   - servedChain: What the peer sent, leaf first.
+    ///   - host: The host connected to (DNS name, IDN in either form, or IP literal).
+    ///   - port: The port, for reports.
+    ///   - time: The verification time.
+    /// - Throws: ``PincheckError`` when the chain is empty or the host cannot be a name.
+    public func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date) throws(PincheckError) -> Decision {
+        let name = try HostNormalization.peerName(for: host).text
+        guard let policy = try policy(for: name) else {
+            if allHostsMustBeEvaluated {
+                let verdict = try Evaluator(policy: defaultValidation, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time)
+                let reason = Reason(.hostNotListed, "\(name) matches no pinning policy, and every host must be evaluated by one (allHostsMustBeEvaluated)")
+                return Decision(action: .reject, verdict: verdict.adding(failures: [reason]), policy: nil, reports: [])
+            }
+            let verdict = try Evaluator(policy: defaultValidation, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time)
+            return Decision(action: verdict.isTrusted ? .performDefaultHandling : .reject, verdict: verdict, policy: nil, reports: [])
+        }
+
+        var base = policy.validation
+        base.pinning = .none
+        var failures: [Reason] = []
+        var warnings: [Reason] = []
+        var reportOnlyFailures: [Reason] = []
+        var matches: [PinMatch] = []
+        let active = policy.pinSets.filter { set in
+            guard let expires = set.expires, time >= expires else { return true }
+            warnings.append(Reason(.pinSetExpired, "the pin set for \(policy.pattern) expired on \(Self.day(expires)); only default validation applied"))
+            return false
+        }
+        // Default validation always runs, so an expired or report-only set never means "unchecked".
+        let chainVerdict = try Evaluator(policy: base, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time)
+        failures += chainVerdict.failures
+        warnings += chainVerdict.warnings
+        var path = chainVerdict.verifiedPath
+        for set in active {
+            var pinned = base
+            pinned.pinning = set.pinning
+            let verdict = try Evaluator(policy: pinned, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time)
+            let pinFailures = verdict.failures.filter { !chainVerdict.failures.contains($0) }
+            for warning in verdict.warnings where !warnings.contains(warning) { warnings.append(warning) }
+            switch set.enforcement {
+            case .enforce:
+                failures += pinFailures
+            case .reportOnly:
+                reportOnlyFailures += pinFailures
+                if !pinFailures.isEmpty {
+                    warnings.append(Reason(.reportOnlyFailure, "the report-only pin set for \(policy.pattern) did not match; the connection is allowed and a report is due"))
+                }
+            }
+            if verdict.isTrusted {
+                matches += verdict.matchedPins
+                if set.pinning.isCertificatePinning { path = verdict.verifiedPath ?? path }
+                if set.enforcement == .enforce, let verified = verdict.verifiedPath,
+                   set.pinCount < 2 || set.matchesAll(of: verified.certificates) {
+                    warnings.append(Reason(.noBackupPin, "the pin set for \(policy.pattern) has no backup pin: \(set.pinCount < 2 ? "only one pin" : "every pin matches the current chain"); a key rotation would lock clients out (RFC 7469 §2.5)"))
+                }
+            }
+        }
+
+        let recorded = failures + reportOnlyFailures
+        let verdict = Verdict(failures: recorded, warnings: warnings, verifiedPath: failures.isEmpty ? path : nil,
+                              servedChain: servedChain, checkedHost: chainVerdict.checkedHost,
+                              matchedPins: failures.isEmpty ? matches : [], evaluationTime: time)
+        let action: Decision.Action = failures.isEmpty ? .useCredential : .reject
+        let reports = recorded.isEmpty || policy.reportURIs.isEmpty ? [] : [
+            PinFailureReport(time: time, host: name, port: port, policy: policy, active: active, served: servedChain,
+                             validated: chainVerdict.verifiedPath?.certificates ?? []),
+        ]
+        return Decision(action: action, verdict: verdict, policy: policy, reports: reports)
+    }
+
+    private static func day(_ date: Date) -> String { String(ISO8601DateFormatter().string(from: date).prefix(10)) }
+}
+
+extension TrustPolicy.Pinning {
+    var isCertificatePinning: Bool {
+        if case .certificates = self { return true }
+        return false
+    }
+}
+
+extension Verdict {
+    func adding(failures extra: [Reason]) -> Verdict {
+        Verdict(failures: failures + extra, warnings: warnings, verifiedPath: nil, servedChain: servedChain,
+                checkedHost: checkedHost, matchedPins: [], evaluationTime: evaluationTime)
+    }
+}
+
+/// What a trust manager decided, kept apart from what happened (the verdict): report-only mode
+/// changes the decision, never the verdict.
+public struct Decision: Sendable {
+    /// What to do with the connection, in URLSession's terms.
+    public enum Action: String, Sendable, Hashable {
+        /// Trusted by a policy that applies to the host.
+        case useCredential
+        /// No policy applies (unlisted host, allowed); default validation ran and passed.
+        case performDefaultHandling
+        /// Not trusted.
+        case reject
+    }
+
+    public let action: Action
+    /// Everything that was found, including report-only pin failures.
+    public let verdict: Verdict
+    /// The policy that applied, if any.
+    public let policy: HostPolicy?
+    /// Reports due to the policy's report URIs.
+    public let reports: [PinFailureReport]
+
+    /// True when the connection may go ahead.
+    public var allowsConnection: Bool { action != .reject }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+@testable import PincheckCLI
+
+@Suite("pincheck --config and lint")
+struct ConfigAndLintCommandTests {
+    typealias F = CLIFixtures
+
+    static func pin(_ name: String) throws -> String {
+        let text = try String(contentsOfFile: F.path("pins.txt"), encoding: .utf8)
+        return String(text.split(separator: "\n").first { $0.hasPrefix(name + " ") }!.split(separator: " ")[1])
+    }
+
+    /// Writes a configuration next to the certificates (so relative paths resolve) and returns its path.
+    static func write(_ json: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-\(UUID().uuidString).json").path
+        try json.replacingOccurrences(of: "CERTS", with: F.path("")).write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("verify --config: enforced pins decide, report-only pins allow with the failure recorded")
+    func config() throws {
+        let path = try Self.write("""
+            { "version": 1, "anchors": ["CERTS/rsa-root.pem", "CERTS/ec-root.pem"],
+              "hosts": [ { "pattern": "www.example.test", "pins": ["\(try Self.pin("rsa-intermediate"))", "\(try Self.pin("ec-intermediate"))"] },
+                         { "pattern": "example.test", "enforce": false, "pins": ["\(try Self.pin("attacker-root"))"] } ] }
+            """)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let good = F.run(["verify", F.path("chains/rsa-good.pem"), "--config", path, "--host", "www.example.test"] + F.at)
+        #expect(good.status == 0, "\(good.errors)")
+        let reportOnly = F.run(["verify", F.path("chains/rsa-good.pem"), "--config", path, "--host", "example.test", "--json"] + F.at)
+        #expect(reportOnly.status == 0)
+        let json = try F.json(reportOnly.output)
+        #expect(json["trusted"] as? Bool == true)
+        #expect((json["reasons"] as? [[String: Any]])?.first?["code"] as? String == "pin.mismatch")
+        let unlisted = F.run(["verify", F.path("chains/rsa-good.pem"), "--config", path, "--host", "other.example.test"] + F.at)
+        #expect(unlisted.status == 1)
+        #expect(unlisted.output.contains("policy.host-not-listed"))
+    }
+
+    @Test("a broken configuration exits 2 naming the file and key")
+    func brokenConfig() throws {
+        let path = try Self.write(#"{ "version": 1, "hosts": [ { "pattern": "a.example.test", "pinz": [] } ] }"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = F.run(["verify", F.path("chains/rsa-good.pem"), "--config", path, "--host", "a.example.test"])
+        #expect(result.status == 2)
+        #expect(result.errors.contains(path))
+        #expect(result.errors.contains("hosts[0].pinz: unknown key"))
+    }
+
+    @Test("--config cannot be mixed with command-line pins and needs --host", arguments: [
+        ["--pin", "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="], ["--mode", "none"], ["--no-validate-domain-name"],
+    ])
+    func conflicts(extra: [String]) {
+        let result = F.run(["verify", F.path("chains/rsa-good.pem"), "--config", "x.json", "--host", "a.example.test"] + extra)
+        #expect(result.status == 2)
+        let noHost = F.run(["verify", F.path("chains/rsa-good.pem"), "--config", "x.json"])
+        #expect(noHost.status == 2)
+        #expect(noHost.errors.contains("--config needs --host"))
+    }
+
+    @Test("lint exits 1 on a missing backup pin and 0 on a healthy file")
+    func lint() throws {
+        let single = try Self.write(#"{ "version": 1, "hosts": [ { "pattern": "a.example.test", "pins": ["PIN"] } ] }"#
+            .replacingOccurrences(of: "PIN", with: try Self.pin("rsa-intermediate")))
+        let healthy = try Self.write(#"{ "version": 1, "hosts": [ { "pattern": "a.example.test", "pins": ["A", "B"] } ] }"#
+            .replacingOccurrences(of: "\"A\"", with: "\"\(try Self.pin("rsa-intermediate"))\"")
+            .replacingOccurrences(of: "\"B\"", with: "\"\(try Self.pin("ec-intermediate"))\""))
+        defer { try? FileManager.default.removeItem(atPath: single); try? FileManager.default.removeItem(atPath: healthy) }
+        let bad = F.run(["lint", single, "--at", "2030-06-01"])
+        #expect(bad.status == 1)
+        #expect(bad.output.contains("error"))
+        #expect(bad.output.contains("backup pin"))
+        let good = F.run(["lint", healthy, "--at", "2030-06-01"])
+        #expect(good.status == 0)
+        #expect(good.output.contains("no findings"))
+        #expect(F.run(["lint", "/nonexistent.json"]).status == 2)
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+@testable import TrustEvaluator
+
+@Suite("trust manager")
+struct TrustManagerTests {
+    static let psl = HostPatternTests.psl
+    static let base = TrustPolicy(anchors: Fixtures.anchors)
+
+    static func keys(_ names: String...) throws -> TrustPolicy.Pinning {
+        .publicKeys(try PinnedPublicKeys(certificates: names.map(Fixtures.certificate)))
+    }
+
+    static func manager(_ policies: [HostPolicy], allHosts: Bool = true) -> TrustManager {
+        TrustManager(policies: policies, allHostsMustBeEvaluated: allHosts, defaultValidation: base)
+    }
+
+    static func policy(_ pattern: String, subdomains: Bool = false, _ sets: [PinSet], reports: [URL] = []) throws -> HostPolicy {
+        HostPolicy(pattern: try HostPattern(pattern, includeSubdomains: subdomains, publicSuffixes: psl),
+                   pinSets: sets, validation: base, reportURIs: reports)
+    }
+
+    @Test("a pinned host whose chain matches is trusted: useCredential")
+    func pinned() throws {
+        let manager = Self.manager([try Self.policy("www.example.test", [try PinSet(try Self.keys("rsa-intermediate", "ec-intermediate"))])])
+        let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
+        #expect(decision.action == .useCredential)
+        #expect(decision.verdict.isTrusted)
+        #expect(decision.verdict.matchedPins.first?.depth == 1)
+    }
+
+    @Test("an unlisted host is rejected by default, with its own reason")
+    func unlistedRejected() throws {
+        let manager = Self.manager([try Self.policy("api.example.test", [try PinSet(try Self.keys("rsa-intermediate"))])])
+        let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
+        #expect(decision.action == .reject)
+        #expect(decision.verdict.failures.map(\.code).contains(.hostNotListed))
+    }
+
+    @Test("an unlisted host, when allowed, still gets default validation")
+    func unlistedAllowed() throws {
+        let manager = Self.manager([], allHosts: false)
+        let good = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
+        #expect(good.action == .performDefaultHandling)
+        let bad = try manager.evaluate(Fixtures.chain("rsa-wrong-host"), host: "www.example.test", at: Fixtures.time)
+        #expect(bad.action == .reject)
+        #expect(bad.verdict.failures.map(\.code).contains(.hostMismatch))
+        let selfSigned = try manager.evaluate(Fixtures.chain("self-signed"), host: "www.example.test", at: Fixtures.time)
+        #expect(selfSigned.action == .reject)
+    }
+
+    @Test("the most specific policy wins, and an excluded subdomain gets default validation only")
+    func specificity() throws {
+        let parent = try Self.policy("example.test", subdomains: true, [try PinSet(try Self.keys("attacker-root"))])
+        let excluded = try Self.policy("www.example.test", [])
+        let manager = Self.manager([parent, excluded])
+        #expect(try manager.policy(for: "www.example.test")?.pattern == excluded.pattern)
+        #expect(try manager.policy(for: "api.example.test")?.pattern == parent.pattern)
+        let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
+        #expect(decision.action == .useCredential)
+        let pinnedParent = try manager.evaluate(Fixtures.chain("rsa-good"), host: "example.test", at: Fixtures.time)
+        #expect(pinnedParent.action == .reject)
+        #expect(pinnedParent.verdict.failures.map(\.code).contains(.pinMismatch))
+    }
+
+    @Test("report-only: a valid but unpinned chain is allowed, recorded, warned about and reported")
+    func reportOnlyValid() throws {
+        let report = URL(string: "https://reports.example.test/pins")!
+        let set = try PinSet(try Self.keys("attacker-root"), enforcement: .reportOnly)
+        let manager = Self.manager([try Self.policy("www.example.test", [set], reports: [report])])
+        let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", port: 8443, at: Fixtures.time)
+        #expect(decision.action == .useCredential)
+        #expect(decision.verdict.failures.map(\.code) == [.pinMismatch], "the verdict keeps the failure")
+        #expect(decision.verdict.warnings.map(\.code).contains(.reportOnlyFailure))
+        let sent = try #require(decision.reports.first)
+        #expect(sent.reportURIs == [report])
+        #expect(sent.port == 8443)
+        #expect(sent.hostname == "www.example.test")
+        #expect(sent.servedCertificateChain.count == 2)
+        #expect(sent.validatedCertificateChain.count == 3)
+        #expect(sent.knownPins == ["pin-sha256=\"\(Fixtures.certificate("attacker-root").publicKeyPin.base64)\""])
+        let json = try #require(try JSONSerialization.jsonObject(with: sent.json()) as? [String: Any])
+        for key in ["date-time", "hostname", "port", "include-subdomains", "noted-hostname", "served-certificate-chain",
+                    "validated-certificate-chain", "known-pins"] {
+            #expect(json[key] != nil, "RFC 7469 field \(key)")
+        }
+    }
+
+    @Test("report-only: an invalid chain is still rejected, and reported")
+    func reportOnlyInvalid() throws {
+        let set = try PinSet(try Self.keys("rsa-intermediate"), enforcement: .reportOnly)
+        let manager = Self.manager([try Self.policy("www.example.test", [set], reports: [URL(string: "https://r.example.test/")!])])
+        let decision = try manager.evaluate(Fixtures.chain("rsa-expired"), host: "www.example.test", at: Fixtures.time)
+        #expect(decision.action == .reject)
+        #expect(decision.verdict.failures.map(\.code).contains(.expired))
+        #expect(decision.reports.count == 1)
+    }
+
+    @Test("a pin set expires at 00:00:00 UTC of its date: then default validation, with a warning")
+    func expiry() throws {
+        let expires = try #require(PinSet.expiryDate("2030-06-01"))
+        #expect(expires == Fixtures.time)
+        let set = try PinSet(try Self.keys("attacker-root"), expires: expires)
+        let manager = Self.manager([try Self.policy("www.example.test", [set])])
+        let before = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: expires.addingTimeInterval(-1))
+        #expect(before.action == .reject, "one second before midnight the pins still apply")
+        let after = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: expires)
+        #expect(after.action == .useCredential)
+        #expect(after.verdict.warnings.map(\.code).contains(.pinSetExpired))
+        let invalidAfter = try manager.evaluate(Fixtures.chain("rsa-wrong-host"), host: "www.example.test", at: expires)
+        #expect(invalidAfter.action == .reject, "expired pins never mean accept-all")
+        #expect(PinSet.expiryDate("2030-02-30") == nil)
+        #expect(PinSet.expiryDate("30-06-01") == nil)
+    }
+
+    @Test("backup pins: a single pin, or pins that all match the chain, are warned about; a spare pin is not")
+    func backupPins() throws {
+        func warnings(_ pinning: TrustPolicy.Pinning) throws -> [Reason.Code] {
+            let manager = Self.manager([try Self.policy("www.example.test", [try PinSet(pinning)])])
+            let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
+            #expect(decision.action == .useCredential)
+            return decision.verdict.warnings.map(\.code)
+        }
+        #expect(try warnings(try Self.keys("rsa-intermediate")).contains(.noBackupPin))
+        #expect(try warnings(try Self.keys("rsa-intermediate", "rsa-root")).contains(.noBackupPin))
+        #expect(try !warnings(try Self.keys("rsa-intermediate", "ec-intermediate")).contains(.noBackupPin))
+    }
+
+    @Test("several pin sets compose: all that apply must pass")
+    func composition() throws {
+        let one = try PinSet(try Self.keys("rsa-intermediate", "ec-intermediate"))
+        let two = try PinSet(.certificates(try PinnedCertificates([Fixtures.certificate("ec-intermediate")])))
+        let manager = Self.manager([try Self.policy("www.example.test", [one, two])])
+        let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
+        #expect(decision.action == .reject)
+        let ec = try manager.evaluate(Fixtures.chain("ec-good"), host: "www.example.test", at: Fixtures.time)
+        #expect(ec.action == .useCredential)
+    }
+
+    @Test("a pin set without pins cannot be made")
+    func emptyPinSet() {
+        #expect(throws: PincheckError.self) { try PinSet(.none) }
+    }
+}
