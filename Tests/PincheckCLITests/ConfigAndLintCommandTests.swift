@@ -76,4 +76,18 @@ struct ConfigAndLintCommandTests {
         #expect(good.output.contains("no findings"))
         #expect(F.run(["lint", "/nonexistent.json"]).status == 2)
     }
+
+    @Test("import prints Pincheck JSON for each format, and exits 2 on what it cannot import", arguments: [
+        ("trustkit", "Info.plist"), ("android", "network_security_config.xml"), ("okhttp", "okhttp-pins.txt"),
+    ])
+    func importCommand(kind: String, file: String) throws {
+        let path = F.repository.appendingPathComponent("Tests/TrustEvaluatorTests/Importers/\(file)").path
+        let result = F.run(["import", kind, path])
+        #expect(result.status == 0, "\(result.errors)")
+        let json = try F.json(result.output)
+        #expect(json["version"] as? Int == 1)
+        #expect((json["hosts"] as? [Any])?.isEmpty == false)
+        let wrongKind = F.run(["import", kind == "okhttp" ? "android" : "okhttp", path])
+        #expect(wrongKind.status == 2)
+    }
 }

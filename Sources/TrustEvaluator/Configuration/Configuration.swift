@@ -48,7 +48,13 @@ public struct Configuration: Sendable {
                               publicSuffixes: PublicSuffixList? = PublicSuffixList.system) throws(PincheckError) -> Configuration {
         let raw: RawConfiguration
         do {
-            raw = try JSONDecoder().decode(RawConfiguration.self, from: data)
+            if let imported = try ConfigurationImporter.importIfForeign(data, source: source) {
+                raw = imported
+            } else {
+                raw = try JSONDecoder().decode(RawConfiguration.self, from: data)
+            }
+        } catch let error as PincheckError {
+            throw error
         } catch let error as DecodingError {
             throw PincheckError(.invalidPolicy, ConfigurationError.describe(error), source: source)
         } catch {
@@ -167,7 +173,7 @@ public struct Configuration: Sendable {
 
 // MARK: The file format
 
-private struct RawConfiguration: Decodable {
+struct RawConfiguration: Codable {
     let version: Int
     let allHostsMustBeEvaluated: Bool?
     let anchors: RawAnchors?
@@ -175,6 +181,14 @@ private struct RawConfiguration: Decodable {
     let hosts: [RawHost]
 
     enum CodingKeys: String, CodingKey, CaseIterable { case version, allHostsMustBeEvaluated, anchors, backupPins, hosts }
+
+    init(allHostsMustBeEvaluated: Bool?, hosts: [RawHost]) {
+        version = 1
+        self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
+        anchors = nil
+        backupPins = nil
+        self.hosts = hosts
+    }
 
     init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
@@ -187,7 +201,7 @@ private struct RawConfiguration: Decodable {
     }
 }
 
-private enum RawAnchors: Decodable {
+enum RawAnchors: Codable {
     case system
     case files([String])
 
@@ -201,9 +215,17 @@ private enum RawAnchors: Decodable {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected \"system\" or a list of PEM files")
         }
     }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .system: try container.encode("system")
+        case .files(let files): try container.encode(files)
+        }
+    }
 }
 
-private struct RawHost: Decodable {
+struct RawHost: Codable {
     let pattern: String
     let includeSubdomains: Bool?
     let mode: String?
@@ -219,6 +241,21 @@ private struct RawHost: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case pattern, includeSubdomains, mode, pins, pinnedCertificates, enforce, expires
         case validatesDomainName, allowInvalidCertificates, reportURIs, revocation
+    }
+
+    init(pattern: String, includeSubdomains: Bool? = nil, mode: String? = nil, pins: [String]? = nil,
+         enforce: Bool? = nil, expires: String? = nil, reportURIs: [String]? = nil) {
+        self.pattern = pattern
+        self.includeSubdomains = includeSubdomains
+        self.mode = mode
+        self.pins = pins
+        self.pinnedCertificates = nil
+        self.enforce = enforce
+        self.expires = expires
+        self.validatesDomainName = nil
+        self.allowInvalidCertificates = nil
+        self.reportURIs = reportURIs
+        self.revocation = nil
     }
 
     init(from decoder: any Decoder) throws {
@@ -238,7 +275,7 @@ private struct RawHost: Decodable {
     }
 }
 
-private struct RawRevocation: Decodable {
+struct RawRevocation: Codable {
     let crls: [String]?
     let requireStapledOCSP: Bool?
 

@@ -1,0 +1,29 @@
+import ArgumentParser
+import Foundation
+import TrustEvaluator
+
+extension ConfigurationFormat: ExpressibleByArgument {}
+
+/// `pincheck import KIND FILE`: prints the equivalent Pincheck configuration.
+struct Import: ConsoleCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the Pincheck configuration equivalent to a TrustKit, Android or OkHttp pinning configuration.",
+        discussion: "KIND is trustkit (plist XML: an Info.plist with TSKConfiguration, or that dictionary), android (network_security_config.xml) or okhttp (lines of 'pattern sha256/…'). --config reads these formats directly too.")
+
+    @Argument(help: ArgumentHelp("trustkit, android or okhttp.", valueName: "kind"))
+    var kind: ConfigurationFormat
+
+    @Argument(help: ArgumentHelp("The configuration to import.", valueName: "file"))
+    var file: String
+
+    func execute(_ console: Console) throws -> ExitStatus {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw PincheckError(.unreadableFile, "the file cannot be read", source: file)
+        }
+        let json = try ConfigurationImporter.pincheckJSON(from: data, format: kind, source: file)
+        // Check that what was printed loads (patterns, pins), so a bad import fails here, not later.
+        _ = try Configuration.decode(Data(json.utf8), source: file, baseDirectory: ".")
+        console.line(json)
+        return .trusted
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// The configuration formats Pincheck reads.
+public enum ConfigurationFormat: String, Sendable, CaseIterable {
+    /// Pincheck's own JSON.
+    case pincheck
+    /// TrustKit: an Info.plist with a `TSKConfiguration` key, or that dictionary alone (plist XML).
+    case trustKit = "trustkit"
+    /// Android's `network_security_config.xml`.
+    case android
+    /// OkHttp `CertificatePinner` pins: `pattern sha256/…` lines.
+    case okHttp = "okhttp"
+}
+
+/// Reads other pinning configurations so existing apps can be audited as they are.
+///
+/// What is kept: patterns, pins, includeSubdomains, enforcement, expiry, report URIs. Imported
+/// configurations use the system anchors and let unlisted hosts through with default validation,
+/// as TrustKit, Android and OkHttp do.
+public enum ConfigurationImporter {
+    /// The format of a configuration file's bytes.
+    public static func detect(_ data: Data) -> ConfigurationFormat {
+        let head = String(decoding: data.prefix(4096), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if head.hasPrefix("{") { return .pincheck }
+        if head.contains("<network-security-config") { return .android }
+        if head.hasPrefix("<") || head.hasPrefix("bplist") { return .trustKit }
+        // OkHttp pins: the first meaningful line is "pattern sha256/…".
+        let first = head.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .first { !$0.isEmpty && !$0.hasPrefix("#") && !$0.hasPrefix("//") }
+        let fields = first?.split(whereSeparator: \.isWhitespace) ?? []
+        if fields.count == 2, fields[1].hasPrefix("sha256/") || fields[1].hasPrefix("sha1/") { return .okHttp }
+        return .pincheck
+    }
+
+    /// Converts a configuration of any supported format into Pincheck's JSON.
+    /// - Throws: ``PincheckError`` naming the file and what in it cannot be imported.
+    public static func pincheckJSON(from data: Data, format: ConfigurationFormat? = nil, source: String) throws(PincheckError) -> String {
+        let format = format ?? detect(data)
+        let raw: RawConfiguration
+        switch format {
+        case .pincheck:
+            do { raw = try JSONDecoder().decode(RawConfiguration.self, from: data) } catch let error as DecodingError {
+                throw PincheckError(.invalidPolicy, ConfigurationError.describe(error), source: source)
+            } catch { throw PincheckError(.invalidPolicy, "not valid JSON", source: source) }
+        case .trustKit: raw = try trustKit(data, source: source)
+        case .android: raw = try android(data, source: source)
+        case .okHttp: raw = try okHttp(data, source: source)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        guard let json = try? encoder.encode(raw) else { throw PincheckError(.invalidPolicy, "cannot encode the imported configuration", source: source) }
+        return String(decoding: json, as: UTF8.self)
+    }
+
+    /// The imported document when `data` is not Pincheck JSON; nil when it is.
+    static func importIfForeign(_ data: Data, source: String) throws(PincheckError) -> RawConfiguration? {
+        switch detect(data) {
+        case .pincheck: return nil
+        case .trustKit: return try trustKit(data, source: source)
+        case .android: return try android(data, source: source)
+        case .okHttp: return try okHttp(data, source: source)
+        }
+    }
+
+    // MARK: OkHttp
+
+    static func okHttp(_ data: Data, source: String) throws(PincheckError) -> RawConfiguration {
+        var order: [String] = []
+        var pins: [String: [String]] = [:]
+        for (number, rawLine) in String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("//") { continue }
+            let parts = line.split(whereSeparator: \.isWhitespace)
+            guard parts.count == 2, parts[1].hasPrefix("sha256/") || parts[1].hasPrefix("sha1/") else {
+                throw PincheckError(.invalidPolicy, "line \(number + 1): expected \"pattern sha256/BASE64\" (OkHttp CertificatePinner.add)", source: source)
+            }
+            let pattern = String(parts[0])
+            if pins[pattern] == nil { order.append(pattern) }
+            pins[pattern, default: []].append(String(parts[1]))
+        }
+        guard !order.isEmpty else { throw PincheckError(.emptyInput, "no pins found", source: source) }
+        return RawConfiguration(allHostsMustBeEvaluated: false, hosts: order.map { RawHost(pattern: $0, mode: "public-key", pins: pins[$0]) })
+    }
+
+    // MARK: TrustKit
+
+    private static let trustKitDomainKeys: Set<String> = [
+        "TSKPublicKeyHashes", "TSKIncludeSubdomains", "TSKEnforcePinning", "TSKExpirationDate", "TSKReportUris",
+        "TSKExcludeSubdomainFromParentPolicy", "TSKDisableDefaultReportUri", "TSKPublicKeyAlgorithms",
+    ]
+
+    static func trustKit(_ data: Data, source: String) throws(PincheckError) -> RawConfiguration {
+        let object: Any
+        do { object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil) } catch {
+            throw PincheckError(.invalidPolicy, "not a property list (TrustKit configurations are plist XML)", source: source)
+        }
+        guard var configuration = object as? [String: Any] else {
+            throw PincheckError(.invalidPolicy, "the property list is not a dictionary", source: source)
+        }
+        if let nested = configuration["TSKConfiguration"] as? [String: Any] { configuration = nested }
+        guard let domains = configuration["TSKPinnedDomains"] as? [String: Any] else {
+            throw PincheckError(.invalidPolicy, "no TSKPinnedDomains dictionary (nor a TSKConfiguration holding one)", source: source)
+        }
+        var hosts: [RawHost] = []
+        for domain in domains.keys.sorted() {
+            let path = "TSKPinnedDomains.\(domain)"
+            guard let settings = domains[domain] as? [String: Any] else {
+                throw PincheckError(.invalidPolicy, "\(path): not a dictionary", source: source)
+            }
+            if let unknown = settings.keys.sorted().first(where: { !trustKitDomainKeys.contains($0) }) {
+                throw PincheckError(.invalidPolicy, "\(path).\(unknown): unknown TrustKit key", source: source)
+            }
+            if settings["TSKExcludeSubdomainFromParentPolicy"] as? Bool == true {
+                hosts.append(RawHost(pattern: domain, mode: "none"))
+                continue
+            }
+            guard let hashes = settings["TSKPublicKeyHashes"] as? [String] else {
+                throw PincheckError(.invalidPolicy, "\(path).TSKPublicKeyHashes: missing (a list of base64 SPKI SHA-256 hashes)", source: source)
+            }
+            hosts.append(RawHost(
+                pattern: domain,
+                includeSubdomains: settings["TSKIncludeSubdomains"] as? Bool,
+                mode: "public-key",
+                pins: hashes.map { "sha256/" + $0 },
+                // TrustKit enforces by default; `TSKEnforcePinning: NO` is report-only.
+                enforce: settings["TSKEnforcePinning"] as? Bool,
+                expires: settings["TSKExpirationDate"] as? String,
+                reportURIs: settings["TSKReportUris"] as? [String]))
+        }
+        return RawConfiguration(allHostsMustBeEvaluated: false, hosts: hosts)
+    }
+
+    // MARK: Android Network Security Config
+
+    static func android(_ data: Data, source: String) throws(PincheckError) -> RawConfiguration {
+        let reader = NetworkSecurityConfigReader()
+        let parser = XMLParser(data: data)
+        parser.delegate = reader
+        guard parser.parse(), reader.error == nil else {
+            let message = reader.error ?? "malformed XML (line \(parser.lineNumber))"
+            throw PincheckError(.invalidPolicy, message, source: source)
+        }
+        return RawConfiguration(allHostsMustBeEvaluated: false, hosts: reader.hosts)
+    }
+}
+
+/// Walks `network_security_config.xml`: nested `domain-config`s inherit their parent's pin set.
+private final class NetworkSecurityConfigReader: NSObject, XMLParserDelegate {
+    private struct Frame {
+        var domains: [(name: String, includeSubdomains: Bool)] = []
+        var pins: [String]?
+        var expiration: String?
+    }
+
+    var hosts: [RawHost] = []
+    var error: String?
+    private var stack: [Frame] = []
+    private var text = ""
+    private var pendingDomain: Bool?
+    private var pendingDigest: String?
+    private var inPinSet = false
+
+    func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
+                attributes: [String: String] = [:]) {
+        text = ""
+        switch element {
+        case "domain-config":
+            var frame = Frame()
+            frame.pins = stack.last?.pins
+            frame.expiration = stack.last?.expiration
+            stack.append(frame)
+        case "domain":
+            pendingDomain = attributes["includeSubdomains"] == "true"
+        case "pin-set":
+            guard !stack.isEmpty else { return fail(parser, "<pin-set> outside <domain-config>") }
+            inPinSet = true
+            stack[stack.count - 1].pins = []
+            stack[stack.count - 1].expiration = attributes["expiration"]
+        case "pin":
+            pendingDigest = attributes["digest"] ?? ""
+        case "certificates":
+            let src = attributes["src"] ?? ""
+            if src != "system" && src != "user" && !stack.isEmpty {
+                fail(parser, "line \(parser.lineNumber): trust anchors from \"\(src)\" cannot be imported; pass them with --ca-file")
+            }
+        default:
+            break
+        }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
+
+    func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
+        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        switch element {
+        case "domain":
+            guard !stack.isEmpty else { return fail(parser, "<domain> outside <domain-config>") }
+            stack[stack.count - 1].domains.append((value, pendingDomain ?? false))
+            pendingDomain = nil
+        case "pin":
+            guard pendingDigest == "SHA-256" else {
+                return fail(parser, "line \(parser.lineNumber): pin digest \"\(pendingDigest ?? "")\" is not SHA-256 (Android accepts only SHA-256)")
+            }
+            stack[stack.count - 1].pins?.append("sha256/" + value)
+            pendingDigest = nil
+        case "pin-set":
+            inPinSet = false
+        case "domain-config":
+            let frame = stack.removeLast()
+            for domain in frame.domains {
+                if let pins = frame.pins, !pins.isEmpty {
+                    hosts.append(RawHost(pattern: domain.name, includeSubdomains: domain.includeSubdomains ? true : nil,
+                                         mode: "public-key", pins: pins, expires: frame.expiration))
+                } else {
+                    hosts.append(RawHost(pattern: domain.name, includeSubdomains: domain.includeSubdomains ? true : nil, mode: "none"))
+                }
+            }
+        default:
+            break
+        }
+        text = ""
+    }
+
+    private func fail(_ parser: XMLParser, _ message: String) {
+        if error == nil { error = message }
+        parser.abortParsing()
+    }
+}
