@@ -1,0 +1,65 @@
+import Foundation
+
+/// Delivers pin validation failure reports (``Decision/reports``).
+public protocol Reporter: Sendable {
+    /// Delivers one report.
+    /// - Throws: When delivery failed; a report is never retried by Pincheck itself.
+    func send(_ report: PinFailureReport) async throws
+}
+
+/// Appends each report to a file as one JSON line (RFC 7469 fields).
+public actor FileReporter: Reporter {
+    /// The file reports are appended to (created with mode 0600 when missing).
+    public let path: String
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    public func send(_ report: PinFailureReport) throws {
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o600)
+        guard descriptor >= 0 else {
+            throw PincheckError(.unreadableFile, "cannot open the report file for appending (errno \(errno))", source: path)
+        }
+        defer { close(descriptor) }
+        var line = report.json()
+        line.append(0x0A)
+        let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == line.count else {
+            throw PincheckError(.unreadableFile, "could not write the whole report (errno \(errno))", source: path)
+        }
+    }
+}
+
+/// Passes a report on unless an equal one (same host, port, served chain and pins) went out
+/// within the window: a failing pin on a busy client must not become a report storm.
+public actor DeduplicatingReporter: Reporter {
+    private let next: any Reporter
+    private let window: TimeInterval
+    private let now: @Sendable () -> Date
+    private var lastSent: [Int: Date] = [:]
+
+    /// - Parameters:
+    ///   - next: Where reports that are not duplicates go.
+    ///   - window: How long an identical report is suppressed, in seconds (an hour by default).
+    ///   - now: The clock; injected for tests.
+    public init(_ next: any Reporter, window: TimeInterval = 3_600, now: @escaping @Sendable () -> Date = Date.init) {
+        self.next = next
+        self.window = window
+        self.now = now
+    }
+
+    public func send(_ report: PinFailureReport) async throws {
+        var hasher = Hasher()
+        hasher.combine(report.hostname)
+        hasher.combine(report.port)
+        hasher.combine(report.servedCertificateChain)
+        hasher.combine(report.knownPins)
+        let key = hasher.finalize()
+        let time = now()
+        if let last = lastSent[key], time.timeIntervalSince(last) < window { return }
+        lastSent[key] = time
+        lastSent = lastSent.filter { time.timeIntervalSince($0.value) < window }
+        try await next.send(report)
+    }
+}
