@@ -213,3 +213,5 @@ echo "Generated test PKI in $OUT"
 
 # The demo embeds some of these certificates; keep its copy in step.
 "$(dirname "$0")/embed-demo-certificates.sh"
+# Revocation fixtures (must-staple leaf, OCSP responses) are made from the new keys.
+"$(dirname "$0")/make-revocation-fixtures.sh"

@@ -38,6 +38,11 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
             case pinSetExpired = "pin.set-expired"
             case noBackupPin = "pin.no-backup"
             case reportOnlyFailure = "pin.report-only-failure"
+            // Revocation.
+            case revoked = "revocation.revoked"
+            case revocationStatusUnknown = "revocation.status-unknown"
+            case stapleUnusable = "revocation.staple-unusable"
+            case stapleMissing = "revocation.staple-missing"
         }
 
         private let base: Base
@@ -103,6 +108,14 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public static let noBackupPin = Code(.noBackupPin)
         /// Warning: a report-only pin set failed; the connection is allowed and a report is due.
         public static let reportOnlyFailure = Code(.reportOnlyFailure)
+        /// Revocation information that verifies says a certificate of the path is revoked.
+        public static let revoked = Code(.revoked)
+        /// The stapled OCSP response does not know the leaf (a failure only when stapling is required).
+        public static let revocationStatusUnknown = Code(.revocationStatusUnknown)
+        /// The stapled OCSP response is malformed, stale, not about the leaf, or wrongly signed.
+        public static let stapleUnusable = Code(.stapleUnusable)
+        /// Stapling is required (policy or must-staple leaf) and nothing was stapled.
+        public static let stapleMissing = Code(.stapleMissing)
     }
 
     /// What happened.

@@ -106,8 +106,8 @@ public struct Configuration: Sendable {
             } catch { throw fail("\(path).pattern", error.message) }
             if let other = seen[pattern] { throw fail("\(path).pattern", "\"\(host.pattern)\" is already configured at \(other)") }
             seen[pattern] = path
-            if host.revocation != nil {
-                throw fail("\(path).revocation", "revocation data is not supported by this version of Pincheck; remove it rather than have it ignored")
+            if let crls = host.revocation?.crls, !crls.isEmpty {
+                throw fail("\(path).revocation.crls", "CRLs in a configuration are not supported by this version of Pincheck; remove them rather than have them ignored")
             }
 
             var pinnedCertificates: [Certificate] = []
@@ -162,7 +162,8 @@ public struct Configuration: Sendable {
                 anchors: anchors,
                 chainValidation: host.allowInvalidCertificates == true ? .disabled(because: "allowInvalidCertificates in \(path)") : .required,
                 nameValidation: host.validatesDomainName == false ? .disabled(because: "validatesDomainName false in \(path)") : .required)
-            let policy = HostPolicy(pattern: pattern, pinSets: pinSets, validation: validation, reportURIs: reportURIs)
+            let revocation = RevocationPolicy(requireStapledOCSP: host.revocation?.requireStapledOCSP ?? false)
+            let policy = HostPolicy(pattern: pattern, pinSets: pinSets, validation: validation, reportURIs: reportURIs, revocation: revocation)
             entries.append(HostEntry(path: path, policy: policy, enforce: enforce, expires: expires))
         }
         let manager = TrustManager(policies: entries.map(\.policy), allHostsMustBeEvaluated: raw.allHostsMustBeEvaluated ?? true,

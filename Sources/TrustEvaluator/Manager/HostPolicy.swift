@@ -69,11 +69,15 @@ public struct HostPolicy: Sendable {
     public let validation: TrustPolicy
     /// Where failure reports go (RFC 7469 `report-uri`).
     public let reportURIs: [URL]
+    /// What stapled OCSP responses must provide.
+    public let revocation: RevocationPolicy
 
-    public init(pattern: HostPattern, pinSets: [PinSet], validation: TrustPolicy = TrustPolicy(), reportURIs: [URL] = []) {
+    public init(pattern: HostPattern, pinSets: [PinSet], validation: TrustPolicy = TrustPolicy(), reportURIs: [URL] = [],
+                revocation: RevocationPolicy = RevocationPolicy()) {
         self.pattern = pattern
         self.pinSets = pinSets
         self.validation = validation
         self.reportURIs = reportURIs
+        self.revocation = revocation
     }
 }

@@ -40,10 +40,14 @@ public struct TrustManager: Sendable {
     ///   - host: The host connected to (DNS name, IDN in either form, or IP literal).
     ///   - port: The port, for reports.
     ///   - time: The verification time.
+    ///   - stapledOCSPResponse: The OCSP response the server stapled (DER), if any.
     /// - Throws: ``PincheckError`` when the chain is empty or the host cannot be a name.
-    public func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date) throws(PincheckError) -> Decision {
+    public func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
+                         stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Decision {
         let name = try HostNormalization.peerName(for: host).text
         guard let policy = try policy(for: name) else {
+            var defaultValidation = self.defaultValidation
+            defaultValidation.pathChecks.append(StapledOCSPCheck(response: stapledOCSPResponse, policy: RevocationPolicy()))
             if allHostsMustBeEvaluated {
                 let verdict = try Evaluator(policy: defaultValidation, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time)
                 let reason = Reason(.hostNotListed, "\(name) matches no pinning policy, and every host must be evaluated by one (allHostsMustBeEvaluated)")
@@ -55,6 +59,7 @@ public struct TrustManager: Sendable {
 
         var base = policy.validation
         base.pinning = .none
+        base.pathChecks.append(StapledOCSPCheck(response: stapledOCSPResponse, policy: policy.revocation))
         var failures: [Reason] = []
         var warnings: [Reason] = []
         var reportOnlyFailures: [Reason] = []

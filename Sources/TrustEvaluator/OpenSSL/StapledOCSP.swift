@@ -1,0 +1,97 @@
+internal import COpenSSL
+import Foundation
+
+/// What a stapled OCSP response says about a leaf, once checked.
+enum StapledOCSPOutcome: Sendable, Equatable {
+    /// Verified, fresh, and the leaf is good.
+    case good
+    /// Verified and fresh, and the leaf is revoked.
+    case revoked(reason: Int, at: Date?)
+    /// Verified and fresh, but the responder does not know the leaf.
+    case unknown
+    /// The response cannot be relied on: malformed, wrong signer, not about this leaf, or stale.
+    case unusable(String)
+}
+
+/// Checks a stapled OCSP response against the verified path, at an injected time.
+enum StapledOCSP {
+    /// - Parameters:
+    ///   - der: The response as stapled (DER `OCSPResponse`).
+    ///   - leaf: The leaf it must be about.
+    ///   - issuer: The leaf's issuer from the verified path: it, or a responder it delegated to
+    ///     (extendedKeyUsage OCSPSigning), must have signed the response.
+    ///   - time: The verification time.
+    ///   - maximumAge: How old `thisUpdate` may be when the response has no `nextUpdate`.
+    static func check(_ der: [UInt8], leaf: Certificate, issuer: Certificate, at time: Date, maximumAge: TimeInterval) -> StapledOCSPOutcome {
+        OpenSSLErrorStack.clear()
+        defer { OpenSSLErrorStack.clear() }
+        let response: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_OCSP_RESPONSE(nil, &cursor, buffer.count)
+        }
+        guard let response else { return .unusable("the stapled OCSP response is not DER") }
+        defer { OCSP_RESPONSE_free(response) }
+        let status = OCSP_response_status(response)
+        guard status == OCSP_RESPONSE_STATUS_SUCCESSFUL else { return .unusable("the responder answered with status \(status), not successful") }
+        guard let basic = OCSP_response_get1_basic(response) else { return .unusable("the response has no basic OCSP response") }
+        defer { OCSP_BASICRESP_free(basic) }
+
+        // Verify the signature and the signer: the issuer is the only anchor (a partial chain), at the injected time.
+        guard let store = X509_STORE_new() else { return .unusable("X509_STORE_new failed") }
+        defer { X509_STORE_free(store) }
+        _ = X509_STORE_add_cert(store, issuer.handle.ref)
+        let parameters = X509_STORE_get0_param(store)
+        X509_VERIFY_PARAM_set_time(parameters, time_t(time.timeIntervalSince1970.rounded(.down)))
+        _ = X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN))
+        guard let untrusted = shim_sk_X509_new_null() else { return .unusable("sk_X509_new_null failed") }
+        defer { shim_sk_X509_free(untrusted) }
+        _ = shim_sk_X509_push(untrusted, issuer.handle.ref)
+        guard OCSP_basic_verify(basic, untrusted, store, 0) == 1 else {
+            return .unusable("the response's signature or signer does not verify (it must be signed by the issuer or its delegated OCSP responder): \(OpenSSLErrorStack.drainedText())")
+        }
+
+        guard let id = OCSP_cert_to_id(nil, leaf.handle.ref, issuer.handle.ref) else { return .unusable("cannot make the certificate ID") }
+        defer { OCSP_CERTID_free(id) }
+        var certificateStatus: Int32 = -1, reason: Int32 = -1
+        var revokedAt: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
+        var thisUpdate: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
+        var nextUpdate: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
+        guard OCSP_resp_find_status(basic, id, &certificateStatus, &reason, &revokedAt, &thisUpdate, &nextUpdate) == 1 else {
+            return .unusable("the response is not about this certificate")
+        }
+        let skew: TimeInterval = 300
+        guard let produced = date(thisUpdate), produced <= time.addingTimeInterval(skew) else {
+            return .unusable("the response's thisUpdate is missing or in the future")
+        }
+        if let next = date(nextUpdate) {
+            if next < time.addingTimeInterval(-skew) { return .unusable("the response is stale: nextUpdate was \(ISO8601DateFormatter().string(from: next))") }
+        } else if time.timeIntervalSince(produced) > maximumAge {
+            return .unusable("the response is stale: produced \(ISO8601DateFormatter().string(from: produced)) and has no nextUpdate")
+        }
+        switch certificateStatus {
+        case V_OCSP_CERTSTATUS_GOOD: return .good
+        case V_OCSP_CERTSTATUS_REVOKED: return .revoked(reason: Int(reason), at: date(revokedAt))
+        default: return .unknown
+        }
+    }
+
+    private static func date(_ time: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>?) -> Date? {
+        guard let time else { return nil }
+        var parts = tm()
+        guard ASN1_TIME_to_tm(time, &parts) == 1 else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
+    }
+}
+
+extension X509Handle {
+    /// True when the certificate carries the TLS feature extension with status_request (must-staple, RFC 7633).
+    var requiresStapledOCSP: Bool {
+        guard let raw = X509_get_ext_d2i(ref, NID_tlsfeature, nil, nil) else { return false }
+        let features = OpaquePointer(raw)
+        defer { OPENSSL_sk_pop_free(features) { ASN1_INTEGER_free($0?.assumingMemoryBound(to: ASN1_INTEGER.self)) } }
+        for index in 0..<OPENSSL_sk_num(features) {
+            if let value = OPENSSL_sk_value(features, index), ASN1_INTEGER_get(value.assumingMemoryBound(to: ASN1_INTEGER.self)) == 5 { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+@testable import TrustEvaluator
+
+/// Responses made by scripts/make-revocation-fixtures.sh with `openssl ocsp`.
+@Suite("stapled OCSP and must-staple")
+struct StapledOCSPTests {
+    static func response(_ name: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: Fixtures.root.appendingPathComponent("revocation/\(name).der")))
+    }
+
+    static func decide(_ chain: [Certificate], staple: String?, required: Bool = false) throws -> Decision {
+        let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
+                                validation: TrustPolicy(anchors: Fixtures.anchors),
+                                revocation: RevocationPolicy(requireStapledOCSP: required))
+        let manager = TrustManager(policies: [policy], defaultValidation: TrustPolicy(anchors: Fixtures.anchors))
+        return try manager.evaluate(chain, host: "www.example.test", at: Fixtures.time,
+                                    stapledOCSPResponse: try staple.map(response))
+    }
+
+    static let good = Fixtures.chain("rsa-good")
+
+    @Test("a good, fresh, correctly signed response is accepted silently")
+    func good() throws {
+        let decision = try Self.decide(Self.good, staple: "ocsp-good", required: true)
+        #expect(decision.action == .useCredential)
+        #expect(decision.verdict.warnings.allSatisfy { !$0.code.description.hasPrefix("revocation.") })
+    }
+
+    @Test("revoked always rejects, required or not", arguments: [false, true])
+    func revoked(required: Bool) throws {
+        let decision = try Self.decide(Self.good, staple: "ocsp-revoked", required: required)
+        #expect(decision.action == .reject)
+        #expect(decision.verdict.failures.map(\.code).contains(.revoked))
+    }
+
+    @Test("unknown, stale and wrongly signed responses warn, or reject when stapling is required", arguments: [
+        ("ocsp-unknown", Reason.Code.revocationStatusUnknown), ("ocsp-stale", .stapleUnusable), ("ocsp-wrong-signer", .stapleUnusable),
+        ("ocsp-must-staple-good", .stapleUnusable),
+    ])
+    func unusable(name: String, code: Reason.Code) throws {
+        let lenient = try Self.decide(Self.good, staple: name)
+        #expect(lenient.action == .useCredential)
+        #expect(lenient.verdict.warnings.map(\.code).contains(code), "\(lenient.verdict.warnings)")
+        let strict = try Self.decide(Self.good, staple: name, required: true)
+        #expect(strict.action == .reject)
+        #expect(strict.verdict.failures.map(\.code).contains(code))
+    }
+
+    @Test("garbage stapled bytes are unusable, never a crash")
+    func garbage() throws {
+        let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
+                                validation: TrustPolicy(anchors: Fixtures.anchors), revocation: RevocationPolicy(requireStapledOCSP: true))
+        let manager = TrustManager(policies: [policy])
+        for bytes in [[], [0x30], [UInt8](repeating: 0x41, count: 64)] {
+            let decision = try manager.evaluate(Self.good, host: "www.example.test", at: Fixtures.time, stapledOCSPResponse: bytes)
+            #expect(decision.action == .reject)
+            #expect(decision.verdict.failures.map(\.code).contains(.stapleUnusable))
+        }
+    }
+
+    @Test("a must-staple leaf without a staple is rejected; with a good one it is trusted")
+    func mustStaple() throws {
+        let chain = Fixtures.chain("../revocation/must-staple-chain")
+        #expect(chain[0].handle.requiresStapledOCSP)
+        #expect(!Self.good[0].handle.requiresStapledOCSP)
+        let missing = try Self.decide(chain, staple: nil)
+        #expect(missing.action == .reject)
+        #expect(missing.verdict.failures.map(\.code).contains(.stapleMissing))
+        let stapled = try Self.decide(chain, staple: "ocsp-must-staple-good")
+        #expect(stapled.action == .useCredential, "\(stapled.verdict.failures)")
+        let otherLeafsResponse = try Self.decide(chain, staple: "ocsp-good")
+        #expect(otherLeafsResponse.action == .reject, "a response about another certificate does not count")
+    }
+
+    @Test("requireStapledOCSP without a staple rejects; without the requirement nothing is said")
+    func requiredMissing() throws {
+        #expect(try Self.decide(Self.good, staple: nil, required: true).action == .reject)
+        let lenient = try Self.decide(Self.good, staple: nil)
+        #expect(lenient.action == .useCredential)
+        #expect(lenient.verdict.warnings.allSatisfy { !$0.code.description.hasPrefix("revocation.") })
+    }
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Revocation fixtures from the existing test PKI (Certificates/ and its keys), with the openssl CLI:
+# a must-staple leaf, stapled OCSP responses (good, revoked, unknown, stale, wrong signer) and CRLs.
+# Responses are made today with long validity (stale: 1 day), so at the tests' fixed time,
+# 2030-06-01, "good" is fresh and "stale" is stale. Run by make-certificates.sh; re-runnable.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+C=Certificates; OUT=$C/revocation; K=$C/keys
+TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
+rm -rf "$OUT"; mkdir -p "$OUT"
+
+serial() { openssl x509 -in "$1" -noout -serial | cut -d= -f2; }
+subject() { openssl x509 -in "$1" -noout -subject -nameopt compat | sed 's/^subject=//'; }
+
+# A leaf that requires stapling (TLS feature extension, status_request), issued by rsa-intermediate.
+openssl req -new -newkey rsa:2048 -nodes -keyout "$OUT/rsa-must-staple.key" -subj "/O=Pincheck Tests/CN=www.example.test" \
+  -out "$TMP/ms.csr" 2>/dev/null
+cat > "$TMP/ms.ext" <<EXT
+basicConstraints = CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+subjectAltName = DNS:www.example.test
+tlsfeature = status_request
+EXT
+openssl x509 -req -in "$TMP/ms.csr" -CA $C/rsa-intermediate.pem -CAkey $K/rsa-intermediate.key -set_serial 0x5ea1ed \
+  -days 36500 -sha256 -extfile "$TMP/ms.ext" -out "$OUT/rsa-must-staple.pem" 2>/dev/null
+cat "$OUT/rsa-must-staple.pem" $C/rsa-intermediate.pem > "$OUT/must-staple-chain.pem"
+
+# The CA database the responder answers from: rsa-leaf and the must-staple leaf are valid, the
+# revoked index lists rsa-leaf as revoked (keyCompromise).
+exp=991231235959Z
+printf 'V\t%s\t\t%s\tunknown\t%s\n' $exp "$(serial $C/rsa-leaf.pem)" "$(subject $C/rsa-leaf.pem)" > "$TMP/good.idx"
+printf 'V\t%s\t\t%s\tunknown\t%s\n' $exp "$(serial $OUT/rsa-must-staple.pem)" "$(subject $OUT/rsa-must-staple.pem)" >> "$TMP/good.idx"
+printf 'R\t%s\t250101000000Z,keyCompromise\t%s\tunknown\t%s\n' $exp "$(serial $C/rsa-leaf.pem)" "$(subject $C/rsa-leaf.pem)" > "$TMP/revoked.idx"
+: > "$TMP/empty.idx"
+for index in good revoked empty; do echo "unique_subject = no" > "$TMP/$index.idx.attr"; done
+
+respond() { # name index signer-cert signer-key days leaf
+  openssl ocsp -issuer $C/rsa-intermediate.pem -cert "$6" -no_nonce -reqout "$TMP/$1.req" 2>/dev/null
+  openssl ocsp -index "$2" -rsigner "$3" -rkey "$4" -CA $C/rsa-intermediate.pem -reqin "$TMP/$1.req" \
+    -ndays "$5" -respout "$OUT/$1.der" 2>/dev/null
+}
+respond ocsp-good "$TMP/good.idx" $C/rsa-intermediate.pem $K/rsa-intermediate.key 36500 $C/rsa-leaf.pem
+respond ocsp-revoked "$TMP/revoked.idx" $C/rsa-intermediate.pem $K/rsa-intermediate.key 36500 $C/rsa-leaf.pem
+respond ocsp-unknown "$TMP/empty.idx" $C/rsa-intermediate.pem $K/rsa-intermediate.key 36500 $C/rsa-leaf.pem
+respond ocsp-stale "$TMP/good.idx" $C/rsa-intermediate.pem $K/rsa-intermediate.key 1 $C/rsa-leaf.pem
+respond ocsp-wrong-signer "$TMP/good.idx" $C/attacker-root.pem $K/attacker-root.key 36500 $C/rsa-leaf.pem
+respond ocsp-must-staple-good "$TMP/good.idx" $C/rsa-intermediate.pem $K/rsa-intermediate.key 36500 $OUT/rsa-must-staple.pem
+echo "Generated revocation fixtures in $OUT"
