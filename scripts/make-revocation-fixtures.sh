@@ -48,4 +48,29 @@ respond ocsp-unknown "$TMP/empty.idx" $C/rsa-intermediate.pem $K/rsa-intermediat
 respond ocsp-stale "$TMP/good.idx" $C/rsa-intermediate.pem $K/rsa-intermediate.key 1 $C/rsa-leaf.pem
 respond ocsp-wrong-signer "$TMP/good.idx" $C/attacker-root.pem $K/attacker-root.key 36500 $C/rsa-leaf.pem
 respond ocsp-must-staple-good "$TMP/good.idx" $C/rsa-intermediate.pem $K/rsa-intermediate.key 36500 $OUT/rsa-must-staple.pem
+
+# CRLs (valid for a century; with cRLNumber and AKI as RFC 5280 requires): each issuer once listing
+# a certificate it issued as revoked, once empty.
+crl() { # name issuer-name index
+  mkdir -p "$TMP/ca-$1"; cp "$3" "$TMP/ca-$1/index.txt"; echo "unique_subject = no" > "$TMP/ca-$1/index.txt.attr"
+  echo 01 > "$TMP/ca-$1/crlnumber"
+  cat > "$TMP/ca-$1/ca.cnf" <<CNF
+[ ca ]
+default_ca = x
+[ x ]
+database = $TMP/ca-$1/index.txt
+crlnumber = $TMP/ca-$1/crlnumber
+default_md = sha256
+default_crl_days = 36500
+crl_extensions = ext
+[ ext ]
+authorityKeyIdentifier = keyid
+CNF
+  openssl ca -batch -gencrl -config "$TMP/ca-$1/ca.cnf" -cert "$C/$2.pem" -keyfile "$K/$2.key" -out "$OUT/$1.pem" 2>/dev/null
+}
+printf 'R\t%s\t250101000000Z,keyCompromise\t%s\tunknown\t%s\n' $exp "$(serial $C/rsa-intermediate.pem)" "$(subject $C/rsa-intermediate.pem)" > "$TMP/root-revoked.idx"
+crl crl-intermediate-revokes-leaf rsa-intermediate "$TMP/revoked.idx"
+crl crl-intermediate-empty rsa-intermediate "$TMP/empty.idx"
+crl crl-root-revokes-intermediate rsa-root "$TMP/root-revoked.idx"
+crl crl-root-empty rsa-root "$TMP/empty.idx"
 echo "Generated revocation fixtures in $OUT"

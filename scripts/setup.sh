@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what building Pincheck needs on a fresh Debian machine: OpenSSL 3 headers (libssl-dev),
-# pkg-config and the openssl CLI. Sourced by test.sh and demo.sh; safe to run again.
+# pkg-config, the openssl CLI and the Public Suffix List (publicsuffix). Sourced by test.sh and demo.sh; safe to run again.
 set -euo pipefail
 
 missing=()
 dpkg -s libssl-dev >/dev/null 2>&1 || missing+=(libssl-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+[ -f /usr/share/publicsuffix/public_suffix_list.dat ] || missing+=(publicsuffix)
 if ((${#missing[@]})); then
   echo "==> installing ${missing[*]}"
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
