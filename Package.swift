@@ -43,7 +43,17 @@ let package = Package(
         .executableTarget(name: "pincheck", dependencies: ["PincheckCLI"]),
         // Runs the x509-limbo conformance suite through the public evaluation API.
         .executableTarget(name: "limbo-harness", dependencies: ["TrustEvaluator"]),
-        .testTarget(name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator"]),
+        // Fuzzing: the targets' logic (replayed by the tests) and one libFuzzer executable per target,
+        // built by scripts/fuzz.sh with -DFUZZING -sanitize=fuzzer,address (empty executables otherwise).
+        .target(name: "PincheckFuzzing", dependencies: ["TrustEvaluator"]),
+        .executableTarget(name: "FuzzCertificate", dependencies: ["PincheckFuzzing"]),
+        .executableTarget(name: "FuzzChain", dependencies: ["PincheckFuzzing"]),
+        .executableTarget(name: "FuzzConfiguration", dependencies: ["PincheckFuzzing"]),
+        .executableTarget(name: "FuzzRevocation", dependencies: ["PincheckFuzzing"]),
+        .testTarget(
+            name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator"],
+            exclude: ["StrictWebPKIVectors.json", "Importers"]),
+        .testTarget(name: "PincheckFuzzingTests", dependencies: ["PincheckFuzzing"]),
         .testTarget(
             name: "ServerTrustTests",
             dependencies: [

@@ -2,6 +2,7 @@
 # Builds Pincheck and runs every test suite, installing what a fresh Debian machine lacks.
 #   scripts/test.sh            all suites, then ThreadSanitizer and AddressSanitizer over the engine
 #   SANITIZERS=0 scripts/test.sh   skip the sanitizer runs (quicker local loop)
+#   FUZZ_SECONDS=N scripts/test.sh fuzz each target N seconds (default 60; 0 skips the smoke)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +32,12 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   log "AddressSanitizer + LeakSanitizer: TrustEvaluatorTests"
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
     swift test --scratch-path .build-asan --sanitize=address --filter TrustEvaluatorTests
+fi
+
+if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
+  # The corpora were replayed by the tests above; here each target explores for a bounded time.
+  log "fuzz smoke: ${FUZZ_SECONDS:-60} s per target"
+  scripts/fuzz.sh all "${FUZZ_SECONDS:-60}"
 fi
 
 # One closing line that counts the main run (Swift Testing prints its own above).

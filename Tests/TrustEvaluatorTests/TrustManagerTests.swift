@@ -141,4 +141,29 @@ struct TrustManagerTests {
     func emptyPinSet() {
         #expect(throws: PincheckError.self) { try PinSet(.none) }
     }
+
+    @Test("one trust manager shared by concurrent evaluations gives the same decisions")
+    func concurrent() async throws {
+        let manager = Self.manager([try Self.policy("www.example.test", [try PinSet(try Self.keys("rsa-intermediate", "ec-intermediate"))]),
+                                    try Self.policy("example.test", subdomains: true, [try PinSet(try Self.keys("attacker-root"), enforcement: .reportOnly)])])
+        let chains = ["rsa-good", "ec-good", "rsa-expired", "self-signed"].map(Fixtures.chain)
+        let hosts = ["www.example.test", "example.test", "api.example.test"]
+        var expected: [Decision.Action] = []
+        for chain in chains { for host in hosts { expected.append(try manager.evaluate(chain, host: host, at: Fixtures.time).action) } }
+        let expectedActions = expected
+        try await withThrowingTaskGroup(of: [Decision.Action].self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    var actions: [Decision.Action] = []
+                    for _ in 0..<10 {
+                        actions = []
+                        for chain in chains { for host in hosts { actions.append(try manager.evaluate(chain, host: host, at: Fixtures.time).action) } }
+                    }
+                    return actions
+                }
+            }
+            for try await actions in group { #expect(actions == expectedActions) }
+        }
+        #expect(expectedActions.contains(.useCredential) && expectedActions.contains(.reject))
+    }
 }

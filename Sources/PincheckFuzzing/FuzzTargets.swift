@@ -1,0 +1,128 @@
+import Foundation
+import TrustEvaluator
+
+/// The fuzz targets' logic, shared by the libFuzzer executables (`Sources/Fuzz*/main.swift`, built
+/// with `-DFUZZING -sanitize=fuzzer,address` by `scripts/fuzz.sh`) and by the test suite, which
+/// replays every corpus and regression input through the same functions.
+///
+/// A target may throw `PincheckError` (bad input is expected); it must never crash, hang, leak,
+/// or break an oracle (which traps, so the fuzzer reports it).
+public enum FuzzTargets {
+    /// The names `scripts/fuzz.sh list` prints, with the function each runs.
+    public static let all: [(name: String, run: @Sendable ([UInt8]) -> Void)] = [
+        ("FuzzCertificate", certificate),
+        ("FuzzChain", chain),
+        ("FuzzConfiguration", configuration),
+        ("FuzzRevocation", revocation),
+    ]
+
+    /// DER, PEM and PEM bundles, and every accessor on what parsed.
+    public static func certificate(_ bytes: [UInt8]) {
+        guard let certificates = try? Certificate.parseBundle(bytes, source: "fuzz") else { return }
+        for certificate in certificates {
+            _ = certificate.subject
+            _ = certificate.issuer
+            _ = certificate.serialNumber
+            _ = certificate.notBefore
+            _ = certificate.notAfter
+            _ = certificate.subjectAlternativeNames
+            _ = certificate.publicKey
+            _ = certificate.isSelfSigned
+            _ = certificate.isCertificateAuthority
+            _ = certificate.publicKeySHA1Pin
+            let again = try? Certificate(derEncoded: certificate.derBytes)
+            precondition(again == certificate, "a parsed certificate must parse again from its own DER")
+            precondition(certificate.publicKeyPin.digest.count == 32)
+        }
+    }
+
+    /// A fuzzed served chain evaluated against fixed anchors, for a fixed host, with pins — and
+    /// the oracle: "trusted" means the verified path ends at a configured anchor (or pinned
+    /// certificate) and, when pinning, contains a pinned key.
+    public static func chain(_ bytes: [UInt8]) {
+        guard let served = try? Certificate.parseBundle(bytes, source: "fuzz") else { return }
+        let fixture = ChainFixture.shared
+        for (policy, kind) in fixture.policies {
+            guard let verdict = try? Evaluator(policy: policy).evaluate(served, host: "www.example.test", at: fixture.time) else { continue }
+            guard verdict.isTrusted else {
+                precondition(verdict.verifiedPath == nil && !verdict.failures.isEmpty, "an untrusted verdict carries reasons and no path")
+                continue
+            }
+            guard let path = verdict.verifiedPath, let top = path.last else { preconditionFailure("trusted without a verified path") }
+            precondition(path.first == served.first, "the verified path starts at the served leaf")
+            switch kind {
+            case .anchorsOnly:
+                precondition(fixture.anchors.contains(top), "trusted path must end at an anchor")
+            case .publicKeyPins:
+                precondition(fixture.anchors.contains(top), "trusted path must end at an anchor")
+                precondition(path.contains { fixture.pinnedKeys.contains($0.publicKeyPin) }, "trusted path must contain a pinned key")
+            case .certificatePins:
+                precondition(fixture.pinnedCertificates.contains(top), "certificate pinning anchors on a pinned certificate")
+            }
+        }
+    }
+
+    /// Pin strings, and the configuration decoder in every format (JSON, TrustKit, Android, OkHttp).
+    public static func configuration(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        for line in text.split(whereSeparator: \.isNewline).prefix(64) {
+            if let pin = try? PublicKeyPin(String(line)) {
+                precondition(pin.digest.count == pin.algorithm.digestLength)
+                precondition((try? PublicKeyPin(pin.description)) == pin, "a pin round-trips through its text")
+            }
+        }
+        _ = try? Configuration.decode(Data(bytes), source: "fuzz", baseDirectory: "/nonexistent", publicSuffixes: ChainFixture.shared.publicSuffixes)
+        for format in ConfigurationFormat.allCases {
+            _ = try? ConfigurationImporter.pincheckJSON(from: Data(bytes), format: format, source: "fuzz")
+        }
+    }
+
+    /// Stapled OCSP responses against a fixed chain; must never accept a revoked or garbage staple
+    /// when stapling is required.
+    public static func revocation(_ bytes: [UInt8]) {
+        let fixture = ChainFixture.shared
+        guard let decision = try? fixture.revocationManager.evaluate(
+            fixture.goodChain, host: "www.example.test", at: fixture.time, stapledOCSPResponse: bytes) else { return }
+        if decision.allowsConnection {
+            precondition(!decision.verdict.failures.contains { $0.code == .revoked }, "a revoked staple never allows the connection")
+        }
+    }
+}
+
+/// Fixed inputs for the chain and revocation targets: the committed test PKI in Certificates/,
+/// found from this source file's path (fuzzing and replay both run from a checkout).
+struct ChainFixture: Sendable {
+    enum Kind { case anchorsOnly, publicKeyPins, certificatePins }
+
+    static let shared = ChainFixture()
+
+    let time = Date(timeIntervalSince1970: 1_906_502_400)  // 2030-06-01
+    let anchors: [Certificate]
+    let pinnedKeys: Set<PublicKeyPin>
+    let pinnedCertificates: [Certificate]
+    let policies: [(TrustPolicy, Kind)]
+    let goodChain: [Certificate]
+    let revocationManager: TrustManager
+    let publicSuffixes = PublicSuffixList(text: "com\nuk\nco.uk\n")
+
+    init() {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Certificates")
+        func load(_ name: String) -> Certificate { try! Certificate.load(contentsOf: directory.appendingPathComponent("\(name).pem").path)[0] }
+        anchors = [load("rsa-root"), load("ec-root")]
+        let anchorSet = try! TrustAnchors(certificates: anchors)
+        pinnedKeys = [load("rsa-intermediate").publicKeyPin, load("ec-intermediate").publicKeyPin]
+        pinnedCertificates = [load("rsa-intermediate")]
+        policies = [
+            (TrustPolicy(anchors: anchorSet), .anchorsOnly),
+            (TrustPolicy(pinning: .publicKeys(try! PinnedPublicKeys(pins: pinnedKeys)), anchors: anchorSet), .publicKeyPins),
+            (TrustPolicy(pinning: .certificates(try! PinnedCertificates(pinnedCertificates)), anchors: anchorSet), .certificatePins),
+        ]
+        goodChain = [load("rsa-leaf"), load("rsa-intermediate")]
+        let host = HostPolicy(pattern: try! HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
+                              validation: TrustPolicy(anchors: anchorSet), revocation: RevocationPolicy(requireStapledOCSP: true))
+        revocationManager = TrustManager(policies: [host])
+    }
+}
+
+extension ChainFixture.Kind: Sendable {}
