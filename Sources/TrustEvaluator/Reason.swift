@@ -17,8 +17,8 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
             case tooLong = "chain.too-long"
             case nameConstraints = "chain.name-constraints"
             case invalid = "chain.invalid"
-            case revoked = "chain.revoked"
-            case revocationUnknown = "chain.revocation-unknown"
+            case revoked = "revocation.revoked"
+            case revocationUnknown = "revocation.unknown"
             case keyUsage = "chain.key-usage"
             case profileViolation = "chain.profile-violation"
             case chainNotValidated = "chain.not-validated"
@@ -39,8 +39,7 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
             case noBackupPin = "pin.no-backup"
             case reportOnlyFailure = "pin.report-only-failure"
             // Revocation.
-            case revoked = "revocation.revoked"
-            case revocationStatusUnknown = "revocation.status-unknown"
+            case ocspStatusUnknown = "revocation.ocsp-unknown"
             case stapleUnusable = "revocation.staple-unusable"
             case stapleMissing = "revocation.staple-missing"
         }
@@ -72,7 +71,7 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public static let tooLong = Code(.tooLong)
         /// A name is outside a CA's name constraints.
         public static let nameConstraints = Code(.nameConstraints)
-        /// A certificate of the path is listed on a supplied CRL.
+        /// A certificate of the path is revoked: listed on a supplied CRL, or by a stapled OCSP response that verifies.
         public static let revoked = Code(.revoked)
         /// CRLs were supplied but none covers a certificate, or one could not be used.
         public static let revocationUnknown = Code(.revocationUnknown)
@@ -108,10 +107,8 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public static let noBackupPin = Code(.noBackupPin)
         /// Warning: a report-only pin set failed; the connection is allowed and a report is due.
         public static let reportOnlyFailure = Code(.reportOnlyFailure)
-        /// Revocation information that verifies says a certificate of the path is revoked.
-        public static let revoked = Code(.revoked)
         /// The stapled OCSP response does not know the leaf (a failure only when stapling is required).
-        public static let revocationStatusUnknown = Code(.revocationStatusUnknown)
+        public static let ocspStatusUnknown = Code(.ocspStatusUnknown)
         /// The stapled OCSP response is malformed, stale, not about the leaf, or wrongly signed.
         public static let stapleUnusable = Code(.stapleUnusable)
         /// Stapling is required (policy or must-staple leaf) and nothing was stapled.

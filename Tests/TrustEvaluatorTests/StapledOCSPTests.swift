@@ -35,7 +35,7 @@ struct StapledOCSPTests {
     }
 
     @Test("unknown, stale and wrongly signed responses warn, or reject when stapling is required", arguments: [
-        ("ocsp-unknown", Reason.Code.revocationStatusUnknown), ("ocsp-stale", .stapleUnusable), ("ocsp-wrong-signer", .stapleUnusable),
+        ("ocsp-unknown", Reason.Code.ocspStatusUnknown), ("ocsp-stale", .stapleUnusable), ("ocsp-wrong-signer", .stapleUnusable),
         ("ocsp-must-staple-good", .stapleUnusable),
     ])
     func unusable(name: String, code: Reason.Code) throws {

@@ -47,7 +47,7 @@ public struct TrustManager: Sendable {
         let name = try HostNormalization.peerName(for: host).text
         guard let policy = try policy(for: name) else {
             var defaultValidation = self.defaultValidation
-            defaultValidation.pathChecks.append(StapledOCSPCheck(response: stapledOCSPResponse, policy: RevocationPolicy()))
+            defaultValidation.additionalPathChecks.append(StapledOCSPCheck(response: stapledOCSPResponse, policy: RevocationPolicy()))
             if allHostsMustBeEvaluated {
                 let verdict = try Evaluator(policy: defaultValidation, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time)
                 let reason = Reason(.hostNotListed, "\(name) matches no pinning policy, and every host must be evaluated by one (allHostsMustBeEvaluated)")
@@ -59,7 +59,7 @@ public struct TrustManager: Sendable {
 
         var base = policy.validation
         base.pinning = .none
-        base.pathChecks.append(StapledOCSPCheck(response: stapledOCSPResponse, policy: policy.revocation))
+        base.additionalPathChecks.append(StapledOCSPCheck(response: stapledOCSPResponse, policy: policy.revocation))
         var failures: [Reason] = []
         var warnings: [Reason] = []
         var reportOnlyFailures: [Reason] = []

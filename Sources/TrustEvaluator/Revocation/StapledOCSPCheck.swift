@@ -41,7 +41,7 @@ struct StapledOCSPCheck: PathCheck {
             let when = at.map { " on \(ISO8601DateFormatter().string(from: $0))" } ?? ""
             findings.failures.append(Reason(.revoked, "the stapled OCSP response says the leaf \(leaf.subject) was revoked\(when) (reason code \(reason))"))
         case .unknown:
-            problem(.revocationStatusUnknown, "the stapled OCSP response says the leaf's status is unknown")
+            problem(.ocspStatusUnknown, "the stapled OCSP response says the leaf's status is unknown")
         case .unusable(let message):
             problem(.stapleUnusable, "the stapled OCSP response cannot be used: \(message)")
         }

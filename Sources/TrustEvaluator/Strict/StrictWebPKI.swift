@@ -12,6 +12,7 @@ enum StrictWebPKI {
         case .serverAuthentication:
             return common + [
                 SubjectAltNameCheck(), SubjectCommonNameCheck(), ExtendedKeyUsageCheck(), RootExtendedKeyUsageCheck(),
+                PublicSuffixWildcardCheck(),
             ]
         case .clientAuthentication:
             return common + [EmailAddressCheck()]
