@@ -183,7 +183,7 @@ private struct Run {
         let request = ChainVerificationRequest(
             leaf: leaf, untrusted: untrusted, anchors: policy.anchors, peer: peer, time: time,
             allowPartialChain: false, maximumDepth: policy.maximumChainDepth,
-            purpose: policy.purpose, revocationLists: policy.revocationLists)
+            purpose: policy.purpose, revocationLists: policy.revocationLists, revocationScope: policy.revocationScope)
         let outcome = ChainVerifier.verify(request)
         if outcome.succeeded, passesPathChecks(outcome.builtChain) {
             path = VerifiedPath(outcome.builtChain, anchoring: .trustAnchor)
@@ -237,7 +237,7 @@ private struct Run {
         let outcome = ChainVerifier.verify(ChainVerificationRequest(
             leaf: leaf, untrusted: untrusted, anchors: pinned.anchors, peer: peer, time: time,
             allowPartialChain: true, maximumDepth: policy.maximumChainDepth,
-            purpose: policy.purpose, revocationLists: policy.revocationLists))
+            purpose: policy.purpose, revocationLists: policy.revocationLists, revocationScope: policy.revocationScope))
         let configured = pinned.certificates.map(\.publicKeyPin)
         let noPathToPin = outcome.errors.allSatisfy { Self.issuerNotFound.contains($0.code) }
         if !outcome.succeeded && noPathToPin {

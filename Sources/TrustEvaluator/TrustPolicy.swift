@@ -72,9 +72,20 @@ public struct TrustPolicy: Sendable {
     public var purpose: Purpose = .serverAuthentication
     /// The certificate profile; `.strictWebPKI` by default.
     public var profile: Profile = .strictWebPKI
-    /// CRLs supplied by the caller (never fetched). When any are given, the leaf must be covered
-    /// by one of them and not be listed (OpenSSL's `X509_V_FLAG_CRL_CHECK`).
+    /// CRLs supplied by the caller (never fetched). When any are given, the leaf (or, with
+    /// ``revocationScope`` `.wholeChain`, every certificate of the path) must be covered by one of
+    /// them and not be listed (OpenSSL's `X509_V_FLAG_CRL_CHECK` / `X509_V_FLAG_CRL_CHECK_ALL`).
     public var revocationLists: [CertificateRevocationList] = []
+    /// Which certificates ``revocationLists`` must cover.
+    public var revocationScope: RevocationScope = .leaf
+
+    /// Which certificates supplied CRLs must cover.
+    public enum RevocationScope: Sendable, Hashable {
+        /// The leaf only (the issuing CA's CRL).
+        case leaf
+        /// Every certificate of the path but the anchor: a CRL from each issuer is needed.
+        case wholeChain
+    }
     /// Key usages the leaf must allow when it has a keyUsage extension (none by default).
     public var requiredKeyUsages: Set<KeyUsage> = []
     /// Extra checks run over every verified path, after OpenSSL's and the profile's (see ``PathCheck``).

@@ -106,8 +106,17 @@ public struct Configuration: Sendable {
             } catch { throw fail("\(path).pattern", error.message) }
             if let other = seen[pattern] { throw fail("\(path).pattern", "\"\(host.pattern)\" is already configured at \(other)") }
             seen[pattern] = path
-            if let crls = host.revocation?.crls, !crls.isEmpty {
-                throw fail("\(path).revocation.crls", "CRLs in a configuration are not supported by this version of Pincheck; remove them rather than have them ignored")
+            var revocationLists: [CertificateRevocationList] = []
+            for (crlIndex, file) in (host.revocation?.crls ?? []).enumerated() {
+                do { revocationLists += try CertificateRevocationList.load(contentsOf: resolve(file)) } catch {
+                    throw fail("\(path).revocation.crls[\(crlIndex)]", error.description)
+                }
+            }
+            let revocationScope: TrustPolicy.RevocationScope
+            switch host.revocation?.crlScope ?? "leaf" {
+            case "leaf": revocationScope = .leaf
+            case "chain": revocationScope = .wholeChain
+            case let other: throw fail("\(path).revocation.crlScope", "\"\(other)\" is not \"leaf\" or \"chain\"")
             }
 
             var pinnedCertificates: [Certificate] = []
@@ -158,10 +167,12 @@ public struct Configuration: Sendable {
                 }
                 reportURIs.append(url)
             }
-            let validation = TrustPolicy(
+            var validation = TrustPolicy(
                 anchors: anchors,
                 chainValidation: host.allowInvalidCertificates == true ? .disabled(because: "allowInvalidCertificates in \(path)") : .required,
                 nameValidation: host.validatesDomainName == false ? .disabled(because: "validatesDomainName false in \(path)") : .required)
+            validation.revocationLists = revocationLists
+            validation.revocationScope = revocationScope
             let revocation = RevocationPolicy(requireStapledOCSP: host.revocation?.requireStapledOCSP ?? false)
             let policy = HostPolicy(pattern: pattern, pinSets: pinSets, validation: validation, reportURIs: reportURIs, revocation: revocation)
             entries.append(HostEntry(path: path, policy: policy, enforce: enforce, expires: expires))
@@ -278,14 +289,16 @@ struct RawHost: Codable {
 
 struct RawRevocation: Codable {
     let crls: [String]?
+    let crlScope: String?
     let requireStapledOCSP: Bool?
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case crls, requireStapledOCSP }
+    enum CodingKeys: String, CodingKey, CaseIterable { case crls, crlScope, requireStapledOCSP }
 
     init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         crls = try c.decodeIfPresent([String].self, forKey: .crls)
+        crlScope = try c.decodeIfPresent(String.self, forKey: .crlScope)
         requireStapledOCSP = try c.decodeIfPresent(Bool.self, forKey: .requireStapledOCSP)
     }
 }

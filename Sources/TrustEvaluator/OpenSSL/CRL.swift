@@ -1,4 +1,5 @@
 internal import COpenSSL
+import Foundation
 
 /// Owns exactly one OpenSSL `X509_CRL` and frees it in `deinit`.
 ///
@@ -55,6 +56,25 @@ public struct CertificateRevocationList: Sendable, Hashable {
             throw PincheckError(.malformedPEM, "expected one X509 CRL block, found \(blocks.map(\.label))", source: source)
         }
         try self.init(derEncoded: blocks[0].bytes, source: source)
+    }
+
+    /// Reads the CRLs in a file: PEM (one or more `X509 CRL` blocks) or one DER CRL.
+    /// - Throws: ``PincheckError`` naming the file: unreadable, empty, or not CRLs.
+    public static func load(contentsOf path: String) throws(PincheckError) -> [CertificateRevocationList] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PincheckError(.unreadableFile, "the CRL file cannot be read", source: path)
+        }
+        let bytes = Array(data)
+        guard PEM.looksLikePEM(bytes) else { return [try CertificateRevocationList(derEncoded: bytes, source: path)] }
+        var lists: [CertificateRevocationList] = []
+        for (index, block) in try PEM.blocks(in: String(decoding: bytes, as: UTF8.self), source: path).enumerated() {
+            guard block.label == "X509 CRL" else {
+                throw PincheckError(.unexpectedPEMBlock, "PEM block #\(index + 1) (line \(block.line)) is a \(block.label), not an X509 CRL", source: path)
+            }
+            lists.append(try CertificateRevocationList(derEncoded: block.bytes, source: path))
+        }
+        guard !lists.isEmpty else { throw PincheckError(.emptyInput, "no CRL found", source: path) }
+        return lists
     }
 
     /// True when the CRL carries the cRLNumber extension RFC 5280 §5.2.3 requires.

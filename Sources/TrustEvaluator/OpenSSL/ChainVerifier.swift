@@ -36,8 +36,9 @@ struct ChainVerificationRequest {
     var allowPartialChain: Bool
     var maximumDepth: Int
     var purpose: TrustPolicy.Purpose = .serverAuthentication
-    /// Supplied CRLs; when non-empty the leaf's revocation status is checked against them.
+    /// Supplied CRLs; when non-empty the leaf's (or the whole path's) revocation status is checked against them.
     var revocationLists: [CertificateRevocationList] = []
+    var revocationScope: TrustPolicy.RevocationScope = .leaf
 }
 
 /// Wraps `X509_verify_cert` with Pincheck's hardened settings: purpose sslserver, X509_STRICT,
@@ -84,6 +85,7 @@ enum ChainVerifier {
             for crl in request.revocationLists { _ = shim_sk_X509_CRL_push(crls, crl.handle.ref) }
             X509_STORE_CTX_set0_crls(context, crls)
             flags |= UInt(X509_V_FLAG_CRL_CHECK)
+            if request.revocationScope == .wholeChain { flags |= UInt(X509_V_FLAG_CRL_CHECK_ALL) }
         }
         _ = X509_VERIFY_PARAM_set_flags(parameters, flags)
         let time = time_t(request.time.timeIntervalSince1970.rounded(.down))
