@@ -24,6 +24,13 @@ swift test 2>&1 | tee "$results"
 log "demo"
 swift run pincheck demo
 
+log "x509-limbo conformance (zero false accepts, passes >= conformance/limbo-ratchet.txt)"
+if [ -f ../shared/limbo/data/limbo.json ] || [ -n "${LIMBO_SUITE:-}" ]; then
+  scripts/limbo.sh
+else
+  echo "no x509-limbo suite at ../shared/limbo/data/limbo.json (set LIMBO_SUITE): conformance gate not run"
+fi
+
 if [ "${SANITIZERS:-1}" != 0 ]; then
   # The engine's suites again under the sanitizers: concurrent evaluations sharing one anchor store
   # (ThreadSanitizer), and memory errors and leaks in Swift and libcrypto (AddressSanitizer).
