@@ -36,9 +36,9 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   # (ThreadSanitizer), and memory errors and leaks in Swift and libcrypto (AddressSanitizer).
   log "ThreadSanitizer: TrustEvaluatorTests"
   swift test --scratch-path .build-tsan --sanitize=thread --filter TrustEvaluatorTests
-  log "AddressSanitizer + LeakSanitizer: TrustEvaluatorTests"
+  log "AddressSanitizer + LeakSanitizer: TrustEvaluatorTests, fuzz corpus replay"
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
-    swift test --scratch-path .build-asan --sanitize=address --filter TrustEvaluatorTests
+    swift test --scratch-path .build-asan --sanitize=address --filter 'TrustEvaluatorTests|PincheckFuzzingTests'
 fi
 
 if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
