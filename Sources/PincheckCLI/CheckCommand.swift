@@ -25,7 +25,7 @@ struct Check: ConsoleCommand {
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
-        let runner = HostCheck(evaluator: Evaluator(policy: try policy.makePolicy()), connection: connection, policy: policy)
+        let runner = HostCheck(judge: try policy.makeJudge(), connection: connection, policy: policy)
         var worst = ExitStatus.trusted
         for (index, text) in targets.enumerated() {
             let outcome = try runner.run(try connection.target(text))
@@ -85,14 +85,14 @@ extension ExitStatus {
 
 /// One host: probe, then evaluate. Shared by `check` and `scan`.
 struct HostCheck: Sendable {
-    let evaluator: Evaluator
+    let judge: Judge
     let probe: TLSProbe
     let host: String?
     let servername: String?
     let time: Date
 
-    init(evaluator: Evaluator, connection: ConnectionOptions, policy: PolicyOptions) {
-        self.evaluator = evaluator
+    init(judge: Judge, connection: ConnectionOptions, policy: PolicyOptions) {
+        self.judge = judge
         self.probe = connection.probe
         self.host = policy.host
         self.servername = connection.servername
@@ -105,11 +105,12 @@ struct HostCheck: Sendable {
         let sni = servername ?? name
         do {
             let result = try probe.probe(target, serverName: sni)
-            let verdict = try evaluator.evaluate(result.servedChain, host: name, at: time)
-            return CheckOutcome(target: target, host: name, result: .evaluated(result, verdict),
-                                extraWarnings: Self.warnings(verdict, result, policy: evaluator.policy))
+            let (verdict, action) = try judge.judge(result.servedChain, host: name, port: Int(target.port), at: time,
+                                                    stapledOCSPResponse: result.stapledOCSPResponse)
+            return CheckOutcome(target: target, host: name, result: .evaluated(result, verdict), action: action,
+                                extraWarnings: Self.warnings(verdict, result, policy: judge.commandLinePolicy))
         } catch let error as ProbeError {
-            return CheckOutcome(target: target, host: name, result: .networkFailure(error), extraWarnings: [])
+            return CheckOutcome(target: target, host: name, result: .networkFailure(error), action: nil, extraWarnings: [])
         } catch let error as PincheckError {
             throw error
         } catch {
@@ -118,7 +119,7 @@ struct HostCheck: Sendable {
     }
 
     /// Warnings only a live check can give: how the chain was served, OCSP stapling, fragile pins.
-    static func warnings(_ verdict: Verdict, _ result: ProbeResult, policy: TrustPolicy) -> [CheckWarning] {
+    static func warnings(_ verdict: Verdict, _ result: ProbeResult, policy: TrustPolicy?) -> [CheckWarning] {
         var warnings: [CheckWarning] = []
         let served = Set(result.servedChain)
         if let path = verdict.verifiedPath, path.count > 1 {
@@ -138,10 +139,10 @@ struct HostCheck: Sendable {
                 message: "the stapled OCSP response says \"\(status)\" (check reports the claim; it does not verify the response's signature)"))
         }
         let existing = Set(verdict.warnings.map(\.code.description))
-        let pinCount: Int? = switch policy.pinning {
-        case .none: nil
-        case .certificates(let pinned): pinned.certificates.count
-        case .publicKeys(let pinned): pinned.pins.count
+        let pinCount: Int? = switch policy?.pinning {
+        case .some(.none), nil: nil
+        case .some(.certificates(let pinned)): pinned.certificates.count
+        case .some(.publicKeys(let pinned)): pinned.pins.count
         }
         if pinCount == 1, !existing.contains("pin.no-backup") {
             warnings.append(CheckWarning(code: "pin.no-backup", message: "only one pin is configured: a key rotation or a compromise locks clients out; add a backup pin"))
@@ -173,11 +174,13 @@ struct CheckOutcome: Sendable {
     let target: ProbeTarget
     let host: String
     let result: Result
+    /// What was decided, when an evaluation happened (report-only pins may allow an untrusted verdict).
+    let action: Decision.Action?
     let extraWarnings: [CheckWarning]
 
     var status: ExitStatus {
         switch result {
-        case .evaluated(_, let verdict): verdict.isTrusted ? .trusted : .notTrusted
+        case .evaluated: action == .reject ? .notTrusted : .trusted
         case .networkFailure: .networkFailure
         }
     }
@@ -196,7 +199,7 @@ struct CheckOutcome: Sendable {
         var object: [String: Any]
         switch result {
         case .evaluated(let probe, let verdict):
-            object = Self.dictionary(VerdictJSON(verdict, requestedHost: host))
+            object = Self.dictionary(VerdictJSON(verdict, requestedHost: host, action: action))
             var warnings = object["warnings"] as? [Any] ?? []
             warnings += extraWarnings.map { ["code": $0.code, "message": $0.message] }
             object["warnings"] = warnings
@@ -256,7 +259,9 @@ struct CheckReport {
     }
 
     private func render(_ probe: ProbeResult, _ verdict: Verdict) {
-        let headline = verdict.isTrusted ? console.paint("TRUSTED", .green) : console.paint("NOT TRUSTED", .red)
+        let headline = outcome.status == .trusted
+            ? console.paint(verdict.isTrusted ? "TRUSTED" : "TRUSTED (report-only pin failure)", .green)
+            : console.paint("NOT TRUSTED", .red)
         let name = verdict.checkedHost.map { "for \($0)" } ?? "(no host name checked)"
         console.line("\(console.paint(headline, .bold))  \(outcome.target) \(name) at \(Format.timestamp(verdict.evaluationTime))")
         if !verdict.failures.isEmpty {

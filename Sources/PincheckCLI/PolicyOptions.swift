@@ -47,9 +47,6 @@ struct PolicyOptions: ParsableArguments {
             guard mode == nil, pins.isEmpty, pinCertificates.isEmpty, !allowInvalidCertificates, !noValidateDomainName else {
                 throw ValidationError("--config sets the pins and checks per host: it cannot be combined with --mode, --pin, --pin-cert, --allow-invalid-certificates or --no-validate-domain-name")
             }
-            guard host != nil else {
-                throw ValidationError("--config needs --host: the configuration's policies are chosen by host name")
-            }
         }
         switch effectiveMode {
         case .none where !pins.isEmpty || !pinCertificates.isEmpty:
@@ -79,17 +76,14 @@ struct PolicyOptions: ParsableArguments {
         return dateOnly.date(from: text)
     }
 
-    /// Evaluates `chain` under `--config` (through its trust manager) or the command-line policy.
-    /// - Returns: What happened, and what a challenge handler would do about it.
-    func evaluate(_ chain: [Certificate]) throws -> (verdict: Verdict, action: Decision.Action) {
+    /// What decides: `--config`'s trust manager, or the command-line policy. Built once, so
+    /// `check` and `scan` read their files once for every host.
+    func makeJudge() throws -> Judge {
         if let config {
             let anchors = caFiles.isEmpty ? nil : try TrustAnchors(contentsOf: caFiles)
-            let configuration = try Configuration.load(contentsOf: config, anchors: anchors)
-            let decision = try configuration.trustManager.evaluate(chain, host: host ?? "", at: time)
-            return (decision.verdict, decision.action)
+            return Judge(.manager(try Configuration.load(contentsOf: config, anchors: anchors).trustManager))
         }
-        let verdict = try Evaluator(policy: try makePolicy()).evaluate(chain, host: host, at: time)
-        return (verdict, verdict.isTrusted ? .useCredential : .reject)
+        return Judge(.policy(Evaluator(policy: try makePolicy())))
     }
 
     /// Reads the named files and builds the policy.
@@ -116,4 +110,38 @@ struct PolicyOptions: ParsableArguments {
 struct OutputOptions: ParsableArguments {
     @Flag(help: "Print JSON instead of the human-readable report.")
     var json = false
+}
+
+/// Judges served chains: with a configuration's trust manager (per-host pins, report-only,
+/// revocation) or with one command-line policy.
+struct Judge: Sendable {
+    enum Kind: Sendable {
+        case policy(Evaluator)
+        case manager(TrustManager)
+    }
+
+    let kind: Kind
+
+    init(_ kind: Kind) { self.kind = kind }
+
+    /// The command-line policy, when that is what decides.
+    var commandLinePolicy: TrustPolicy? {
+        if case .policy(let evaluator) = kind { return evaluator.policy }
+        return nil
+    }
+
+    /// - Returns: What happened, and what a challenge handler would do about it (report-only pins
+    ///   can allow a connection whose verdict records a failure).
+    func judge(_ chain: [Certificate], host: String?, port: Int = 443, at time: Date,
+               stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> (verdict: Verdict, action: Decision.Action) {
+        switch kind {
+        case .policy(let evaluator):
+            let verdict = try evaluator.evaluate(chain, host: host, at: time)
+            return (verdict, verdict.isTrusted ? .useCredential : .reject)
+        case .manager(let manager):
+            guard let host else { throw PincheckError(.invalidHost, "--config chooses policies by host name: give --host") }
+            let decision = try manager.evaluate(chain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse)
+            return (decision.verdict, decision.action)
+        }
+    }
 }

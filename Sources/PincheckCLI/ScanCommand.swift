@@ -30,7 +30,7 @@ struct Scan: ConsoleCommand {
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
-        let runner = HostCheck(evaluator: Evaluator(policy: try policy.makePolicy()), connection: connection, policy: policy)
+        let runner = HostCheck(judge: try policy.makeJudge(), connection: connection, policy: policy)
         let source = try HostList(path: hosts)
         let state = ScanState(console: console, json: output.json, total: hosts == "-" ? nil : try HostList.count(path: hosts))
         let started = ContinuousClock.now
@@ -191,7 +191,7 @@ final class ScanState: @unchecked Sendable {
     private func humanLine(_ outcome: CheckOutcome) -> String {
         let target = outcome.target.description
         switch outcome.result {
-        case .evaluated(let probe, let verdict) where verdict.isTrusted:
+        case .evaluated(let probe, let verdict) where outcome.status == .trusted:
             let pins = verdict.matchedPins.map { "pin matched at depth \($0.depth)" }.first ?? "chain valid"
             return "\(pad(console.paint("trusted", .green), 14))  \(target)  \(outcome.host)  \(probe.protocolVersion)  \(pins)"
         case .evaluated(_, let verdict):

@@ -14,9 +14,15 @@ struct Verify: ConsoleCommand {
     @OptionGroup var policy: PolicyOptions
     @OptionGroup var output: OutputOptions
 
+    func validate() throws {
+        if policy.config != nil && policy.host == nil {
+            throw ValidationError("--config needs --host: the configuration's policies are chosen by host name")
+        }
+    }
+
     func execute(_ console: Console) throws -> ExitStatus {
         let chain = try Certificate.load(contentsOf: chainFile)
-        let (verdict, action) = try policy.evaluate(chain)
+        let (verdict, action) = try policy.makeJudge().judge(chain, host: policy.host, at: policy.time)
         if output.json {
             console.line(Format.json(VerdictJSON(verdict, requestedHost: policy.host, action: action)))
         } else {

@@ -32,6 +32,28 @@ struct CheckCommandTests {
         #expect(!result.output.contains("\u{1B}["), "no colour when not on a terminal")
     }
 
+    @Test("--config: the host's pins decide, report-only allows, unlisted hosts are rejected")
+    func config() throws {
+        let server = try CheckTLSServer(certificate: "rsa-leaf", chain: Self.intermediate)
+        defer { server.stop() }
+        let path = try ConfigAndLintCommandTests.write("""
+            { "version": 1, "anchors": ["CERTS/rsa-root.pem"],
+              "hosts": [ { "pattern": "www.example.test", "pins": ["\(try Self.pin("rsa-intermediate"))", "\(try Self.pin("ec-intermediate"))"] },
+                         { "pattern": "example.test", "enforce": false, "pins": ["\(try Self.pin("attacker-root"))"] } ] }
+            """)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let pinned = F.run(["check", server.target, "--host", "www.example.test", "--config", path] + F.at)
+        #expect(pinned.status == 0, "\(pinned.output)\(pinned.errors)")
+        let reportOnly = F.run(["check", server.target, "--host", "example.test", "--config", path, "--json"] + F.at)
+        #expect(reportOnly.status == 0)
+        let json = try F.json(reportOnly.output)
+        #expect(json["trusted"] as? Bool == true)
+        #expect((json["reasons"] as? [[String: Any]])?.first?["code"] as? String == "pin.mismatch")
+        let unlisted = F.run(["check", server.target, "--host", "api.example.test", "--config", path] + F.at)
+        #expect(unlisted.status == 1)
+        #expect(unlisted.output.contains("policy.host-not-listed"))
+    }
+
     @Test("a pin that matches the intermediate is reported as matched at depth 1")
     func pinMatched() throws {
         let server = try CheckTLSServer(certificate: "rsa-leaf", chain: Self.intermediate)
