@@ -154,35 +154,32 @@ public struct ChallengeAdapter: Sendable {
         if case .allow = invalidCertificates {
             return ChallengeDecision(.useCredential, Credential(trust: PeerTrust(servedChain: chain)), rule: .allowInvalidCertificates)
         }
-        let time = now()
-        let policy: TrustPolicy
-        let unlisted: Bool
-        switch trustManager.resolve(host: space.host, at: time) {
-        case .policy(let p): (policy, unlisted) = (p, false)
-        case .unlisted(let p): (policy, unlisted) = (p, true)
-        case .refused:
-            return ChallengeDecision(.cancelAuthenticationChallenge, rule: .unlistedRefused,
-                error: ServerTrustError(.hostNotListed, "no trust policy applies to \(space.host) and unlisted hosts are refused"))
-        }
-        let verdict: Verdict
+        let decision: Decision
         do {
-            verdict = try Evaluator(policy: policy).evaluate(chain, host: space.host, at: time)
+            decision = try trustManager.evaluate(chain, host: space.host, port: space.port, at: now())
         } catch {
             return ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
                 error: ServerTrustError(.evaluationFailed, "the chain served by \(space.host) could not be evaluated: \(error)", underlying: error))
         }
-        if unlisted {
+        let verdict = decision.verdict
+        switch decision.coverage {
+        case .unlistedRefused:
+            return ChallengeDecision(.cancelAuthenticationChallenge, rule: .unlistedRefused,
+                error: ServerTrustError(.hostNotListed, "no trust policy applies to \(space.host) and unlisted hosts are refused", verdict: verdict),
+                verdict: verdict)
+        case .unlistedDefaultValidation, .pinSetExpired:
             // The verdict reports the default validation, so a caller sees what the stack's own check found.
             return ChallengeDecision(.performDefaultHandling, rule: .unlistedDefaultHandling,
                 error: verdict.isTrusted ? nil : ServerTrustError(.untrusted, "default validation failed for \(space.host)", verdict: verdict),
                 verdict: verdict)
+        case .hostPolicy, .everyHost:
+            if decision.action == .useCredential {
+                return ChallengeDecision(.useCredential, Credential(trust: PeerTrust(servedChain: chain, verdict: verdict)),
+                                         rule: .trusted, verdict: verdict)
+            }
+            return ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted,
+                error: ServerTrustError(.untrusted, "the chain served by \(space.host) is not trusted", verdict: verdict), verdict: verdict)
         }
-        if verdict.isTrusted {
-            return ChallengeDecision(.useCredential, Credential(trust: PeerTrust(servedChain: chain, verdict: verdict)),
-                                     rule: .trusted, verdict: verdict)
-        }
-        return ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted,
-            error: ServerTrustError(.untrusted, "the chain served by \(space.host) is not trusted", verdict: verdict), verdict: verdict)
     }
 
     /// Answers a challenge through its completion: the override handler first, then the rules.

@@ -21,8 +21,23 @@ struct ChallengeAdapterTests {
 
     static let now: @Sendable () -> Date = { PKI.time }
     static let password = Credential(user: "alice", password: "s3cret", persistence: .forSession)
-    static func manager(_ hosts: [String: TrustManager.HostPolicy], unlisted: TrustManager.UnlistedHosts = .refuse) -> TrustManager {
-        TrustManager(hosts: hosts, unlistedHosts: unlisted)
+    /// A host's policy, with the date its pins stop applying.
+    struct HostRule {
+        let policy: TrustPolicy
+        let expires: Date?
+        init(_ policy: TrustPolicy, expires: Date? = nil) { self.policy = policy; self.expires = expires }
+    }
+
+    enum Unlisted { case refuse, defaultValidation(anchors: TrustAnchors) }
+
+    static func manager(_ hosts: [String: HostRule], unlisted: Unlisted = .refuse) -> TrustManager {
+        let policies = hosts.map { try! HostPolicy($0.key, policy: $0.value.policy, expires: $0.value.expires) }
+        switch unlisted {
+        case .refuse:
+            return TrustManager(policies: policies, allHostsMustBeEvaluated: true, defaultValidation: TrustPolicy(anchors: PKI.anchors))
+        case .defaultValidation(let anchors):
+            return TrustManager(policies: policies, allHostsMustBeEvaluated: false, defaultValidation: TrustPolicy(anchors: anchors))
+        }
     }
     static let pinnedHost = manager(["www.example.test": .init(PKI.pinned(PKI.intermediate))])
 
@@ -53,14 +68,14 @@ struct ChallengeAdapterTests {
             adapter: { ChallengeAdapter(trustManager: manager([:], unlisted: .defaultValidation(anchors: PKI.anchors)), now: now) },
             challenge: { PKI.serverTrust(host: "evil.example.test") },
             disposition: .performDefaultHandling, rule: .unlistedDefaultHandling, credential: .none, trustedVerdict: false, errorCode: .untrusted),
-        Row(name: "expired pin set → unlisted → performDefaultHandling",
+        Row(name: "expired pin set → no policy applies → performDefaultHandling",
             adapter: { ChallengeAdapter(trustManager: manager(["www.example.test": .init(PKI.pinned(PKI.certificate("attacker-root")), expires: PKI.time.addingTimeInterval(-1))],
                                                                unlisted: .defaultValidation(anchors: PKI.anchors)), now: now) },
             challenge: { PKI.serverTrust() },
             disposition: .performDefaultHandling, rule: .unlistedDefaultHandling, credential: .none, trustedVerdict: true, errorCode: nil),
         Row(name: "unlisted host, refused → cancel",
             adapter: { ChallengeAdapter(trustManager: pinnedHost, now: now) }, challenge: { PKI.serverTrust(host: "other.example.test") },
-            disposition: .cancelAuthenticationChallenge, rule: .unlistedRefused, credential: .none, trustedVerdict: nil, errorCode: .hostNotListed),
+            disposition: .cancelAuthenticationChallenge, rule: .unlistedRefused, credential: .none, trustedVerdict: false, errorCode: .hostNotListed),
         Row(name: "allow invalid certificates → useCredential for server trust, even an attacker's chain",
             adapter: { ChallengeAdapter(trustManager: pinnedHost, invalidCertificates: .allow(because: "test server"), now: now) },
             challenge: { PKI.serverTrust(chain: [PKI.certificate("attacker-leaf")]) },

@@ -97,8 +97,9 @@ struct NIOTrustTests {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await TLSEchoServer.start(group: group, leaf: "rsa-leaf", key: "rsa-leaf")
         let manager = TrustManager(
-            hosts: ["api.example.test": .init(try Self.pinnedPolicy())],
-            unlistedHosts: allowed ? .defaultValidation(anchors: try TrustAnchors(certificates: [Self.root])) : .refuse)
+            policies: [try HostPolicy("api.example.test", policy: try Self.pinnedPolicy())],
+            allHostsMustBeEvaluated: !allowed,
+            defaultValidation: TrustPolicy(anchors: try TrustAnchors(certificates: [Self.root])))
         let verifier = PincheckNIOVerifier(trustManager: manager, now: { PKI.time })
         let decisions = Decisions()
         let result = await capture { try await exchange(group: group, port: server.port, host: "www.example.test", verifier: verifier, decisions: decisions) }

@@ -72,6 +72,19 @@ public struct HostPolicy: Sendable {
     /// What stapled OCSP responses must provide.
     public let revocation: RevocationPolicy
 
+    /// A host pinned by one ``TrustPolicy``: its pins become one enforced pin set (expiring at
+    /// `expires`, if given), its anchors and switches the validation.
+    /// - Parameters:
+    ///   - pattern: The host pattern (`api.example.com`, `*.example.com`, `**.example.com`).
+    ///   - policy: The pins, anchors and validation switches.
+    ///   - expires: When the pins stop applying (the host is then validated unpinned).
+    /// - Throws: ``PincheckError`` for a malformed pattern.
+    public init(_ pattern: String, policy: TrustPolicy, expires: Date? = nil) throws(PincheckError) {
+        let pinSets: [PinSet]
+        if case .none = policy.pinning { pinSets = [] } else { pinSets = [try PinSet(policy.pinning, expires: expires)] }
+        self.init(pattern: try HostPattern(pattern, publicSuffixes: PublicSuffixList.system), pinSets: pinSets, validation: policy)
+    }
+
     public init(pattern: HostPattern, pinSets: [PinSet], validation: TrustPolicy = TrustPolicy(), reportURIs: [URL] = [],
                 revocation: RevocationPolicy = RevocationPolicy()) {
         self.pattern = pattern

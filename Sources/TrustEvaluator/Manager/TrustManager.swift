@@ -12,13 +12,31 @@ public struct TrustManager: Sendable {
     public let defaultValidation: TrustPolicy
     private let diagnostics: (@Sendable (DiagnosticEvent) -> Void)?
 
-    public init(policies: [HostPolicy], allHostsMustBeEvaluated: Bool = true, defaultValidation: TrustPolicy = TrustPolicy(),
+    /// The policy for hosts no pattern matches, when one was given (``single(_:)``).
+    private var everyHost: TrustPolicy?
+
+    /// One policy for every host: what a client talking to a single upstream usually wants.
+    public static func single(_ policy: TrustPolicy, diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) -> TrustManager {
+        var manager = TrustManager(policies: [], allHostsMustBeEvaluated: true, defaultValidation: policy, diagnostics: diagnostics)
+        manager.everyHost = policy
+        return manager
+    }
+
+    /// - Parameters:
+    ///   - policies: The host policies; the most specific matching pattern wins.
+    ///   - allHostsMustBeEvaluated: Reject hosts no pattern matches (the default); when false they
+    ///     get ``defaultValidation`` and ``Decision/Action/performDefaultHandling``.
+    ///   - defaultValidation: The anchors and checks for unlisted hosts (its pinning is ignored).
+    ///   - diagnostics: Called with each evaluation's steps.
+    public init(policies: [HostPolicy] = [], allHostsMustBeEvaluated: Bool = true, defaultValidation: TrustPolicy = TrustPolicy(),
                 diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) {
         self.policies = policies
         self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
-        self.defaultValidation = TrustPolicy(
-            anchors: defaultValidation.anchors, additionalIntermediates: defaultValidation.additionalIntermediates,
-            maximumChainDepth: defaultValidation.maximumChainDepth)
+        var validation = defaultValidation
+        validation.pinning = .none
+        validation.chainValidation = .required
+        validation.nameValidation = .required
+        self.defaultValidation = validation
         self.diagnostics = diagnostics
     }
 
@@ -45,16 +63,22 @@ public struct TrustManager: Sendable {
     public func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
                          stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Decision {
         let name = try HostNormalization.peerName(for: host).text
+        let staple = StapledOCSPCheck(response: stapledOCSPResponse, policy: RevocationPolicy())
         guard let policy = try policy(for: name) else {
-            var defaultValidation = self.defaultValidation
-            defaultValidation.additionalPathChecks.append(StapledOCSPCheck(response: stapledOCSPResponse, policy: RevocationPolicy()))
-            if allHostsMustBeEvaluated {
-                let verdict = try Evaluator(policy: defaultValidation, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time)
-                let reason = Reason(.hostNotListed, "\(name) matches no pinning policy, and every host must be evaluated by one (allHostsMustBeEvaluated)")
-                return Decision(action: .reject, verdict: verdict.adding(failures: [reason]), policy: nil, reports: [])
+            if var everyHost {
+                everyHost.additionalPathChecks.append(staple)
+                let verdict = try Evaluator(policy: everyHost, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time)
+                return Decision(action: verdict.isTrusted ? .useCredential : .reject, verdict: verdict, policy: nil, coverage: .everyHost, reports: [])
             }
+            var defaultValidation = self.defaultValidation
+            defaultValidation.additionalPathChecks.append(staple)
             let verdict = try Evaluator(policy: defaultValidation, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time)
-            return Decision(action: verdict.isTrusted ? .performDefaultHandling : .reject, verdict: verdict, policy: nil, reports: [])
+            if allHostsMustBeEvaluated {
+                let reason = Reason(.hostNotListed, "\(name) matches no pinning policy, and every host must be evaluated by one (allHostsMustBeEvaluated)")
+                return Decision(action: .reject, verdict: verdict.adding(failures: [reason]), policy: nil, coverage: .unlistedRefused, reports: [])
+            }
+            return Decision(action: verdict.isTrusted ? .performDefaultHandling : .reject, verdict: verdict, policy: nil,
+                            coverage: .unlistedDefaultValidation, reports: [])
         }
 
         var base = policy.validation
@@ -64,34 +88,46 @@ public struct TrustManager: Sendable {
         var warnings: [Reason] = []
         var reportOnlyFailures: [Reason] = []
         var matches: [PinMatch] = []
+        func record(_ reasons: [Reason], into list: inout [Reason]) {
+            for reason in reasons where !list.contains(reason) { list.append(reason) }
+        }
         let active = policy.pinSets.filter { set in
             guard let expires = set.expires, time >= expires else { return true }
             warnings.append(Reason(.pinSetExpired, "the pin set for \(policy.pattern) expired on \(Self.day(expires)); only default validation applied"))
             return false
         }
-        // Default validation always runs, so an expired or report-only set never means "unchecked".
-        let chainVerdict = try Evaluator(policy: base, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time)
-        failures += chainVerdict.failures
-        warnings += chainVerdict.warnings
-        var path = chainVerdict.verifiedPath
+        // Default validation runs whenever the chain must validate or nothing is pinned, so an expired
+        // or report-only set never means "unchecked". With chain validation disabled, the pin sets
+        // alone decide (AFSecurityPolicy's allowInvalidCertificates), each with its own checks.
+        let validatesChain = if case .required = base.chainValidation { true } else { false }
+        let chainVerdict = validatesChain || active.isEmpty
+            ? try Evaluator(policy: base, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time) : nil
+        record(chainVerdict?.failures ?? [], into: &failures)
+        record(chainVerdict?.warnings ?? [], into: &warnings)
+        var path = chainVerdict?.verifiedPath
+        var checkedHost = chainVerdict?.checkedHost
         for set in active {
             var pinned = base
             pinned.pinning = set.pinning
             let verdict = try Evaluator(policy: pinned, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time)
-            let pinFailures = verdict.failures.filter { !chainVerdict.failures.contains($0) }
-            for warning in verdict.warnings where !warnings.contains(warning) { warnings.append(warning) }
+            checkedHost = checkedHost ?? verdict.checkedHost
+            record(verdict.warnings, into: &warnings)
+            let fresh = verdict.failures.filter { !(chainVerdict?.failures.contains($0) ?? false) }
             switch set.enforcement {
             case .enforce:
-                failures += pinFailures
+                record(fresh, into: &failures)
             case .reportOnly:
-                reportOnlyFailures += pinFailures
+                // Only pin failures are forgiven; a broken chain or name is rejected all the same.
+                let pinFailures = fresh.filter { $0.code == .pinMismatch || $0.code == .noUsablePins }
+                record(fresh.filter { !pinFailures.contains($0) }, into: &failures)
+                record(pinFailures, into: &reportOnlyFailures)
                 if !pinFailures.isEmpty {
                     warnings.append(Reason(.reportOnlyFailure, "the report-only pin set for \(policy.pattern) did not match; the connection is allowed and a report is due"))
                 }
             }
             if verdict.isTrusted {
                 matches += verdict.matchedPins
-                if set.pinning.isCertificatePinning { path = verdict.verifiedPath ?? path }
+                if set.pinning.isCertificatePinning || path == nil { path = verdict.verifiedPath ?? path }
                 if set.enforcement == .enforce, let verified = verdict.verifiedPath,
                    set.pinCount < 2 || set.matchesAll(of: verified.certificates) {
                     warnings.append(Reason(.noBackupPin, "the pin set for \(policy.pattern) has no backup pin: \(set.pinCount < 2 ? "only one pin" : "every pin matches the current chain"); a key rotation would lock clients out (RFC 7469 §2.5)"))
@@ -101,14 +137,16 @@ public struct TrustManager: Sendable {
 
         let recorded = failures + reportOnlyFailures
         let verdict = Verdict(failures: recorded, warnings: warnings, verifiedPath: failures.isEmpty ? path : nil,
-                              servedChain: servedChain, checkedHost: chainVerdict.checkedHost,
+                              servedChain: servedChain, checkedHost: checkedHost,
                               matchedPins: failures.isEmpty ? matches : [], evaluationTime: time)
-        let action: Decision.Action = failures.isEmpty ? .useCredential : .reject
+        // Every pin set expired: no policy really applies, so the decision is the stack's default handling.
+        let expired = !policy.pinSets.isEmpty && active.isEmpty
+        let action: Decision.Action = !failures.isEmpty ? .reject : (expired ? .performDefaultHandling : .useCredential)
         let reports = recorded.isEmpty || policy.reportURIs.isEmpty ? [] : [
             PinFailureReport(time: time, host: name, port: port, policy: policy, active: active, served: servedChain,
-                             validated: chainVerdict.verifiedPath?.certificates ?? []),
+                             validated: chainVerdict?.verifiedPath?.certificates ?? path?.certificates ?? []),
         ]
-        return Decision(action: action, verdict: verdict, policy: policy, reports: reports)
+        return Decision(action: action, verdict: verdict, policy: policy, coverage: expired ? .pinSetExpired : .hostPolicy, reports: reports)
     }
 
     private static func day(_ date: Date) -> String { String(ISO8601DateFormatter().string(from: date).prefix(10)) }
@@ -135,19 +173,43 @@ public struct Decision: Sendable {
     public enum Action: String, Sendable, Hashable {
         /// Trusted by a policy that applies to the host.
         case useCredential
-        /// No policy applies (unlisted host, allowed); default validation ran and passed.
+        /// No policy applies (unlisted host, allowed, or its pins expired); default validation ran and passed.
         case performDefaultHandling
         /// Not trusted.
         case reject
     }
 
+    /// Which rule of the trust manager applied.
+    public enum Coverage: String, Sendable, Hashable {
+        /// A host policy (``policy``) matched.
+        case hostPolicy
+        /// The manager's single every-host policy applied (``TrustManager/single(_:diagnostics:)``).
+        case everyHost
+        /// No policy matched and unlisted hosts are allowed: default validation ran.
+        case unlistedDefaultValidation
+        /// No policy matched and unlisted hosts are refused.
+        case unlistedRefused
+        /// A host policy matched, but all its pin sets have expired: default validation ran.
+        case pinSetExpired
+    }
+
     public let action: Action
+    /// Which rule applied.
+    public let coverage: Coverage
     /// Everything that was found, including report-only pin failures.
     public let verdict: Verdict
     /// The policy that applied, if any.
     public let policy: HostPolicy?
     /// Reports due to the policy's report URIs.
     public let reports: [PinFailureReport]
+
+    init(action: Action, verdict: Verdict, policy: HostPolicy?, coverage: Coverage, reports: [PinFailureReport]) {
+        self.action = action
+        self.verdict = verdict
+        self.policy = policy
+        self.coverage = coverage
+        self.reports = reports
+    }
 
     /// True when the connection may go ahead.
     public var allowsConnection: Bool { action != .reject }
