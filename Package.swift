@@ -41,6 +41,17 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "pincheck", dependencies: ["PincheckCLI"]),
+        // Examples, compiled with everything else so they cannot drift.
+        .executableTarget(
+            name: "nio-pinned-client",
+            dependencies: [
+                "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Examples/NIOPinnedClient"),
+        .executableTarget(name: "urlsession-router", dependencies: ["TrustEvaluator", "ServerTrust"], path: "Examples/URLSessionRouter"),
         // Runs the x509-limbo conformance suite through the public evaluation API.
         .executableTarget(name: "limbo-harness", dependencies: ["TrustEvaluator"]),
         // Fuzzing: the targets' logic (replayed by the tests) and one libFuzzer executable per target,

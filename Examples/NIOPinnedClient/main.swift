@@ -1,0 +1,44 @@
+// Example: a SwiftNIO client that pins a host with Pincheck.
+//
+//   swift run nio-pinned-client HOST PORT sha256/PIN [CA_FILE]
+//
+// The handshake fails unless the served chain verifies (against CA_FILE, or the system store) for
+// HOST and some certificate of the verified path has the pinned key; the decision, with Pincheck's
+// reasons, is printed either way.
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+import ServerTrust
+import TrustEvaluator
+import TrustEvaluatorNIO
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4, let port = Int(arguments[2]) else {
+    print("usage: nio-pinned-client HOST PORT sha256/PIN [CA_FILE]")
+    exit(2)
+}
+let host = arguments[1]
+let anchors = arguments.count > 4 ? try TrustAnchors(contentsOf: [arguments[4]]) : TrustAnchors.system
+
+let verifier = PincheckNIOVerifier(policy: TrustPolicy(
+    pinning: .publicKeys(try PinnedPublicKeys(parsing: [arguments[3]])), anchors: anchors))
+let tls = try NIOSSLContext(configuration: PincheckNIOVerifier.makeClientConfiguration())
+let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+do {
+    let channel = try await ClientBootstrap(group: group).channelInitializer { channel in
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(try verifier.makeClientHandler(
+                context: tls, host: host, port: port) { decision in
+                    let reasons = decision.verdict?.failures.map { "\($0.code): \($0.message)" } ?? []
+                    print("\(decision.disposition) (\(decision.rule.map { "\($0)" } ?? "handler"))" + reasons.map { "\n  \($0)" }.joined())
+                })
+        }
+    }.connect(host: host, port: port).get()
+    try await channel.writeAndFlush(ByteBuffer(string: "HEAD / HTTP/1.0\r\nHost: \(host)\r\n\r\n")).get()
+    try await channel.close().get()
+    print("pinned connection to \(host):\(port) succeeded")
+} catch {
+    print("connection failed: \(error)")
+}
+try await group.shutdownGracefully()
