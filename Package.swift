@@ -61,6 +61,8 @@ let package = Package(
         .executableTarget(name: "FuzzChain", dependencies: ["PincheckFuzzing"]),
         .executableTarget(name: "FuzzConfiguration", dependencies: ["PincheckFuzzing"]),
         .executableTarget(name: "FuzzRevocation", dependencies: ["PincheckFuzzing"]),
+        // 100,000 evaluations of every kind; resident memory must stay flat (scripts/test.sh).
+        .executableTarget(name: "pincheck-soak", dependencies: ["PincheckFuzzing"]),
         .testTarget(
             name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator"],
             exclude: ["StrictWebPKIVectors.json", "Importers"]),

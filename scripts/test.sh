@@ -3,6 +3,7 @@
 #   scripts/test.sh            all suites, then ThreadSanitizer and AddressSanitizer over the engine
 #   SANITIZERS=0 scripts/test.sh   skip the sanitizer runs (quicker local loop)
 #   FUZZ_SECONDS=N scripts/test.sh fuzz each target N seconds (default 60; 0 skips the smoke)
+#   SOAK_ITERATIONS=N scripts/test.sh  evaluations in the flat-memory check (default 100000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +31,9 @@ if [ -f ../shared/limbo/data/limbo.json ] || [ -n "${LIMBO_SUITE:-}" ]; then
 else
   echo "no x509-limbo suite at ../shared/limbo/data/limbo.json (set LIMBO_SUITE): conformance gate not run"
 fi
+
+log "memory: ${SOAK_ITERATIONS:-100000} evaluations, resident memory must stay flat"
+.build/debug/pincheck-soak "${SOAK_ITERATIONS:-100000}"
 
 if [ "${SANITIZERS:-1}" != 0 ]; then
   # The engine's suites again under the sanitizers: concurrent evaluations sharing one anchor store

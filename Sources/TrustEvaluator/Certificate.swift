@@ -24,6 +24,9 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``PincheckError`` with code `input.empty` or `input.malformed-der`.
     public init(derEncoded: [UInt8], source: String? = nil) throws(PincheckError) {
         guard !derEncoded.isEmpty else { throw PincheckError(.emptyInput, "no bytes where a DER certificate was expected", source: source) }
+        guard derEncoded.count <= Limits.maximumCertificateBytes else {
+            throw PincheckError(.tooLarge, "the DER input is \(derEncoded.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source)
+        }
         self.init(handle: try X509Handle(der: derEncoded, source: source, position: "the DER input"))
     }
 
@@ -56,6 +59,9 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
             throw PincheckError(.malformedPEM, "neither PEM (no -----BEGIN line) nor DER (does not start with a SEQUENCE)", source: source)
         }
         let blocks = try PEM.blocks(in: String(decoding: bytes, as: UTF8.self), source: source)
+        guard blocks.count <= Limits.maximumBundleCertificates else {
+            throw PincheckError(.tooLarge, "the PEM text holds \(blocks.count) blocks; a bundle may hold at most \(Limits.maximumBundleCertificates) certificates", source: source)
+        }
         var certificates: [Certificate] = []
         for (index, block) in blocks.enumerated() {
             let position = "PEM block #\(index + 1) (line \(block.line))"
@@ -63,6 +69,9 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
             case "CERTIFICATE", "X509 CERTIFICATE":
                 guard !block.bytes.isEmpty else {
                     throw PincheckError(.malformedPEM, "\(position) is empty", source: source)
+                }
+                guard block.bytes.count <= Limits.maximumCertificateBytes else {
+                    throw PincheckError(.tooLarge, "\(position) is \(block.bytes.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source)
                 }
                 certificates.append(Certificate(handle: try X509Handle(der: block.bytes, source: source, position: position)))
             case let label where label.contains("PRIVATE KEY"):

@@ -46,6 +46,13 @@ public struct Evaluator: Sendable {
         }
         let requested = try host.map { host throws(PincheckError) in try HostName.peerName(for: host) }
         diagnostics?(.evaluationStarted(host: requested?.text, time: time, servedCount: servedChain.count))
+        guard servedChain.count <= Limits.maximumServedChainLength else {
+            // A resource limit, checked before any verification work.
+            let reason = Reason(.tooLong, "the peer served \(servedChain.count) certificates; chains of more than \(Limits.maximumServedChainLength) are refused without being verified")
+            diagnostics?(.decided(trusted: false))
+            return Verdict(failures: [reason], warnings: [], verifiedPath: nil, servedChain: servedChain,
+                           checkedHost: requested?.text, matchedPins: [], evaluationTime: time)
+        }
 
         var run = Run(policy: policy, served: servedChain, leaf: leaf, time: time)
         switch (policy.nameValidation, requested) {

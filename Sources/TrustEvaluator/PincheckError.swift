@@ -17,6 +17,7 @@ public struct PincheckError: Error, Sendable, Hashable, CustomStringConvertible 
             case invalidPolicy = "policy.invalid"
             case emptyChain = "chain.empty"
             case openSSL = "openssl.failure"
+            case tooLarge = "input.too-large"
         }
 
         private let base: Base
@@ -45,6 +46,8 @@ public struct PincheckError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let invalidPolicy = Code(.invalidPolicy)
         /// An evaluation asked for with no served certificate.
         public static let emptyChain = Code(.emptyChain)
+        /// Input past one of Pincheck's resource limits (``Limits``): refused before any parsing work.
+        public static let tooLarge = Code(.tooLarge)
         /// OpenSSL failed for a reason unrelated to the input (out of memory, for example).
         public static let openSSL = Code(.openSSL)
     }
@@ -71,4 +74,16 @@ public struct PincheckError: Error, Sendable, Hashable, CustomStringConvertible 
         if let source { return "\(source): \(message)" }
         return message
     }
+}
+
+/// Pincheck's resource limits: hostile input is refused quickly, with a typed error or reason,
+/// instead of costing unbounded time or memory.
+public enum Limits {
+    /// The largest DER certificate accepted (real certificates, even with long SAN lists, stay far below).
+    public static let maximumCertificateBytes = 256 * 1024
+    /// The most certificates one PEM bundle may hold (anchor bundles included; Debian's has about 150).
+    public static let maximumBundleCertificates = 4_096
+    /// The most certificates a served chain may hold; longer chains are rejected (`chain.too-long`)
+    /// without being verified. TLS servers send 2 to 4.
+    public static let maximumServedChainLength = 32
 }
