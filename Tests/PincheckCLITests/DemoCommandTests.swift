@@ -16,7 +16,7 @@ struct DemoCommandTests {
     @Test("the scenarios cover what the demo promises")
     func coverage() {
         let titles = DemoScenario.all.map(\.title).joined(separator: "|")
-        for word in ["good", "expired", "another host", "self-signed", "pinned intermediate", "rotated", "attacker"] {
+        for word in ["good", "expired", "another host", "self-signed", "missing", "pinned intermediate", "rotated", "attacker"] {
             #expect(titles.contains(word), "a scenario for \(word)")
         }
         #expect(DemoScenario.all.contains { $0.expectTrusted } && DemoScenario.all.contains { !$0.expectTrusted })
@@ -29,11 +29,27 @@ struct DemoCommandTests {
         #expect(embedded.trimmingCharacters(in: .whitespacesAndNewlines) == file.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
+    @Test("the embedded keys are the ones in Certificates/keys/", arguments: DemoCertificates.keys.keys.sorted())
+    func embeddedKeys(name: String) throws {
+        let file = try String(contentsOfFile: CLIFixtures.path("keys/\(name).key"), encoding: .utf8)
+        let embedded = try #require(DemoCertificates.keys[name])
+        #expect(embedded.trimmingCharacters(in: .whitespacesAndNewlines) == file.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    @Test("each scenario went through a real handshake with a local server")
+    func handshakes() throws {
+        let outcomes = try DemoScenario.all.map { try $0.run() }
+        #expect(Set(outcomes.map(\.port)).allSatisfy { $0 > 0 })
+        #expect(outcomes.allSatisfy { $0.protocolVersion.hasPrefix("TLSv1.") })
+        let missing = try #require(outcomes.first { $0.scenario.title.contains("missing") })
+        #expect(missing.verdict.servedChain.count == 1, "the server really sent the leaf alone")
+    }
+
     @Test("the table and the exit code")
     func table() throws {
         let result = CLIFixtures.run(["demo"])
         #expect(result.status == 0)
-        #expect(result.output.contains("10 of 10 scenarios gave the expected verdict."))
+        #expect(result.output.contains("11 of 11 scenarios gave the expected verdict."))
         let json = CLIFixtures.run(["demo", "--json"])
         #expect(json.status == 0)
         #expect(json.output.contains("\"asExpected\" : true"))

@@ -130,3 +130,19 @@ struct TLSProbeTests {
         #expect(counts == Array(repeating: 2, count: 8))
     }
 }
+
+@Suite("local TLS server")
+struct LocalTLSServerTests {
+    @Test("serves its chain as given, and refuses a key that does not match")
+    func servesChain() throws {
+        let chain = Fixtures.chain("rsa-deep")
+        let key = try String(contentsOfFile: Fixtures.path("keys/rsa-deep-leaf.key"), encoding: .utf8)
+        let server = try LocalTLSServer(chain: chain, privateKeyPEM: key)
+        defer { server.stop() }
+        let result = try TLSProbe(timeout: .seconds(5)).probe(ProbeTarget(host: "127.0.0.1", port: server.port), serverName: "www.example.test")
+        #expect(result.servedChain == chain)
+        let otherKey = try String(contentsOfFile: Fixtures.path("keys/rsa-leaf.key"), encoding: .utf8)
+        #expect(throws: PincheckError.self) { try LocalTLSServer(chain: chain, privateKeyPEM: otherKey) }
+        #expect(throws: PincheckError.self) { try LocalTLSServer(chain: chain, privateKeyPEM: "not a key") }
+    }
+}

@@ -280,4 +280,195 @@ enum DemoCertificates {
         -----END CERTIFICATE-----
         """,
     ]
+
+    /// Private keys of the leaves above, for the demo's local TLS servers. Test keys only.
+    static let keys: [String: String] = [
+        "rsa-leaf": """
+        -----BEGIN PRIVATE KEY-----
+        MIIEvwIBADANBgkqhkiG9w0BAQEFAASCBKkwggSlAgEAAoIBAQDUDq0LZansL2vs
+        1+cXIBxKxRtDKv9GxuWjKy3kqu64UzA3ihRW6+kUEUpw87atTR/5WVaqDiTHI1n4
+        P6wcyH/3S8ua05J4+65nS3np9hbUoTRWkrgHU4qsBidkZrURYC8Auv3RCxVEznIT
+        eItw0mynvlwwag3vcrCQDoa8W8zwPsDTcLPFLzYClw+Nxjgsru+PovP+GDhnleaZ
+        V7zz9JLKrze0awtZk4cyWJphZRoNL2bmWaqdxsvN+OZU19mrFRa+0zyZy0Pv5Ndc
+        4J0m+YwguCYSHYY4BnX7YVUXjHBGN/lYCIvh7qC1tYGJDWxRuq+2odakMixjInnM
+        hxkFmm63AgMBAAECggEABcdom9jnapJYRJoVqCGt47O/bHMthcZB19KDa6nk240Y
+        0UqoBz5imbNm7fEWV160slzm6bd89RhXiVZi4F3ubtTX9Z4yba2eMR5zchbMxHqo
+        LHvPHBQAwXNhe3D5GkIexcxSwnGk4L0nirRMSITThTbA2GjrfE0J1sMulM+DpEBk
+        2OwsGKtAMmm2rptVeAkakbkUAjuQGGDSNbLZogos4eCjP6R64S5dt5vSA1ZAANJX
+        HdsisGtrZnPCks9VbCQPoUrsP79P4zc2Fw0kqMJN3oCTQ3i1lXoZ+3He4NcXCXCK
+        ExTuSLt/p/jgtS4YhK3A3u2UJVHidY26Z9CggzNdsQKBgQDuqDsxPQV+xq3s0PWX
+        hqYDWyW5vQnLJXBIXzyJAgrAn8jy0/uIQY73YextZWkj27izMcrPKTNDhleMfV7s
+        jjo8fqht3MF4wy6pzdB4OJ24Ad3zl1I8Pyb0tH9u1w7MqmE8FAr359tG7fwMJ4xc
+        pztxzrRBUqqYrDA4VopKFETrYwKBgQDjd5rYs0H1fZJnNO3bgdTyrhbsYKbj8y4i
+        TysQ19p+vOKq5HzpMslgzZ9CCEYEqPUiVViZAsBHgoTSvInOg47qrwfmJk+B/0J2
+        DLx6Flrg579Ii/+ZWqyN9KDHMHELBa6ssVsf7A9IFQzIghHf95LM29LExw/HZYEG
+        eLTOZOGRnQKBgQDFgeqCxEpw8cHsk748KY3ohx1Aiua4/YHgExkJFeyKH3JxK+gl
+        ioPjzWGZ42xQ5b0EZ7e9HA612k9IEFVnlgkyGWwQh7qB054hnxfg9pHoP3tM5bWD
+        8IuvxlUUCNzRmkugKcIuCe7Z04hdErnB0BCNDhD1YpGWiiHZ7hzCU+X5mwKBgQCF
+        TOQ7teEjgjE3tjbl+lHW3dqlL4bd8vbIOGjeeACdYQfcagYhixekWRvJUJvnwzPU
+        qPtAv/H6dixsavy/Py2TrnsMjsrtPa+vCouxaERdpLHeS9y/+/k/P2qxEFxOv0e8
+        ADuMm4PhFCTnpAHhpG4tC22az6UZjwxrxHUAtvHRqQKBgQCExcMzc1om1BBgO9uN
+        oxTBngd7kHKZ15Ot51iLLiGVIfVImiI9S3hDMvjr9WrSSFeypBo1uu+iH6KeHYuH
+        aNdY/FNUrqsPYXN9EJ+CNk562BBEI7GoA/GPHD13qR7RZ3SMRv8FTsjUmFHMmvUI
+        Fp0J8aDI6xmuhvYmMu2ZpKDMqA==
+        -----END PRIVATE KEY-----
+        """,
+        "rsa-leaf-rotated": """
+        -----BEGIN PRIVATE KEY-----
+        MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQDA+1xezVuJpvXR
+        XO8PkuHgXBADZ0ORQwPDjghfGk/WtEqfHPo4OSDSpG0UOfXTP+8IO8NjBLuObLwt
+        yeEkGFBW4kfcHDn61dLZXk892H6CfzwusqUwHsmpJHSB85bTRVb5z23NYLw5wlW8
+        h/UWmW7IWxOhvFeKv0fh+555KVfW1/+J0B5ksoe7750Knp2nUXD3Uie5rqvI41qk
+        cOyXLMKVzGifbqHOMfGIkcXtW/x9RxLVDBt2idhVzKg8ufXrI506u27BuhWB4hie
+        03Q2SWe7nSmzVi7zeF2kzabX3JUQOs6zpFGVsoJJJrU4I5vIcDZbI+eLolDwOuSp
+        mykPh6mLAgMBAAECggEALMTDN3z1bNgOM70W+mptOxKwZlG444SD5YRYHdPpTJoz
+        q3jZ9VwPaL5bTbNqe1DcH3FZ0OlCp3ZDK24nbCu1y4of+IiVzMJ48RNHV8YXBygE
+        KqMn3iNuTe5WluUPCsENvdMomloEIHQcVqnFqjH6+MDkK4OZXWclgl/QcjQsm/rF
+        TGhNVUlW4wlLwU8Lk50YmfQ5jSekQzIsoCS4J5WElkFGxCvN9aveXgUKOm2+Mbiu
+        HrWr+C0iZI4Dard66/mWt4ZdZ1Rv/wnD0cHK10NaPvhsHFneKi+YeK7bv3BtNAbm
+        Bb+g/1+BQ5Oa1805AQn3CpqxfCMya1aYZLc1TGrgwQKBgQDzzJSbkOAtUd/QIo3G
+        ksDHIwKvKgtLxGVHMshnR+qJoWfn28BVUPnnt45DyxI0lQRKPwogf5a8eSonhuzT
+        TMhJJxrvz0cphe5eGVB9Mi+S1Or4UfRPUDlrIbtOanz8FCfw+vo9bnJ4sArHwl8A
+        Qq6niyNeBpU9LGXSThugcqh2ywKBgQDKo7zZj0U2VQLHkSib95EW0oUkiCz0BRdf
+        yqR7o6yagJkwf1d6isbM9OF1D0DJhjsXVPCd+mQtJsq60sxoqpbskfZ5G/3Swsx5
+        AOztHTy0FiBjqcUtQKl/OXDigzWtKoMGUwJqlXtHzjgVG3JW1b8hveFVnmXhjYMO
+        pdQt3pSAQQKBgQDEyv2l+TLLwkwccNfqUyljVSJkjFaj6TsrVpWnsMhkIjKCWMMO
+        2xducJ9Yn8HpSeQ1nl8pTnQ5XMCnOWVPRqphSjyXGMTDgsWflWWAOZNnPZERsu23
+        W/WNQaQ1LwYGYKrA/YYjMlUakFeTWZVf23Op8EkzK7Mptv3V3ZC1WfgcMwKBgQCF
+        HcL1eHSTGI1W5Di1HJCnWWw1b294bc/JEamzvvWoGUqI3V5uFbQ697MT3w1EVXWE
+        Ajx+yvn73zvWNpwpNccnaUtsi8LWLTl9U+pQaaBy/QYR8nihHZU7ClTpuCAOvZqN
+        EQLJWaE+rm2REBKwkIGafM4GHKP446lweedEqq8LAQKBgGrMUww74VX0LZJDyZj5
+        ZYEpNWf5RC08avjI22JWBDmBCT330wW8GSwyuQctGdpxeIwPxYVXDVrENpfvsx+u
+        2qVcBauTaPihz6gNvDf7PyupFF8ijIeoBxrJInGUxm5V2N7lBpr0oukzKAc8UUOq
+        F2Kn7OVca4B0O+Mox+fEZU1a
+        -----END PRIVATE KEY-----
+        """,
+        "rsa-expired": """
+        -----BEGIN PRIVATE KEY-----
+        MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQC8NSryYbBgr+OP
+        Ucu6+PilRlQ5XxpUS7ZK6XPyVwlpSQW65HGdP6z3Xj6fIgwMKwQlVOkLM6V/NGS4
+        hYvizQRoK7b/byD42+IRrKTTmz1ZS/ZbhFUyoE5Vu5H+Sum9a/zbAnOtjWy/m0Ur
+        rC5aofxDF1xF02oMyqbkUeWaEFBHjEfNS3HQuvJTPY5cmLjc3Nu9Xl/i8X+a9LUg
+        abvc0OoQDzWa1OCAx2mXXpRr9H/Gg7YndX+UIxjAGy9yqwi05R3OiQ38YOts6jFB
+        R/RxG9cgzt0tr7xcO7z2bcwF2Afm5K2JvinbVl72MJHOtZdDQTBLf7k7/ZzQJKvG
+        WWQawh5xAgMBAAECggEACFUzy7O4zQ0YjozE8AgsLRggLEKaTjNkdKxhpHAHVASm
+        RuwsnhVWxYSEEgReQ28nobYA0+zDVe6WS4epJf9lA640zdooG/CTUaxCx3Yq+RBI
+        jex9364Sjc/uUrOTJf55HWK+R6e4cgLQRRLcYgmkOz22aYaG3l5eFYONPn0cqtA3
+        AJ3uJTyPVQcdYaI6PQUOBOmRw0tzhEaYGhOgQIb3bSOMAHaetNGylH+7FERYrEIO
+        HRovtCBDmVM0b857bJN5bg9uIxOSk2ulg85XtVEFu1JO9IQ55x5izE/3utxiIZTJ
+        xAFCtwIplORshZ4jLJozd1yEmzGXT12fQOGQn9oaCQKBgQD2HjkAwSX7N7or6ih1
+        SbgsYAeCa21RL3a4ytukqRS/eabxxVAYs0jn8enVr9qpByFUT7jD/sKpBotjWDon
+        1Lei324trBpGho4s6H37MjKwCI8BGGZq6Xe2fG3maEo+sfY8Dnv6AosXa6u37Jrv
+        UuCB+llhiQ+wBB0txxy/GCQ9qQKBgQDDw7NuhUp5WuLz6+fa6prfNVIhKNf1Oqj5
+        SU33EvvWO9hgmE/XNvG6Xp2qCOttEK/YZOUlhBCrwUyAZJo21hAIu516YN237J1r
+        pzOlQyARxMt0H65d2MYsEMnG/nMWTwrjRIimPrp8hvp26VuTcDIXYMziQw1KBeaY
+        YzD/ibGHiQKBgHyT/byRB/2qTpUt+H6t6wijLwnoALSIdurA2/70CumE1WkpvApU
+        rcGiJP+h/Od0EX3QwLCMwtG121ZU8VL6DF3oBKgfpkkukMbQg/xjg16xZllilWzm
+        ck8vmp13CqXDhOUPW9fH88nOGWSG4kHjzHpeU2HYc9Vfr7ldQQLFYIrJAoGBAMHe
+        HuYGrlg7/6HcL8KGr1T5MxqPnj7HFuu5ArL6Y9gncANJE1homz8b0DvBlZRvABXm
+        5V8fyHqvdRl5h5diqoJbenrlTu2EL+marfSt4yZ1o56eeUmLEcY14f1lo4emQ3wK
+        NOGeIYSND6GPPBdo9tJcFMrF6HU0HscvBCksrVkxAoGBAOK/f+seUVB2nFfo321i
+        9S/4BeW39dcXfnier5+hfj2kTTg5wCdiIniZ8EKkDP3kjQEs1QZbuDE6kdy16zTx
+        rJcuJX3zt+idD83h3sHY7iP+DJBdHJaohYogmYfhyfKXOxXd3QKE/XBbq5+BA3jz
+        OcEyxIdGAeD8+zBEkG3a8Cc6
+        -----END PRIVATE KEY-----
+        """,
+        "rsa-wrong-host": """
+        -----BEGIN PRIVATE KEY-----
+        MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQD0ATF8lJVx+Yso
+        CFbh2wBZ7uyWlN0sE9iQYz+p0bgnDWXFGNUX0k7BeEPV0Ji9Rff6AItwi3TlOn5V
+        PlUK5447hyFXZvT/ugxA0g+PWj41MbZSQxHZwnMrUzXkpLQwIKK4XU1t+ENiJ9ly
+        s1XnevShYseHgllxRjjEZ9RgYKDNoBZFGU7xIPnv6JFilhosTh+gkTuAiCZlbDkG
+        P00zlLvCDR1Ir8UfJzde6ekwXNjcFXfJUY//pZGA47plZv3oEgdCddim6Gk5oiSe
+        D3zjCARkE+HNlMZI5rZoZLwljIoGCXdBGT0qPnfYQvXp9calxChna1kiS5zyjiEh
+        PS2vCyplAgMBAAECggEAIpnmuBlj5eEyvA8OrwF818P7VdEvWfhIfhUs6np8aEFM
+        nLoMQdAHbgUNbY0ik7iP1Sptm5yTC4yTbKglrCGw+D0N29SUSo1J/okrPrNX3fg6
+        OAkdx2j9JvgqTM2UZbzDBmzotX7+ozUub0cCGAzGEvqse8lewKLqGuP0aGRbeT0C
+        9YU69E/Xd/ePYP5WQDbQ4Mlt4FjkoiS5uFX2gNleamXf4guQe1wZZ/6gLNDLUYRy
+        Bc3KAeDKPZEq5n11DJO4n5hPvtcftUpSV9GkIRt2vrN8wzT61JvSAUShbimdUjiJ
+        XxZktpcIvTiRCm4nwWRPAhh3tTgeeIAZtq/wSN90oQKBgQD++BC5yFfPRyrLkcVs
+        /O2lbKfSuNesIoW9osf9JNUEUf981vAGtYNuRkXZWQxlPmxRP/dMd8t78O4t+dIg
+        RgX7BpnJ8ugsFYbAR4y1t35lT/gufbEZGGkGv34KEXKU4ngPM1SKkc1tZdTNIGAw
+        nfLOrV6DZRvKUdUNa+PF4GG2sQKBgQD0/ccwVtzCC1B5UY9RCrYMAGtopgG9PR6Y
+        44XjmZI3gZCIMTIyfoD1u3AJTOxfcYnQ0eMCDIUIQvFVuRmqInIn4aXWVu0XynUQ
+        kPbUz/U4fgC/XzZM1KJcWBO6Y65STfOeog5AVaYumCHulSGOftC4PXy4DYssniU7
+        IfysFedD9QKBgCe1vO0ibcKjo9+mqWfrEJwmCxE/pp9xlQDO/HTJqr+Mgc0QsLtq
+        w7iGC1TpkIuoKDiTTNHFCpUYFhBlCzvpi/7nrUYNpelPxPfnbNvUY0QmK1IaU13E
+        Nn9NjbTFuOHFT8uWRAF86dCy/mygMTsBLpLP35t5QNXG3vbDKetkofNRAoGBAOBV
+        fc7yyyTYTXE50N0pzLdCrxfdYxxQ2jKvrMtTtYMkHh/HxKpeEmJxp06s5IklI0hW
+        2OLoaey9t9WCMFENR7DjPAMACAzP89AenhcS8f4vyylx2vwRfTbH5BC59EcjYCBz
+        Tk903j4uSmv4nQipcSA0FX9Hz5gkm/0AyykcyW79AoGAbbp5EKBZrHixE5Kr/Ymm
+        TWMDQ6dhKEflymWc/PQAfZUfWvDTit+cExze+yWus7pNqhnI7Nnbdu3wG/pCc7uX
+        59656tyAn4QvC1IezS1GCWrQS6hXCi9lCwLC50W2qJ4OgUY5v7XRdyjvFvHJbnJw
+        JKKlqt780WibBfGuvd17bWU=
+        -----END PRIVATE KEY-----
+        """,
+        "self-signed": """
+        -----BEGIN PRIVATE KEY-----
+        MIIEvAIBADANBgkqhkiG9w0BAQEFAASCBKYwggSiAgEAAoIBAQCso9zPJJVnbSDU
+        kTjp6dYlAu9PXdjctS6MM+uU2Z6OeI8sDEr8zJYSYmIywsxPunlEiE3c2hoC98A6
+        dqfMz/uibCgkoAjxUjFex1UP75PFGC8gikKWsGm5qYh2zSinmJMxsQWPnXHNXBO3
+        HlHgzdVFCkUMeELLjibylITWz0B5l+zHSCO7bFX1xdlEK8G+boVN+SYR0ixcu7BR
+        SgHDUxbFkxPVNcLRA/Qm41Yh3vikyLkn8W+ET49uoQCM3o68Y9d3SpppWHgkhnYu
+        k8YLS5o9hJp53o39TUe2xG+opcKw3MOz7ywaajdzxGj3zXVHqZDN4fOfs1ZisYQx
+        VtFtew09AgMBAAECggEAEVtkLttRvhVFsLltDG97HTt/Te50iDQbGvN5YvzCKTbL
+        xjTyMRpsmCqWDt5w5i8sVAyUL3kqFlRMWlRlqHzcosbW/l+spn6KAipuTezbYXx9
+        +HqOGVJhPs5hrvgPd1IqsltG4NqGf4wbW1TMDJsFLyzKJmfM52RCXC88b9BkfhTy
+        zMq8bKttEmEK86BgxWN20dd7MH76s68jkYw1GhpyehWInXbasBDUS+tBlEAaVTRQ
+        sarXBQ3zYjgeGc57tPkaPU+/XrxY4Bivafp4ohXGTtAIFyu0MUS2MhQdV2Q9KSI2
+        FwCHRGwi0OKJSyKus71778N0k9BYSxOj0itgadk64QKBgQDjfS27J8nqFD4HvUwk
+        boUsdaSF1kPZlt4W3omZzwhhxluILJ9xgOGjwkQmaHwuojsmixBVaU6zv3A3bknF
+        wLcxxYwx9NKPwNBSCc2rgVNMFD3z6gYmjw/nsinq3ai84zBskft6zfeZrvEzOJqX
+        vjbmGPchF9ZteZ3inrcXmei7RQKBgQDCRuV7mUYeGwcqH6sIDKYB4YbmZsDm2na1
+        M4IZnYM3Dg7q2Pq0+R92tibrDUf1R6WMeYqgz8kqUMJaoCHM2cNyCwcTJ6ULORty
+        8ynafPoxnt6lWX+clQS1vCuUAOSt8XEou/qFKfhClLY4DUsdoJjLN3xZ4gEJ4UUY
+        Mn6tshgtmQKBgEDnVAbToU4BnHkEzxaN2b0Hi3sL2KvZ2V9Y+pVBdji/KRo+8Pan
+        OLlKEbuLj/KWIp4qiuxzcRrjgZavBqk/BIVUwVz3ZqPQ9R6S4XUPHr7T/6D5oeua
+        YYVPVZpGx3+sqgIv3Dn7TasxOGvOuHyWrn8TnF56uJjfW+ZuNfqr1LSpAoGAP8OR
+        Ml3+O4dXdKXsNrogCmIBKsHy8lIlwBdlzg56sKk2kDIjJx7VCtuCLoevZHvdhBuo
+        Olu4hOD4yVHhhiC7G0UvT0Ql0Wcu8S2KQSHf5EVmghK75aKrZxKZovwgEk86eson
+        0WkTCJdSr1b9nn3FaH2PnNimyp1bVjPMjCn18ZECgYA1UZi/0yP8fwZK2+dyoWo5
+        4cP9LYb5ie6ERyD9XcSJhU4C50zWQW0pTVytG6cjHGudF0B0auDhS/h6UKAGBAQt
+        HO+aSv2Ly68RA0e/Y9nod4gpg17GfnDUhEXBUiFTfKGOan7ZINLLSeZwO5/vuRfZ
+        TbgHnM76DxgfwDhAu8xZeQ==
+        -----END PRIVATE KEY-----
+        """,
+        "ec-leaf": """
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgYm70RqyABibpcIfc
+        EQMrq4ghW2mpfaK6Wd+1MQuKB/uhRANCAASdkpVlwifFBRQ1FU8Dh1XKGO/bYuzl
+        o0/faTZXsIxeSTDOkaYVyRMu/FRH1LEx34ezTFbqvn5VaTP3FUok6VnN
+        -----END PRIVATE KEY-----
+        """,
+        "attacker-leaf": """
+        -----BEGIN PRIVATE KEY-----
+        MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQDSZW/gEheUwhdY
+        6Ikks50dHC/w3M0JQbZ74E3TILsjooI54q7q/j4gNzZfgkxNySBP6BT+5rpuTFDD
+        HTcB4pA2H14TdiTB7duIKItic/SKx23E35wEbFLLEtpK0+21WrtFjEQ07gekh6XM
+        YUXNw+XZ85i8kQHZ+WTw+bMNBDyOOTzAZFYGR9J1hWono93IhCFNFPWOSNaenPl7
+        kpiseCeQ+oW7+KjnBQg5i4hekmQYLhlNoEikOM6KiIeStou0colYR4EA4h9MOJWC
+        jjfIEsQQA+t57rw4Ln1LfYoZNw0cd7vC3/fcXzlsn45y0ffPhvs9zjeQP8Z/kY16
+        qHmPMj2TAgMBAAECggEACHvS9BYdyL+ikwnsBjZV4uQbzMVGC+tzsRuZtDSJ8ejY
+        yRrcJ/zUX0EuPe4AfKjqVsy8FHEwhLmADqC2yCqChge4/TqvDcDRhfRGy+HIFtS1
+        COfXkdgWylazN3GKyWrHydAwgP/f45MA5d8+d3xrUeDq3Oc1EvXXaBb/tFhFxtLy
+        rUdscft8Q2bXY/RFhidxtsoxiNMrA/f7AlEpILVTS1QHqNW+WtEl7xRxNVBhVnM6
+        FJMFTMJ9K4476RtgS98+tGZyblRjBm5cLrm59ysXQez/2afJsqtw9WPRxS7DBKvQ
+        6o/WPWe4TCDqad9um6xlUweAsiauB3m/bctyNePE6QKBgQD9JxDSE4QWtHDikWT4
+        jBzdCm+AnslcyIol1QTHbIzuslBLICOqbl5rkoaQUjCTIHWLWh8S9UqR2GfOlJOK
+        gaWIdYQp4QRxjFOpggqPhCSdqBJ3ZvfF2NTciEbfRQYMvngoOdjAu5XH21dKYCYK
+        qZ0IlHabYBjerxiRqcjKgZ32+QKBgQDUw0Hr/pyHjjYVk0v/P5ewf+auQZWW4pj6
+        S8WnhT9V2NvZ4Ikmes8FjjXNmoJQQ/9ZpzZOW+c7NiN3HMOgJPni5Qe/6OsdfV5/
+        lMGcdPmsp80deFBOGevNunfMqiD/bo2MGpxJKSz+hH2NoEdK2kQHsh2EjVcuACU3
+        8Y3MRsN/6wKBgQCm95IvjLGtK/vcY5seF4OeApkCUzhqWtZLF5GcWqslcDRnKF59
+        tWfPOYhJPfxNvbXpYFpobaJuSTZGWVZqnxHny+KMoJ4GqlAv19ZRTA2+cjEj0aUQ
+        N/BFOBjOf776vtGPbn/YtqCWfcO4CWxt0esB0rHbzuj4TrI8uKf3cMAYOQKBgQCY
+        iANStQ5zADk17oulSmntV0SB2PLtYTZa+seQ+a4WVYoIATlSJOkWCoX4CLUz5gvC
+        smX0d16mzIFQe4aj4N5lE90icFFequp8fKDxEcuNRB+A6ShpVZv/uZb5W16cwR0p
+        PEqfCK4BKer5BdcWirQK8F7JEKtXhzMnkD0gHfs6UQKBgAGYL8m6VGlQXeNrmzHA
+        BK/bt+pqZDrhc4zezFl+Cf1aMwLSsDuXHSdgw0wJFaxvp8PkR6aNsvif36DbUa+Z
+        gTSiy3g0lovayqKDl7Xvg4FIxB30w/ybR0kgVGLbvhRK9mDS6ExfQ3gaTvf5UqjJ
+        OeXCMPIr1SKJmSbyU9zk/k4y
+        -----END PRIVATE KEY-----
+        """,
+    ]
 }

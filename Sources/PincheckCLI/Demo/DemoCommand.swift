@@ -5,13 +5,19 @@ import TrustEvaluator
 /// `pincheck demo`: the engine on its own test PKI, offline, with a bundled policy.
 struct Demo: ConsoleCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Evaluate bundled scenarios (good, expired, wrong host, self-signed, pinned CA, rotated key, attacks) offline.",
-        discussion: "Exits 0 when every scenario gives its expected verdict, 1 otherwise.")
+        abstract: "Serve bundled scenarios (good, expired, wrong host, self-signed, missing intermediate, pinned CA, rotated key, attacks) from local TLS servers and check each through a real handshake.",
+        discussion: "Needs no network: the servers listen on 127.0.0.1 (ephemeral ports) and stop when done. Exits 0 when every scenario gives its expected verdict, 1 otherwise, 3 when a local server or handshake fails.")
 
     @OptionGroup var output: OutputOptions
 
     func execute(_ console: Console) throws -> ExitStatus {
-        let outcomes = try DemoScenario.all.map { try $0.run() }
+        let outcomes: [DemoOutcome]
+        do {
+            outcomes = try DemoScenario.all.map { try $0.run() }
+        } catch let error as ProbeError {
+            console.line("pincheck demo: a local handshake failed: \(error.code): \(error.message)")
+            return .networkFailure
+        }
         if output.json {
             for outcome in outcomes {
                 console.line(Format.json(DemoJSON(outcome)))
@@ -23,17 +29,18 @@ struct Demo: ConsoleCommand {
     }
 
     private func render(_ outcomes: [DemoOutcome], _ console: Console) {
-        console.line(console.paint("Pincheck demo", .bold) + " — anchors: the test RSA and ECDSA roots; host \(DemoScenario.host); time \(Format.timestamp(DemoScenario.time))")
+        console.line(console.paint("Pincheck demo", .bold) + " — \(outcomes.count) local TLS servers on 127.0.0.1, each checked through a real handshake")
+        console.line("anchors: the test RSA and ECDSA roots; host \(DemoScenario.host); time \(Format.timestamp(DemoScenario.time))")
         console.line()
         var table = Table()
-        table.add(["#", "scenario", "policy", "expected", "verdict", "why"].map { console.paint($0, .bold) })
+        table.add(["#", "scenario", "served from", "policy", "expected", "verdict", "why"].map { console.paint($0, .bold) })
         for (index, outcome) in outcomes.enumerated() {
             let verdict = outcome.verdict.isTrusted ? console.paint("trusted", .green) : console.paint("rejected", .red)
             let why = outcome.verdict.isTrusted
                 ? outcome.verdict.matchedPins.first.map { "pin matched at depth \($0.depth)" } ?? "chain valid"
                 : outcome.verdict.failures.map(\.code.description).joined(separator: ", ")
             let mark = outcome.asExpected ? console.paint("✓", .green) : console.paint("✗ UNEXPECTED", .red)
-            table.add(["\(index + 1)", outcome.scenario.title, outcome.scenario.policy.title,
+            table.add(["\(index + 1)", outcome.scenario.title, "127.0.0.1:\(outcome.port) \(outcome.protocolVersion)", outcome.scenario.policy.title,
                        outcome.scenario.expectTrusted ? "trusted" : "rejected", verdict, "\(why)  \(mark)"])
         }
         table.render().forEach(console.line)
@@ -48,6 +55,7 @@ struct DemoJSON: Encodable {
     let policy: String
     let expectedTrusted: Bool
     let asExpected: Bool
+    let port: UInt16
     let verdict: VerdictJSON
 
     init(_ outcome: DemoOutcome) {
@@ -55,6 +63,7 @@ struct DemoJSON: Encodable {
         policy = outcome.scenario.policy.title
         expectedTrusted = outcome.scenario.expectTrusted
         asExpected = outcome.asExpected
+        port = outcome.port
         verdict = VerdictJSON(outcome.verdict, requestedHost: DemoScenario.host)
     }
 }

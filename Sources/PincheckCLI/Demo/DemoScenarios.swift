@@ -55,6 +55,7 @@ struct DemoScenario {
         DemoScenario(title: "expired leaf", chain: ["rsa-expired", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: false),
         DemoScenario(title: "certificate for another host", chain: ["rsa-wrong-host", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: false),
         DemoScenario(title: "self-signed certificate", chain: ["self-signed"], policy: .noPinning, expectTrusted: false),
+        DemoScenario(title: "intermediate missing from the served chain", chain: ["rsa-leaf"], policy: .noPinning, expectTrusted: false),
         DemoScenario(title: "pinned intermediate certificate", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateCertificate, expectTrusted: true),
         DemoScenario(title: "rotated leaf key, CA pinned", chain: ["rsa-leaf-rotated", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: true),
         DemoScenario(title: "rotated leaf key, old leaf pinned", chain: ["rsa-leaf-rotated", "rsa-intermediate"], policy: .pinLeafKey, expectTrusted: false),
@@ -69,16 +70,27 @@ struct DemoScenario {
         return try Certificate(pemEncoded: pem, source: "demo:\(name)")
     }
 
+    /// Serves the scenario's chain from a local TLS server on 127.0.0.1 (an ephemeral port), takes
+    /// what a real handshake delivers, and evaluates it with the scenario's policy.
     func run() throws -> DemoOutcome {
         let served = try chain.map(Self.certificate)
-        let verdict = try Evaluator(policy: try policy.make()).evaluate(served, host: Self.host, at: Self.time)
-        return DemoOutcome(scenario: self, verdict: verdict)
+        guard let key = DemoCertificates.keys[chain[0]] else {
+            throw PincheckError(.emptyInput, "the demo has no key for \(chain[0])")
+        }
+        let server = try LocalTLSServer(chain: served, privateKeyPEM: key)
+        defer { server.stop() }
+        let result = try TLSProbe(timeout: .seconds(5)).probe(ProbeTarget(host: "127.0.0.1", port: server.port), serverName: Self.host)
+        let verdict = try Evaluator(policy: try policy.make()).evaluate(result.servedChain, host: Self.host, at: Self.time)
+        return DemoOutcome(scenario: self, verdict: verdict, port: server.port, protocolVersion: result.protocolVersion)
     }
 }
 
 struct DemoOutcome {
     let scenario: DemoScenario
     let verdict: Verdict
+    /// The local server's port and the negotiated protocol.
+    let port: UInt16
+    let protocolVersion: String
 
     var asExpected: Bool { verdict.isTrusted == scenario.expectTrusted }
 }

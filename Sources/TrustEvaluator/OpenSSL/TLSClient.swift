@@ -212,7 +212,7 @@ extension TLSClient {
 }
 
 /// Blocks SIGPIPE on the current thread and restores the previous mask afterwards.
-private struct SignalMask {
+struct SignalMask {
     private var previous = sigset_t()
 
     static func blockSIGPIPE() -> SignalMask {

@@ -1,0 +1,107 @@
+internal import COpenSSL
+import Foundation
+
+/// A TLS server on 127.0.0.1 (an ephemeral port) that serves a given chain and completes
+/// handshakes, for demos and tests of what clients see: `pincheck demo` runs its scenarios
+/// through real handshakes against these. It answers no application data.
+///
+/// `@unchecked Sendable`: the context and socket are set up in `init` and only read afterwards;
+/// the accept loop owns everything it creates; `stop()` is serialised by a lock.
+public final class LocalTLSServer: @unchecked Sendable {
+    /// The port it listens on.
+    public let port: UInt16
+    private let context: OpaquePointer
+    private let listener: Int32
+    private let finished = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var stopped = false
+
+    /// Starts a server.
+    /// - Parameters:
+    ///   - chain: The certificates to serve, leaf first, exactly as a server would send them.
+    ///   - privateKeyPEM: The leaf's private key (PEM).
+    /// - Throws: ``PincheckError`` when the key does not load or match, or the socket cannot listen.
+    public init(chain: [Certificate], privateKeyPEM: String) throws(PincheckError) {
+        guard let leaf = chain.first else { throw PincheckError(.emptyChain, "a server needs a certificate to serve") }
+        OpenSSLErrorStack.clear()
+        guard let context = SSL_CTX_new(TLS_server_method()) else { throw PincheckError(.openSSL, "SSL_CTX_new failed") }
+        func fail(_ message: String) -> PincheckError {
+            SSL_CTX_free(context)
+            return PincheckError(.openSSL, "\(message): \(OpenSSLErrorStack.drainedText())")
+        }
+        guard SSL_CTX_use_certificate(context, leaf.handle.ref) == 1 else { throw fail("cannot use the leaf") }
+        for certificate in chain.dropFirst() where shim_SSL_CTX_add1_chain_cert(context, certificate.handle.ref) != 1 {
+            throw fail("cannot add \(certificate.subject) to the served chain")
+        }
+        let key: OpaquePointer? = privateKeyPEM.withCString { text in
+            guard let bio = BIO_new_mem_buf(text, -1) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+        }
+        guard let key else { throw fail("the private key does not load") }
+        defer { EVP_PKEY_free(key) }
+        guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
+            throw fail("the private key does not match the leaf")
+        }
+
+        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketFD >= 0 else { throw fail("socket() failed (errno \(errno))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(socketFD, raw, length) == 0 && listen(socketFD, 16) == 0 && getsockname(socketFD, raw, &length) == 0
+            }
+        }
+        guard bound else {
+            close(socketFD)
+            throw fail("cannot listen on 127.0.0.1 (errno \(errno))")
+        }
+        self.context = context
+        self.listener = socketFD
+        self.port = UInt16(bigEndian: address.sin_port)
+        let thread = Thread { [self] in acceptLoop() }
+        thread.name = "LocalTLSServer:\(port)"
+        thread.start()
+    }
+
+    deinit { stop() }
+
+    /// Stops accepting and waits for the accept loop to end. Safe to call more than once.
+    public func stop() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !stopped else { return }
+        stopped = true
+        shutdown(listener, Int32(SHUT_RDWR))
+        finished.wait()
+        close(listener)
+        SSL_CTX_free(context)
+    }
+
+    private func acceptLoop() {
+        // The server writes to sockets clients may have closed: SIGPIPE must not kill the process.
+        _ = SignalMask.blockSIGPIPE()
+        defer { finished.signal() }
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else {
+                if errno == EINTR { continue }
+                return
+            }
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            if let ssl = SSL_new(context) {
+                SSL_set_fd(ssl, client)
+                if SSL_accept(ssl) == 1 { SSL_shutdown(ssl) }
+                SSL_free(ssl)
+            }
+            ERR_clear_error()
+            close(client)
+        }
+    }
+}
