@@ -18,10 +18,14 @@ public struct PublicSuffixList: Sendable {
     /// Parses the list's text (rules one a line, `//` comments, `*.` wildcards, `!` exceptions).
     public init(text: String) {
         var rules = Set<String>(), wildcards = Set<String>(), exceptions = Set<String>(), ancestors = Set<String>()
-        for rawLine in text.split(whereSeparator: \.isNewline) {
-            let line = rawLine.split(whereSeparator: \.isWhitespace).first.map(String.init) ?? ""
-            guard !line.isEmpty, !line.hasPrefix("//") else { continue }
-            let ascii = line.split(separator: ".").map { Punycode.aLabel(String($0).lowercased()) ?? String($0) }.joined(separator: ".")
+        // Byte-level: the list has 12,000 lines, and Character-level splitting costs tens of
+        // milliseconds at start-up. Only the few non-ASCII rules go through Punycode.
+        for rawLine in text.utf8.split(separator: UInt8(ascii: "\n")) {
+            let rule = rawLine.prefix { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") }
+            guard !rule.isEmpty, !(rule.first == UInt8(ascii: "/") && rule.dropFirst().first == UInt8(ascii: "/")) else { continue }
+            let line = String(decoding: rule, as: UTF8.self)
+            let ascii = rule.allSatisfy { $0 < 0x80 } ? line.lowercased()
+                : line.split(separator: ".").map { Punycode.aLabel(String($0).lowercased()) ?? String($0) }.joined(separator: ".")
             let name: String
             if ascii.hasPrefix("!") {
                 name = String(ascii.dropFirst()); exceptions.insert(name)

@@ -5,11 +5,12 @@
 /// false reject rather than a false accept. Uses Debian's Public Suffix
 /// List; without it installed the check cannot run and says nothing (scripts/setup.sh installs it).
 struct PublicSuffixWildcardCheck: PathCheck {
-    let publicSuffixes: PublicSuffixList? = PublicSuffixList.system
-
     func check(_ input: PathCheckInput, into findings: inout PathFindings) {
-        guard let publicSuffixes, let leaf = input.path.certificates.first else { return }
-        for name in leaf.dnsNames where name.hasPrefix("*.") {
+        guard let leaf = input.path.certificates.first else { return }
+        let wildcards = leaf.dnsNames.filter { $0.hasPrefix("*.") }
+        // The list is loaded on first need only: most leaves carry no wildcard.
+        guard !wildcards.isEmpty, let publicSuffixes = PublicSuffixList.system else { return }
+        for name in wildcards {
             let base = String(name.dropFirst(2)).lowercased()
             if publicSuffixes.isPublicSuffix(base) {
                 findings.failures.append(Reason(.profileViolation, "the leaf's wildcard \(name) covers every name under the public suffix \(base)"))

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Whole-process benchmarks, printed as ratios against tools measured in the same run (never judged
+# by the tests):
+#   - `pincheck check` against a local server, versus `curl --pinnedpubkey` and
+#     `openssl s_client -verify_hostname -verify_return_error` on the same server;
+#   - `pincheck scan` over N local endpoints, versus `xargs -P N curl --pinnedpubkey` on the same list.
+#   RUNS=20 N=8 scripts/bench.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+command -v curl >/dev/null || { echo "bench.sh needs curl (apt-get install curl)" >&2; exit 1; }
+RUNS=${RUNS:-20}
+N=${N:-8}
+
+echo "==> release build of pincheck" >&2
+swift build -c release --product pincheck >&2
+pincheck=.build/release/pincheck
+C=Certificates
+# curl's --pinnedpubkey pins the leaf's key, so both tools pin the leaf.
+pin=$(grep '^rsa-leaf ' $C/pins.txt | cut -d' ' -f2)
+curlpin="sha256//${pin#sha256/}"
+work=$(mktemp -d)
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+# N servers on free loopback ports, serving rsa-leaf + rsa-intermediate.
+ports=$(python3 -c "
+import socket
+socks=[socket.socket() for _ in range($N)]
+for s in socks: s.bind(('127.0.0.1', 0))
+print(' '.join(str(s.getsockname()[1]) for s in socks))
+for s in socks: s.close()")
+for port in $ports; do
+  openssl s_server -accept "127.0.0.1:$port" -cert $C/rsa-leaf.pem -key $C/keys/rsa-leaf.key \
+    -cert_chain $C/rsa-intermediate.pem -www -quiet >/dev/null 2>&1 &
+  pids+=($!)
+  disown $!
+done
+for port in $ports; do
+  for _ in $(seq 50); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+done
+port=${ports%% *}
+
+check()  { "$pincheck" check "127.0.0.1:$1" --host www.example.test --ca-file $C/rsa-root.pem --pin "$pin" --timeout 5; }
+curl1()  { curl -sS -o /dev/null --cacert $C/rsa-root.pem --pinnedpubkey "$curlpin" \
+             --resolve "www.example.test:$1:127.0.0.1" "https://www.example.test:$1/"; }
+sclient() { openssl s_client -connect "127.0.0.1:$1" -servername www.example.test -verify_hostname www.example.test \
+             -CAfile $C/rsa-root.pem -verify_return_error </dev/null; }
+# Every command must succeed once before it is timed, or the comparison means nothing.
+check "$port" >/dev/null; curl1 "$port"; sclient "$port" >/dev/null 2>&1
+
+# Mean wall time of RUNS runs, in microseconds.
+mean() {
+  local start end
+  start=$(date +%s%N)
+  for _ in $(seq "$RUNS"); do "$@" >/dev/null 2>&1; done
+  end=$(date +%s%N)
+  echo $(( (end - start) / RUNS / 1000 ))
+}
+ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
+
+t_check=$(mean check "$port")
+t_curl=$(mean curl1 "$port")
+t_sclient=$(mean sclient "$port")
+
+printf '127.0.0.1:%s\n' $ports > "$work/hosts.txt"
+scan()  { "$pincheck" scan --hosts "$work/hosts.txt" --host www.example.test --ca-file $C/rsa-root.pem --pin "$pin" \
+            --timeout 5 --concurrency "$N"; }
+xcurl() { printf '%s\n' $ports | xargs -P "$N" -I{} curl -sS -o /dev/null --cacert $C/rsa-root.pem --pinnedpubkey "$curlpin" \
+            --resolve "www.example.test:{}:127.0.0.1" "https://www.example.test:{}/"; }
+scan >/dev/null; xcurl
+t_scan=$(mean scan)
+t_xcurl=$(mean xcurl)
+
+echo "runs: $RUNS, endpoints: $N, one core pair ($(nproc) cores)"
+printf '%-58s %8s us\n' "pincheck check (pinned, one host)" "$t_check" \
+  "curl --pinnedpubkey (same host)" "$t_curl" \
+  "openssl s_client -verify_hostname -verify_return_error" "$t_sclient" \
+  "pincheck scan ($N hosts, --concurrency $N)" "$t_scan" \
+  "xargs -P $N curl --pinnedpubkey ($N hosts)" "$t_xcurl"
+echo "ratio check/curl: $(ratio "$t_check" "$t_curl")"
+echo "ratio check/s_client: $(ratio "$t_check" "$t_sclient")"
+echo "ratio scan/xargs-curl: $(ratio "$t_scan" "$t_xcurl")"
