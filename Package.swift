@@ -56,11 +56,12 @@ let package = Package(
         .executableTarget(name: "limbo-harness", dependencies: ["TrustEvaluator"]),
         // Fuzzing: the targets' logic (replayed by the tests) and one libFuzzer executable per target,
         // built by scripts/fuzz.sh with -DFUZZING -sanitize=fuzzer,address (empty executables otherwise).
-        .target(name: "PincheckFuzzing", dependencies: ["TrustEvaluator"]),
+        .target(name: "PincheckFuzzing", dependencies: ["TrustEvaluator", "ServerTrust"]),
         .executableTarget(name: "FuzzCertificate", dependencies: ["PincheckFuzzing"]),
         .executableTarget(name: "FuzzChain", dependencies: ["PincheckFuzzing"]),
         .executableTarget(name: "FuzzConfiguration", dependencies: ["PincheckFuzzing"]),
         .executableTarget(name: "FuzzRevocation", dependencies: ["PincheckFuzzing"]),
+        .executableTarget(name: "FuzzChallenge", dependencies: ["PincheckFuzzing"]),
         // 100,000 evaluations of every kind; resident memory must stay flat (scripts/test.sh).
         .executableTarget(name: "pincheck-soak", dependencies: ["PincheckFuzzing"]),
         .testTarget(

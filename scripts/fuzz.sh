@@ -9,7 +9,7 @@
 # a crash is written to Fuzz/Regressions/TARGET/, which the test suite replays from then on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(FuzzCertificate FuzzChain FuzzConfiguration FuzzRevocation)
+targets=(FuzzCertificate FuzzChain FuzzConfiguration FuzzRevocation FuzzChallenge)
 
 build() {
   swift build -c debug --product "$1" --scratch-path .build-fuzz \

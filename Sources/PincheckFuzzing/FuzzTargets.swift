@@ -14,6 +14,7 @@ public enum FuzzTargets {
         ("FuzzChain", chain),
         ("FuzzConfiguration", configuration),
         ("FuzzRevocation", revocation),
+        ("FuzzChallenge", challenge),
     ]
 
     /// DER, PEM and PEM bundles, and every accessor on what parsed.
