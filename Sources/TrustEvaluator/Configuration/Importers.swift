@@ -93,6 +93,10 @@ public enum ConfigurationImporter {
     ]
 
     static func trustKit(_ data: Data, source: String) throws(PincheckError) -> RawConfiguration {
+        // Only XML property lists, as TrustKit's Info.plist configurations are, and only UTF-8.
+        guard String(validating: data, as: UTF8.self) != nil else {
+            throw PincheckError(.invalidPolicy, "not valid UTF-8 (TrustKit configurations are plist XML)", source: source)
+        }
         let object: Any
         do { object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil) } catch {
             throw PincheckError(.invalidPolicy, "not a property list (TrustKit configurations are plist XML)", source: source)
@@ -136,6 +140,10 @@ public enum ConfigurationImporter {
     // MARK: Android Network Security Config
 
     static func android(_ data: Data, source: String) throws(PincheckError) -> RawConfiguration {
+        // FoundationXML traps on element names that are not UTF-8; never hand it such bytes.
+        guard String(validating: data, as: UTF8.self) != nil else {
+            throw PincheckError(.invalidPolicy, "not valid UTF-8 (network_security_config.xml is UTF-8 XML)", source: source)
+        }
         let reader = NetworkSecurityConfigReader()
         let parser = XMLParser(data: data)
         parser.delegate = reader
