@@ -64,8 +64,10 @@ let package = Package(
         .executableTarget(name: "FuzzChallenge", dependencies: ["PincheckFuzzing"]),
         // 100,000 evaluations of every kind; resident memory must stay flat (scripts/test.sh).
         .executableTarget(name: "pincheck-soak", dependencies: ["PincheckFuzzing"]),
+        // Loopback servers (openssl s_server, raw sockets) shared by the test targets.
+        .target(name: "PincheckTestSupport", path: "Tests/Support"),
         .testTarget(
-            name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator"],
+            name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator", "PincheckTestSupport"],
             exclude: ["StrictWebPKIVectors.json", "Importers"]),
         .testTarget(name: "PincheckFuzzingTests", dependencies: ["PincheckFuzzing"]),
         .testTarget(
@@ -89,6 +91,6 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "pincheck"]),
+        .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "pincheck", "PincheckTestSupport"]),
     ]
 )

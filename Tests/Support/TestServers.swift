@@ -1,0 +1,145 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the committed test PKI is, from this file's path.
+public enum TestCertificates {
+    public static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Certificates")
+
+    public static func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }
+}
+
+/// An `openssl s_server` child process on an ephemeral loopback port, stopped on `stop()` or deinit.
+public final class TestTLSServer: @unchecked Sendable {
+    // @unchecked Sendable: immutable after init; the process is only killed, and files removed, under `lock`.
+    private let process = Process()
+    private let log: URL
+    private var bundle: URL? = nil
+    private let lock = NSLock()
+    /// `127.0.0.1` or `::1`.
+    public let address: String
+    public let port: UInt16
+
+    /// `HOST:PORT` as the command takes it (`[::1]:PORT` for IPv6).
+    public var target: String { address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)" }
+
+    /// Starts `openssl s_server -www` with a certificate (`NAME.pem` and `keys/NAME.key` in Certificates/).
+    /// - Parameters:
+    ///   - certificate: The leaf's name, e.g. `rsa-leaf`.
+    ///   - chain: Names of certificates sent after the leaf (`-cert_chain`).
+    ///   - ipv6: Listen on `[::1]` instead of 127.0.0.1.
+    ///   - extra: More s_server arguments.
+    public init(certificate: String, chain: [String] = [], ipv6: Bool = false, extra: [String] = []) throws {
+        address = ipv6 ? "::1" : "127.0.0.1"
+        log = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-s_server-\(UUID().uuidString).log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        var arguments = ["s_server", "-accept", ipv6 ? "[::1]:0" : "127.0.0.1:0",
+                         "-cert", TestCertificates.path("\(certificate).pem"), "-key", TestCertificates.path("keys/\(certificate).key"), "-www"]
+        if !chain.isEmpty {
+            let bundle = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-chain-\(UUID().uuidString).pem")
+            self.bundle = bundle
+            let text = try chain.map { try String(contentsOfFile: TestCertificates.path("\($0).pem"), encoding: .utf8) }.joined()
+            try text.write(to: bundle, atomically: true, encoding: .utf8)
+            arguments += ["-cert_chain", bundle.path]
+        }
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl"] + arguments + extra
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: log)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // s_server prints "ACCEPT 127.0.0.1:PORT" (or "ACCEPT [::1]:PORT") once it listens.
+        let deadline = Date().addingTimeInterval(10)
+        var found: UInt16? = nil
+        while found == nil, Date() < deadline, process.isRunning {
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ACCEPT") }),
+               let colon = line.lastIndex(of: ":") {
+                found = UInt16(line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            } else {
+                usleep(20_000)
+            }
+        }
+        guard let found else {
+            kill(process.processIdentifier, SIGKILL)
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "s_server did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")"])
+        }
+        port = found
+    }
+
+    public func stop() {
+        lock.withLock {
+            if process.isRunning {
+                // SIGKILL: the child may inherit a mask that blocks SIGTERM from the spawning test thread.
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+        try? FileManager.default.removeItem(at: log)
+        if let bundle { try? FileManager.default.removeItem(at: bundle) }
+    }
+
+    deinit { stop() }
+}
+
+/// Raw TCP listeners on 127.0.0.1 for the failure scenarios: a port that never answers the
+/// handshake, a plain-HTTP responder, and a port that refuses connections.
+public final class TestRawServer: @unchecked Sendable {
+    // @unchecked Sendable: `fd` is immutable; `closed` is only touched under `lock`.
+    public enum Behaviour: Sendable { case silent, plainHTTP, refuse }
+
+    public let port: UInt16
+    private let fd: Int32
+    private let lock = NSLock()
+    private var closed = false
+
+    public var target: String { "127.0.0.1:\(port)" }
+
+    public init(_ behaviour: Behaviour) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        // .refuse: bound but not listening, so the kernel answers RST and the port stays ours.
+        guard behaviour != .refuse else { return }
+        guard listen(fd, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
+        if behaviour == .plainHTTP {
+            Thread.detachNewThread {
+                while true {
+                    let client = accept(fd, nil, nil)
+                    if client < 0 { return }
+                    var buffer = [UInt8](repeating: 0, count: 4096)
+                    _ = read(client, &buffer, buffer.count)
+                    let reply = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    _ = reply.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+                    close(client)
+                }
+            }
+        }
+    }
+
+    public func stop() {
+        lock.withLock {
+            guard !closed else { return }
+            closed = true
+            shutdown(fd, Int32(SHUT_RDWR))
+            close(fd)
+        }
+    }
+
+    deinit { stop() }
+}
