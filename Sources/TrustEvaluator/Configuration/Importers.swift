@@ -173,6 +173,7 @@ private final class NetworkSecurityConfigReader: NSObject, XMLParserDelegate {
 
     func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
                 attributes: [String: String] = [:]) {
+        guard error == nil else { return }
         text = ""
         switch element {
         case "domain-config":
@@ -201,7 +202,9 @@ private final class NetworkSecurityConfigReader: NSObject, XMLParserDelegate {
 
     func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
 
+    // Every index below is guarded: the input is hostile, and a trap here would take the process down.
     func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
+        guard error == nil else { return }
         let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
         switch element {
         case "domain":
@@ -209,6 +212,7 @@ private final class NetworkSecurityConfigReader: NSObject, XMLParserDelegate {
             stack[stack.count - 1].domains.append((value, pendingDomain ?? false))
             pendingDomain = nil
         case "pin":
+            guard inPinSet, !stack.isEmpty else { return fail(parser, "line \(parser.lineNumber): <pin> outside <pin-set>") }
             guard pendingDigest == "SHA-256" else {
                 return fail(parser, "line \(parser.lineNumber): pin digest \"\(pendingDigest ?? "")\" is not SHA-256 (Android accepts only SHA-256)")
             }
@@ -217,7 +221,7 @@ private final class NetworkSecurityConfigReader: NSObject, XMLParserDelegate {
         case "pin-set":
             inPinSet = false
         case "domain-config":
-            let frame = stack.removeLast()
+            guard let frame = stack.popLast() else { return fail(parser, "line \(parser.lineNumber): unbalanced </domain-config>") }
             for domain in frame.domains {
                 if let pins = frame.pins, !pins.isEmpty {
                     hosts.append(RawHost(pattern: domain.name, includeSubdomains: domain.includeSubdomains ? true : nil,
