@@ -64,6 +64,9 @@ let package = Package(
         .executableTarget(name: "FuzzChallenge", dependencies: ["PincheckFuzzing"]),
         // 100,000 evaluations of every kind; resident memory must stay flat (scripts/test.sh).
         .executableTarget(name: "pincheck-soak", dependencies: ["PincheckFuzzing"]),
+        // The benchmark (scripts/bench.sh, release): Pincheck against OpenSSL called directly from C.
+        .target(name: "PincheckBenchBaseline", linkerSettings: [.linkedLibrary("crypto")]),
+        .executableTarget(name: "pincheck-bench", dependencies: ["TrustEvaluator", "PincheckBenchBaseline"]),
         // Loopback servers (openssl s_server, raw sockets) shared by the test targets.
         .target(name: "PincheckTestSupport", path: "Tests/Support"),
         .testTarget(

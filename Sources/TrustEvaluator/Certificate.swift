@@ -7,13 +7,20 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     let handle: X509Handle
 
     /// The SHA-256 of ``derBytes``: the certificate's fingerprint.
-    public let sha256Fingerprint: [UInt8]
+    public var sha256Fingerprint: [UInt8] { fingerprint.bytes }
+    /// The same, inline: what equality, hashing and the caches use.
+    let fingerprint: SHA256Digest
     /// The RFC 7469 pin of this certificate's public key: SHA-256 over its DER SubjectPublicKeyInfo.
     public let publicKeyPin: PublicKeyPin
 
     init(handle: X509Handle) {
+        self.init(handle: handle, fingerprint: SHA256Digest(hashing: handle.der))
+    }
+
+    /// - Parameter fingerprint: The SHA-256 of `handle.der`, when the caller already computed it.
+    init(handle: X509Handle, fingerprint: SHA256Digest) {
         self.handle = handle
-        self.sha256Fingerprint = Digest.sha256(handle.der)
+        self.fingerprint = fingerprint
         self.publicKeyPin = PublicKeyPin(algorithm: .sha256, unchecked: Digest.sha256(handle.spkiDER))
     }
 
@@ -23,11 +30,21 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     ///   - source: A name for the input (a file path), used in error messages.
     /// - Throws: ``PincheckError`` with code `input.empty` or `input.malformed-der`.
     public init(derEncoded: [UInt8], source: String? = nil) throws(PincheckError) {
-        guard !derEncoded.isEmpty else { throw PincheckError(.emptyInput, "no bytes where a DER certificate was expected", source: source) }
-        guard derEncoded.count <= Limits.maximumCertificateBytes else {
-            throw PincheckError(.tooLarge, "the DER input is \(derEncoded.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source)
-        }
+        try Self.checkSize(derEncoded, source: source)
         self.init(handle: try X509Handle(der: derEncoded, source: source, position: "the DER input"))
+    }
+
+    /// Parses DER whose SHA-256 the caller has computed (``CertificateCache``).
+    init(derEncoded: [UInt8], fingerprint: SHA256Digest, source: String?) throws(PincheckError) {
+        try Self.checkSize(derEncoded, source: source)
+        self.init(handle: try X509Handle(der: derEncoded, source: source, position: "the DER input"), fingerprint: fingerprint)
+    }
+
+    private static func checkSize(_ der: [UInt8], source: String?) throws(PincheckError) {
+        guard !der.isEmpty else { throw PincheckError(.emptyInput, "no bytes where a DER certificate was expected", source: source) }
+        guard der.count <= Limits.maximumCertificateBytes else {
+            throw PincheckError(.tooLarge, "the DER input is \(der.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source)
+        }
     }
 
     /// Parses the single certificate in a PEM text.
@@ -113,9 +130,9 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// The subjectAltName entries, in certificate order.
     public var subjectAlternativeNames: [SubjectAlternativeName] { handle.subjectAlternativeNames }
     /// The DNS names among the subjectAltName entries.
-    public var dnsNames: [String] { subjectAlternativeNames.compactMap { if case .dnsName(let n) = $0 { n } else { nil } } }
+    public var dnsNames: [String] { handle.dnsNames }
     /// The IP addresses among the subjectAltName entries, as text.
-    public var ipAddresses: [String] { subjectAlternativeNames.compactMap { if case .ipAddress(let a) = $0 { a } else { nil } } }
+    public var ipAddresses: [String] { handle.ipAddresses }
     /// The public key's algorithm and size.
     public var publicKey: PublicKeyDescription { handle.publicKeyDescription }
     /// True when the certificate names itself as issuer and its own key verifies its signature.
@@ -147,10 +164,10 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     }
 
     public static func == (lhs: Certificate, rhs: Certificate) -> Bool {
-        lhs.handle === rhs.handle || lhs.sha256Fingerprint == rhs.sha256Fingerprint && lhs.handle.der == rhs.handle.der
+        lhs.handle === rhs.handle || lhs.fingerprint == rhs.fingerprint && lhs.handle.der == rhs.handle.der
     }
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(sha256Fingerprint) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(fingerprint) }
 
     public var description: String { "\(publicKeyPin) : \(subject)" }
 }

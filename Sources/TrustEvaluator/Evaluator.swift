@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Something the evaluator did, for `--explain`-style tracing. The library itself never prints.
 public enum DiagnosticEvent: Sendable {
@@ -15,17 +16,63 @@ public enum DiagnosticEvent: Sendable {
 }
 
 /// Evaluates served chains against one ``TrustPolicy``. Cheap to copy; safe to share across tasks.
+///
+/// Give it a ``CertificateCache`` and a ``VerdictCache`` when it judges the same servers over and
+/// over (a client's connection pool, a proxy): certificates are then parsed once, and a chain it
+/// has judged before is not verified again until a certificate's validity boundary is crossed.
 public struct Evaluator: Sendable {
     /// The policy every evaluation applies.
     public let policy: TrustPolicy
+    /// Where ``evaluate(derEncoded:host:at:)`` finds certificates parsed before, if anywhere.
+    public let certificateCache: CertificateCache?
+    /// Where verdicts are kept for reuse, if anywhere.
+    public let verdictCache: VerdictCache?
     private let diagnostics: (@Sendable (DiagnosticEvent) -> Void)?
+    /// The policy's path checks, assembled once.
+    private let pathChecks: [any PathCheck]
+    /// Tells this evaluator's cached verdicts from every other's (never reused in a process).
+    private let identity: UInt64
+    /// False when a check depends on time beyond validity periods: then nothing is cached.
+    private let cacheable: Bool
 
     /// - Parameters:
     ///   - policy: The policy to apply.
+    ///   - certificateCache: Parsed certificates to reuse in ``evaluate(derEncoded:host:at:)``.
+    ///   - verdictCache: Verdicts to reuse while they still hold (see ``VerdictCache``).
     ///   - diagnostics: Called with each step of every evaluation, on the evaluating thread.
-    public init(policy: TrustPolicy, diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) {
+    public init(policy: TrustPolicy, certificateCache: CertificateCache? = nil, verdictCache: VerdictCache? = nil,
+                diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) {
         self.policy = policy
+        self.certificateCache = certificateCache
+        self.verdictCache = verdictCache
         self.diagnostics = diagnostics
+        self.pathChecks = policy.pathChecks
+        self.identity = evaluatorIdentities.wrappingAdd(1, ordering: .relaxed).newValue
+        self.cacheable = !pathChecks.contains { $0.dependsOnVerificationTime }
+    }
+
+    /// Judges a served chain given as DER, as TLS stacks hand it over: each certificate comes from
+    /// the ``certificateCache`` when it has been parsed before, and is parsed otherwise.
+    /// - Parameters:
+    ///   - derEncoded: The peer's certificates, leaf first, one DER certificate each.
+    ///   - host: As in ``evaluate(_:host:at:)``.
+    ///   - time: As in ``evaluate(_:host:at:)``.
+    /// - Throws: ``PincheckError`` when the chain is empty, a certificate does not parse, or the
+    ///   host cannot be a certificate name.
+    public func evaluate(derEncoded chain: [[UInt8]], host: String?, at time: Date) throws(PincheckError) -> Verdict {
+        guard !chain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
+        let certificates: [Certificate]
+        if let certificateCache {
+            certificates = try certificateCache.chain(derEncoded: chain)
+        } else {
+            var parsed: [Certificate] = []
+            parsed.reserveCapacity(chain.count)
+            for (position, der) in chain.enumerated() {
+                parsed.append(try Certificate(derEncoded: der, source: "served certificate \(position)"))
+            }
+            certificates = parsed
+        }
+        return try evaluate(certificates, host: host, at: time)
     }
 
     /// Judges a served chain for a host at a given time.
@@ -54,7 +101,20 @@ public struct Evaluator: Sendable {
                            checkedHost: requested?.text, matchedPins: [], evaluationTime: time)
         }
 
-        var run = Run(policy: policy, served: servedChain, leaf: leaf, time: time)
+        // The same rounding as the verifier's: OpenSSL judges whole seconds.
+        let second = Int64(time.timeIntervalSince1970.rounded(.down))
+        var cacheKey: VerdictCache.Key? = nil
+        if let verdictCache, cacheable {
+            let key = VerdictCache.key(evaluator: identity, chain: servedChain, host: requested?.text)
+            if let known = verdictCache.verdict(for: key, at: second) {
+                let verdict = known.reused(at: time, servedChain: servedChain)
+                report(verdict)
+                return verdict
+            }
+            cacheKey = key
+        }
+
+        var run = Run(policy: policy, checks: pathChecks, served: servedChain, leaf: leaf, time: time)
         switch (policy.nameValidation, requested) {
         case (.required, let peer?):
             run.peer = peer
@@ -69,16 +129,40 @@ public struct Evaluator: Sendable {
         run.decide()
 
         let verdict = run.verdict()
-        if let diagnostics {
-            if let path = verdict.verifiedPath { diagnostics(.pathVerified(path)) }
-            let chainFailures = verdict.failures.filter { $0.evidence.openSSLError != nil }
-            if !chainFailures.isEmpty { diagnostics(.pathRejected(chainFailures)) }
-            verdict.matchedPins.forEach { diagnostics(.pinMatched($0)) }
-            diagnostics(.decided(trusted: verdict.isTrusted))
+        if let cacheKey, let verdictCache {
+            let window = validityWindow(at: second, served: servedChain, consulted: run.consulted)
+            verdictCache.insert(verdict, for: cacheKey, from: window.from, until: window.until)
         }
+        report(verdict)
         return verdict
     }
+
+    /// Every certificate and CRL whose validity could have decided the verdict bounds its reuse.
+    private func validityWindow(at second: Int64, served: [Certificate], consulted: [Certificate]) -> ValidityWindow {
+        var window = ValidityWindow(at: second)
+        for certificate in served { window.add(certificate) }
+        for certificate in consulted { window.add(certificate) }
+        for certificate in policy.additionalIntermediates { window.add(certificate) }
+        for certificate in policy.anchors.certificates { window.add(certificate) }
+        if case .certificates(let pinned) = policy.pinning {
+            for certificate in pinned.certificates { window.add(certificate) }
+        }
+        for list in policy.revocationLists { window.add(list) }
+        return window
+    }
+
+    private func report(_ verdict: Verdict) {
+        guard let diagnostics else { return }
+        if let path = verdict.verifiedPath { diagnostics(.pathVerified(path)) }
+        let chainFailures = verdict.failures.filter { $0.evidence.openSSLError != nil }
+        if !chainFailures.isEmpty { diagnostics(.pathRejected(chainFailures)) }
+        verdict.matchedPins.forEach { diagnostics(.pinMatched($0)) }
+        diagnostics(.decided(trusted: verdict.isTrusted))
+    }
 }
+
+/// Source of ``Evaluator`` identities.
+private let evaluatorIdentities = Atomic<UInt64>(0)
 
 extension PeerName {
     var text: String {
@@ -92,6 +176,7 @@ extension PeerName {
 /// The state of one evaluation.
 private struct Run {
     let policy: TrustPolicy
+    let checks: [any PathCheck]
     let served: [Certificate]
     let leaf: Certificate
     let time: Date
@@ -100,9 +185,15 @@ private struct Run {
     var warnings: [Reason] = []
     var path: VerifiedPath?
     var matches: [PinMatch] = []
+    /// Certificates the verifier built paths from (besides the served ones): the validity of each
+    /// bounds how long the verdict may be reused.
+    var consulted: [Certificate] = []
+    /// The path checks' findings for a path already checked while choosing it.
+    private var checkedPath: (path: VerifiedPath, findings: PathFindings)?
 
-    init(policy: TrustPolicy, served: [Certificate], leaf: Certificate, time: Date) {
+    init(policy: TrustPolicy, checks: [any PathCheck], served: [Certificate], leaf: Certificate, time: Date) {
         self.policy = policy
+        self.checks = checks
         self.served = served
         self.leaf = leaf
         self.time = time
@@ -141,13 +232,33 @@ private struct Run {
         }
         decidePinning()
         // Every path that was verified also goes through the policy's own checks.
-        if let path, !policy.pathChecks.isEmpty {
-            var findings = PathFindings()
-            let input = PathCheckInput(path: path, servedChain: served, peer: peer, time: time)
-            for check in policy.pathChecks { check.check(input, into: &findings) }
+        if let path, !checks.isEmpty {
+            let findings = checkedPath.flatMap { $0.path.certificates == path.certificates && $0.path.anchoring == path.anchoring ? $0.findings : nil } ?? pathFindings(path)
             findings.failures.forEach { fail($0.code, $0.message, evidence: $0.evidence) }
             warnings += findings.warnings
         }
+    }
+
+    private func pathFindings(_ path: VerifiedPath) -> PathFindings {
+        var findings = PathFindings()
+        let input = PathCheckInput(path: path, servedChain: served, peer: peer, time: time)
+        for check in checks { check.check(input, into: &findings) }
+        return findings
+    }
+
+    /// Runs the path checks on a candidate path; remembers the findings when it passes.
+    private mutating func passesPathChecks(_ chain: [Certificate]) -> Bool {
+        guard !checks.isEmpty else { return true }
+        let candidate = VerifiedPath(chain, anchoring: .trustAnchor)
+        let findings = pathFindings(candidate)
+        guard findings.failures.isEmpty else { return false }
+        checkedPath = (candidate, findings)
+        return true
+    }
+
+    private mutating func consult(_ outcome: ChainVerification) {
+        consulted += outcome.builtChain
+        for error in outcome.errors { if let certificate = error.certificate { consulted.append(certificate) } }
     }
 
     private mutating func decidePinning() {
@@ -192,6 +303,7 @@ private struct Run {
             allowPartialChain: false, maximumDepth: policy.maximumChainDepth,
             purpose: policy.purpose, revocationLists: policy.revocationLists, revocationScope: policy.revocationScope)
         let outcome = ChainVerifier.verify(request)
+        consult(outcome)
         if outcome.succeeded, passesPathChecks(outcome.builtChain) {
             path = VerifiedPath(outcome.builtChain, anchoring: .trustAnchor)
             return path
@@ -212,7 +324,7 @@ private struct Run {
         return verified
     }
 
-    private func alternatePath(_ request: ChainVerificationRequest, avoiding chosen: [Certificate]) -> VerifiedPath? {
+    private mutating func alternatePath(_ request: ChainVerificationRequest, avoiding chosen: [Certificate]) -> VerifiedPath? {
         guard !policy.anchors.certificates.isEmpty else { return nil }
         let candidates = PathCandidates.enumerate(
             leaf: leaf, pool: untrusted, anchors: policy.anchors.certificates, maximumDepth: policy.maximumChainDepth)
@@ -222,20 +334,12 @@ private struct Run {
             forced.untrusted = Array(candidate.dropFirst().dropLast())
             forced.anchors = only
             let outcome = ChainVerifier.verify(forced)
+            consult(outcome)
             if outcome.succeeded, passesPathChecks(outcome.builtChain) {
                 return VerifiedPath(outcome.builtChain, anchoring: .trustAnchor)
             }
         }
         return nil
-    }
-
-    private func passesPathChecks(_ chain: [Certificate]) -> Bool {
-        let checks = policy.pathChecks
-        guard !checks.isEmpty else { return true }
-        var findings = PathFindings()
-        let input = PathCheckInput(path: VerifiedPath(chain, anchoring: .trustAnchor), servedChain: served, peer: peer, time: time)
-        for check in checks { check.check(input, into: &findings) }
-        return findings.failures.isEmpty
     }
 
     /// Step 5: re-anchor on the pinned certificates (partial chains allowed). Name and validity
@@ -245,6 +349,7 @@ private struct Run {
             leaf: leaf, untrusted: untrusted, anchors: pinned.anchors, peer: peer, time: time,
             allowPartialChain: true, maximumDepth: policy.maximumChainDepth,
             purpose: policy.purpose, revocationLists: policy.revocationLists, revocationScope: policy.revocationScope))
+        consult(outcome)
         let configured = pinned.certificates.map(\.publicKeyPin)
         let noPathToPin = outcome.errors.allSatisfy { Self.issuerNotFound.contains($0.code) }
         if !outcome.succeeded && noPathToPin {
@@ -354,10 +459,10 @@ private struct Run {
         let at = "certificate at depth \(error.depth)\(subject)"
         switch error.code {
         case ChainVerifier.errorCertificateExpired:
-            let end = error.certificate.map { " on \(ISO8601DateFormatter().string(from: $0.notAfter))" } ?? ""
+            let end = error.certificate.map { " on \(Timestamp.iso8601($0.notAfter))" } ?? ""
             return (.expired, "the \(at) expired\(end)")
         case ChainVerifier.errorCertificateNotYetValid:
-            let start = error.certificate.map { " until \(ISO8601DateFormatter().string(from: $0.notBefore))" } ?? ""
+            let start = error.certificate.map { " until \(Timestamp.iso8601($0.notBefore))" } ?? ""
             return (.notYetValid, "the \(at) is not valid\(start)")
         case ChainVerifier.errorDepthZeroSelfSigned:
             return (.selfSigned, "the leaf\(subject) is self-signed and not a trust anchor")

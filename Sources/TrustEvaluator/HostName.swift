@@ -12,6 +12,8 @@ enum HostName {
     /// Lowercases, drops one trailing dot and IPv6 brackets, recognises IP literals, and rejects
     /// what no certificate can match.
     static func peerName(for host: String) throws(PincheckError) -> PeerName {
+        // Nearly every caller passes a name that is already canonical: take it as it is.
+        if isCanonicalDNSName(host) { return .dns(host) }
         var name = host.trimmingWhitespaceCharacters()
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         if isIPv4(name) || isIPv6(name) { return .ipAddress(name.lowercased()) }
@@ -32,6 +34,33 @@ enum HostName {
             }
         }
         return .dns(name)
+    }
+
+    /// True for lowercase letter/digit/`-`/`_` labels of 1–63 bytes, at most 253 bytes in all, with
+    /// no trailing dot and at least one non-digit (so never an IPv4 literal): exactly what the full
+    /// normalisation below would return unchanged. One pass over the bytes, no allocation.
+    private static func isCanonicalDNSName(_ host: String) -> Bool {
+        let bytes = host.utf8
+        guard (1...253).contains(bytes.count) else { return false }
+        var labelLength = 0
+        var hasNonDigit = false
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                hasNonDigit = true
+                labelLength += 1
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                labelLength += 1
+            case UInt8(ascii: "."):
+                guard labelLength > 0 else { return false }
+                labelLength = 0
+                continue
+            default:
+                return false
+            }
+            guard labelLength <= 63 else { return false }
+        }
+        return labelLength > 0 && hasNonDigit
     }
 
     static func isIPv4(_ text: String) -> Bool {

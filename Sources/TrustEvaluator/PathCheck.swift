@@ -8,6 +8,14 @@ import Foundation
 protocol PathCheck: Sendable {
     /// Adds failures and warnings about `input.path` to `findings`.
     func check(_ input: PathCheckInput, into findings: inout PathFindings)
+
+    /// True when the outcome can change with the verification time in ways certificate and CRL
+    /// validity do not capture; verdicts of such policies are never cached (``VerdictCache``).
+    var dependsOnVerificationTime: Bool { get }
+}
+
+extension PathCheck {
+    var dependsOnVerificationTime: Bool { false }
 }
 
 /// What a ``PathCheck`` looks at: plain values, so most checks need no OpenSSL.

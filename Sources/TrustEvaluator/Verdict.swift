@@ -22,6 +22,12 @@ public struct Verdict: Sendable {
     /// True when every check passed.
     public var isTrusted: Bool { failures.isEmpty }
 
+    /// The same judgement of byte-equal certificates at another time inside its validity window.
+    func reused(at time: Date, servedChain: [Certificate]) -> Verdict {
+        Verdict(failures: failures, warnings: warnings, verifiedPath: verifiedPath, servedChain: servedChain,
+                checkedHost: checkedHost, matchedPins: matchedPins, evaluationTime: time)
+    }
+
     init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, servedChain: [Certificate],
          checkedHost: String?, matchedPins: [PinMatch], evaluationTime: Date) {
         self.failures = failures

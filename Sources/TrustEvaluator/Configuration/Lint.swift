@@ -44,7 +44,7 @@ extension Configuration {
                 add(.error, "no-backup-pin", "an enforced pin set has a single pin; add a backup pin for a key not in use yet (RFC 7469 §2.5)")
             }
             if let expires = set.expires, expires <= time {
-                add(.error, "pin-set-expired", "the pin set expired on \(ISO8601DateFormatter().string(from: expires).prefix(10)); the host is effectively unpinned")
+                add(.error, "pin-set-expired", "the pin set expired on \(Timestamp.day(expires)); the host is effectively unpinned")
             }
             var certificates: [Certificate] = []
             var pins: [PublicKeyPin] = []

@@ -25,11 +25,10 @@ public struct PinFailureReport: Sendable, Encodable, Hashable {
     }
 
     init(time: Date, host: String, port: Int, policy: HostPolicy, active: [PinSet], served: [Certificate], validated: [Certificate]) {
-        let formatter = ISO8601DateFormatter()
-        dateTime = formatter.string(from: time)
+        dateTime = Timestamp.iso8601(time)
         hostname = host
         self.port = port
-        effectiveExpirationDate = active.compactMap(\.expires).min().map(formatter.string(from:))
+        effectiveExpirationDate = active.compactMap(\.expires).min().map(Timestamp.iso8601)
         includeSubdomains = policy.pattern.kind != .exact
         notedHostname = policy.pattern.base
         servedCertificateChain = served.map(\.pemEncoded)

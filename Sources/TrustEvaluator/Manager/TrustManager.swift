@@ -149,7 +149,7 @@ public struct TrustManager: Sendable {
         return Decision(action: action, verdict: verdict, policy: policy, coverage: expired ? .pinSetExpired : .hostPolicy, reports: reports)
     }
 
-    private static func day(_ date: Date) -> String { String(ISO8601DateFormatter().string(from: date).prefix(10)) }
+    private static func day(_ date: Date) -> String { Timestamp.day(date) }
 }
 
 extension TrustPolicy.Pinning {

@@ -34,6 +34,10 @@ final class CRLHandle: @unchecked Sendable {
     /// True when the CRL carries a cRLNumber (RFC 5280 §5.2.3: conforming issuers MUST include it).
     let hasNumber: Bool
 
+    /// thisUpdate and nextUpdate in whole seconds since 1970 (`Int64.min` when unreadable).
+    var lastUpdateSeconds: Int64 { X509Handle.seconds(X509_CRL_get0_lastUpdate(ref)) }
+    var nextUpdateSeconds: Int64? { X509_CRL_get0_nextUpdate(ref).map { X509Handle.seconds($0) } }
+
     deinit { X509_CRL_free(ref) }
 }
 

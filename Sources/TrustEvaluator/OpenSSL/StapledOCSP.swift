@@ -64,9 +64,9 @@ enum StapledOCSP {
             return .unusable("the response's thisUpdate is missing or in the future")
         }
         if let next = date(nextUpdate) {
-            if next < time.addingTimeInterval(-skew) { return .unusable("the response is stale: nextUpdate was \(ISO8601DateFormatter().string(from: next))") }
+            if next < time.addingTimeInterval(-skew) { return .unusable("the response is stale: nextUpdate was \(Timestamp.iso8601(next))") }
         } else if time.timeIntervalSince(produced) > maximumAge {
-            return .unusable("the response is stale: produced \(ISO8601DateFormatter().string(from: produced)) and has no nextUpdate")
+            return .unusable("the response is stale: produced \(Timestamp.iso8601(produced)) and has no nextUpdate")
         }
         switch certificateStatus {
         case V_OCSP_CERTSTATUS_GOOD: return .good

@@ -43,6 +43,9 @@ final class X509Handle: @unchecked Sendable {
         self.der = bytes
         self.spkiDER = spki
         self.facts = Self.readFacts(parsed)
+        self.subjectAlternativeNames = Self.readSubjectAlternativeNames(parsed)
+        self.dnsNames = subjectAlternativeNames.compactMap { if case .dnsName(let name) = $0 { name } else { nil } }
+        self.ipAddresses = subjectAlternativeNames.compactMap { if case .ipAddress(let address) = $0 { address } else { nil } }
     }
 
     /// Takes a new reference on a certificate OpenSSL lent us (get0), e.g. a store anchor.
@@ -57,6 +60,9 @@ final class X509Handle: @unchecked Sendable {
         self.der = der
         self.spkiDER = spki
         self.facts = Self.readFacts(pointer)
+        self.subjectAlternativeNames = Self.readSubjectAlternativeNames(pointer)
+        self.dnsNames = subjectAlternativeNames.compactMap { if case .dnsName(let name) = $0 { name } else { nil } }
+        self.ipAddresses = subjectAlternativeNames.compactMap { if case .ipAddress(let address) = $0 { address } else { nil } }
     }
 
     deinit { X509_free(ref) }
@@ -94,6 +100,9 @@ final class X509Handle: @unchecked Sendable {
 
     var notBefore: Date { Self.date(X509_get0_notBefore(ref)) }
     var notAfter: Date { Self.date(X509_get0_notAfter(ref)) }
+    /// The validity bounds in whole seconds since 1970 (`Int64.min` when unreadable).
+    var notBeforeSeconds: Int64 { Self.seconds(X509_get0_notBefore(ref)) }
+    var notAfterSeconds: Int64 { Self.seconds(X509_get0_notAfter(ref)) }
 
     /// True when the subject and issuer names match and the certificate's own key verifies its signature.
     var isSelfSigned: Bool { X509_self_signed(ref, 1) == 1 }
@@ -113,7 +122,13 @@ final class X509Handle: @unchecked Sendable {
         return Set(masks.filter { bits & UInt32($0.1) != 0 }.map(\.0))
     }
 
-    var subjectAlternativeNames: [SubjectAlternativeName] {
+    /// Decoded at parse time (every evaluation's name checks read them).
+    let subjectAlternativeNames: [SubjectAlternativeName]
+    /// The DNS names and IP addresses among them.
+    let dnsNames: [String]
+    let ipAddresses: [String]
+
+    private static func readSubjectAlternativeNames(_ ref: OpaquePointer) -> [SubjectAlternativeName] {
         guard let raw = X509_get_ext_d2i(ref, NID_subject_alt_name, nil, nil) else { return [] }
         let names = OpaquePointer(raw)
         defer { shim_GENERAL_NAMES_free(names) }
@@ -267,25 +282,15 @@ final class X509Handle: @unchecked Sendable {
         String(decoding: bytes(string), as: UTF8.self)
     }
 
-    private static func date(_ time: UnsafePointer<ASN1_TIME>?) -> Date {
-        guard let time else { return .distantPast }
+    static func date(_ time: UnsafePointer<ASN1_TIME>?) -> Date {
+        let value = seconds(time)
+        return value == .min ? .distantPast : Date(timeIntervalSince1970: TimeInterval(value))
+    }
+
+    static func seconds(_ time: UnsafePointer<ASN1_TIME>?) -> Int64 {
+        guard let time else { return .min }
         var parts = tm()
-        guard ASN1_TIME_to_tm(time, &parts) == 1 else { return .distantPast }
-        return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
-    }
-}
-
-/// SHA digests through libcrypto's one-shot functions.
-enum Digest {
-    static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
-        bytes.withUnsafeBufferPointer { _ = SHA256($0.baseAddress, $0.count, &out) }
-        return out
-    }
-
-    static func sha1(_ bytes: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: Int(SHA_DIGEST_LENGTH))
-        bytes.withUnsafeBufferPointer { _ = SHA1($0.baseAddress, $0.count, &out) }
-        return out
+        guard ASN1_TIME_to_tm(time, &parts) == 1 else { return .min }
+        return Int64(timegm(&parts))
     }
 }

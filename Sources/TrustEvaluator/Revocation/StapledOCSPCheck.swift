@@ -20,6 +20,9 @@ struct StapledOCSPCheck: PathCheck {
     let response: [UInt8]?
     let policy: RevocationPolicy
 
+    /// A response's freshness depends on the time; no response at all does not.
+    var dependsOnVerificationTime: Bool { response != nil }
+
     func check(_ input: PathCheckInput, into findings: inout PathFindings) {
         guard input.path.count >= 2 else { return }
         let leaf = input.path[0]
@@ -38,7 +41,7 @@ struct StapledOCSPCheck: PathCheck {
         case .good:
             break
         case .revoked(let reason, let at):
-            let when = at.map { " on \(ISO8601DateFormatter().string(from: $0))" } ?? ""
+            let when = at.map { " on \(Timestamp.iso8601($0))" } ?? ""
             findings.failures.append(Reason(.revoked, "the stapled OCSP response says the leaf \(leaf.subject) was revoked\(when) (reason code \(reason))"))
         case .unknown:
             problem(.ocspStatusUnknown, "the stapled OCSP response says the leaf's status is unknown")

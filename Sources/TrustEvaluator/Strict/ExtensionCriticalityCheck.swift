@@ -5,7 +5,8 @@ struct ExtensionCriticalityCheck: PathCheck {
     func check(_ input: PathCheckInput, into findings: inout PathFindings) {
         for (depth, certificate) in input.path.certificates.enumerated() {
             let facts = certificate.facts
-            let at = "the certificate at depth \(depth) (\(certificate.subject))"
+            // Built only for a finding: the subject costs an OpenSSL name print.
+            var at: String { "the certificate at depth \(depth) (\(certificate.subject))" }
             if facts.hasUndecodableExtension {
                 findings.failures.append(Reason(.profileViolation, "\(at) has an extension whose value does not decode"))
             }

@@ -1,0 +1,57 @@
+internal import COpenSSL
+
+/// SHA digests through libcrypto's one-shot functions.
+enum Digest {
+    static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
+        bytes.withUnsafeBufferPointer { _ = SHA256($0.baseAddress, $0.count, &out) }
+        return out
+    }
+
+    static func sha1(_ bytes: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(SHA_DIGEST_LENGTH))
+        bytes.withUnsafeBufferPointer { _ = SHA1($0.baseAddress, $0.count, &out) }
+        return out
+    }
+}
+
+/// A SHA-256 digest held inline (no array), for cache keys: hashing and comparing it is a few
+/// machine words.
+struct SHA256Digest: Hashable, Sendable {
+    private let words: (UInt64, UInt64, UInt64, UInt64)
+
+    /// The SHA-256 of `bytes`.
+    init(hashing bytes: [UInt8]) {
+        self = bytes.withUnsafeBytes { SHA256Digest(hashing: $0) }
+    }
+
+    /// The SHA-256 of `bytes`.
+    init(hashing bytes: UnsafeRawBufferPointer) {
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &words) { out in
+            _ = SHA256(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count,
+                       out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        self.words = words
+    }
+
+    /// Wraps a digest computed elsewhere; `bytes` must be 32 bytes long.
+    init(digest bytes: [UInt8]) {
+        precondition(bytes.count == 32, "a SHA-256 digest is 32 bytes")
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &words) { $0.copyBytes(from: bytes) }
+        self.words = words
+    }
+
+    /// The digest's 32 bytes.
+    var bytes: [UInt8] { withUnsafeBytes(of: words) { Array($0) } }
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2 && lhs.words.3 == rhs.words.3
+    }
+
+    func hash(into hasher: inout Hasher) {
+        // Already uniformly distributed: one word is plenty for bucketing (Hasher is still seeded).
+        hasher.combine(words.0)
+    }
+}

@@ -1,0 +1,383 @@
+// pincheck-bench: Pincheck's evaluation against OpenSSL called directly from C, in one run, on the
+// same chains (scripts/bench.sh builds it in release). Every configuration is checked to give the
+// expected verdict before it is timed. Ratios are what to read: absolute times vary by machine.
+//
+//   pincheck-bench [--certificates DIR] [--pincheck PATH] [--quick]
+import Foundation
+import PincheckBenchBaseline
+import TrustEvaluator
+
+// MARK: Options
+
+struct Options {
+    var certificatesDirectory = "Certificates"
+    var pincheckPath: String? = nil
+    var quick = false
+    /// Runs one configuration of the RSA chain for 10 s and exits (for `perf record`).
+    var profile: String? = nil
+
+    static func parse() -> Options {
+        var options = Options()
+        var arguments = CommandLine.arguments.dropFirst().makeIterator()
+        while let argument = arguments.next() {
+            switch argument {
+            case "--certificates": options.certificatesDirectory = arguments.next() ?? options.certificatesDirectory
+            case "--pincheck": options.pincheckPath = arguments.next()
+            case "--quick": options.quick = true
+            case "--profile": options.profile = arguments.next()
+            default:
+                FileHandle.standardError.write(Data("usage: pincheck-bench [--certificates DIR] [--pincheck PATH] [--quick]\n".utf8))
+                exit(2)
+            }
+        }
+        return options
+    }
+}
+let options = Options.parse()
+let certificatesDirectory = options.certificatesDirectory
+let pincheckPath = options.pincheckPath
+let quick = options.quick
+/// Rounds per measurement (the best one counts) and the target duration of a round.
+let rounds = quick ? 3 : 21
+let roundSeconds = quick ? 0.01 : 0.05
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("pincheck-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+// MARK: Chains
+
+/// 2030-06-01T00:00:00Z: inside every test certificate's validity.
+let verificationTime = Date(timeIntervalSince1970: 1_906_502_400)
+let host = "www.example.test"
+
+struct Chain {
+    let name: String
+    let description: String
+    let served: [Certificate]
+    let anchor: Certificate
+    var servedDER: [[UInt8]] { served.map(\.derBytes) }
+    var pemFile: String
+    var intermediatesFile: String
+    var leafFile: String
+    var anchorFile: String
+}
+
+func load(_ name: String) -> Certificate {
+    let path = "\(certificatesDirectory)/\(name).pem"
+    do { return try Certificate.load(contentsOf: path)[0] } catch { fail("cannot read \(path): \(error)") }
+}
+
+func chain(_ name: String, _ description: String, leaf: String, intermediates: [String], anchor: String, bundle: String) -> Chain {
+    let dir = certificatesDirectory
+    let intermediatesFile = NSTemporaryDirectory() + "pincheck-bench-\(name)-intermediates.pem"
+    let text = intermediates.map { load($0).pemEncoded }.joined()
+    _ = FileManager.default.createFile(atPath: intermediatesFile, contents: Data(text.utf8))
+    return Chain(name: name, description: description, served: [load(leaf)] + intermediates.map(load), anchor: load(anchor),
+                 pemFile: "\(dir)/chains/\(bundle).pem", intermediatesFile: intermediatesFile,
+                 leafFile: "\(dir)/\(leaf).pem", anchorFile: "\(dir)/\(anchor).pem")
+}
+
+let chains = [
+    chain("rsa-3", "RSA-4096 root → RSA-2048 intermediate → RSA-2048 leaf",
+          leaf: "rsa-leaf", intermediates: ["rsa-intermediate"], anchor: "rsa-root", bundle: "rsa-good"),
+    chain("ecdsa-3", "P-384 root → P-256 intermediate → P-256 leaf",
+          leaf: "ec-leaf", intermediates: ["ec-intermediate"], anchor: "ec-root", bundle: "ec-good"),
+    chain("rsa-4", "RSA-4096 root → 2 RSA-2048 intermediates → RSA-2048 leaf",
+          leaf: "rsa-deep-leaf", intermediates: ["rsa-deep-intermediate-2", "rsa-deep-intermediate-1"], anchor: "rsa-root", bundle: "rsa-deep"),
+]
+
+// MARK: Measurement
+
+func now() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+}
+
+/// Microseconds per call of each body: the best of `rounds` rounds. Every round runs every body
+/// in turn, so a noisy moment slows all of them alike instead of one configuration.
+func measure(_ bodies: [() -> Void]) -> [Double] {
+    let batches = bodies.map { body in
+        let start = now()
+        body()
+        return max(1, Int(roundSeconds * 1e9 / Double(max(1, now() - start))))
+    }
+    var best = [Double](repeating: .infinity, count: bodies.count)
+    for _ in 0..<rounds {
+        for (index, body) in bodies.enumerated() {
+            let begin = now()
+            for _ in 0..<batches[index] { body() }
+            best[index] = min(best[index], Double(now() - begin) / Double(batches[index]) / 1000)
+        }
+    }
+    return best
+}
+
+/// Allocations (malloc, calloc, realloc, aligned) per call, over 200 calls after a warm-up.
+func allocations(_ body: () -> Void) -> Double {
+    for _ in 0..<20 { body() }
+    let before = pcb_allocations()
+    pcb_count_allocations(1)
+    for _ in 0..<200 { body() }
+    pcb_count_allocations(0)
+    return Double(pcb_allocations() - before) / 200
+}
+
+/// Evaluations per second with `threads` threads calling `body` for the same wall time.
+func throughput(threads: Int, _ body: @escaping @Sendable () -> Void) -> Double {
+    let duration = quick ? 0.2 : 1.5
+    let counts = UnsafeMutableBufferPointer<Int>.allocate(capacity: threads)
+    counts.initialize(repeating: 0)
+    defer { counts.deallocate() }
+    nonisolated(unsafe) let shared = counts
+    let group = DispatchGroup()
+    let start = DispatchSemaphore(value: 0)
+    let deadline = UInt64(duration * 1e9)
+    for index in 0..<threads {
+        group.enter()
+        let thread = Thread {
+            start.wait()
+            let begin = now()
+            var done = 0
+            while now() - begin < deadline {
+                for _ in 0..<16 { body() }
+                done += 16
+            }
+            shared[index] = done
+            group.leave()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    let begin = now()
+    for _ in 0..<threads { start.signal() }
+    group.wait()
+    let elapsed = Double(now() - begin) / 1e9
+    return Double(counts.reduce(0, +)) / elapsed
+}
+
+func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+}
+
+func peakResidentBytes() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_maxrss * 1024
+}
+
+func format(_ value: Double, _ digits: Int = 2) -> String {
+    let scale = pow(10, Double(digits))
+    let rounded = (value * scale).rounded() / scale
+    var text = "\(rounded)"
+    let decimals = text.split(separator: ".").dropFirst().first?.count ?? 0
+    if decimals < digits { text += (decimals == 0 ? "." : "") + String(repeating: "0", count: digits - decimals) }
+    return text
+}
+
+func column(_ text: String, _ width: Int, right: Bool = false) -> String {
+    let padding = String(repeating: " ", count: max(0, width - text.count))
+    return right ? padding + text : text + padding
+}
+
+// MARK: The configurations
+
+/// A pin that matches no certificate: the "backup pin" of the two-pin public-key policy.
+let backupPin = try! PublicKeyPin("sha256/" + Data(repeating: 0x42, count: 32).base64EncodedString())
+
+func policy(_ chain: Chain, _ mode: String) -> TrustPolicy {
+    let anchors = try! TrustAnchors(certificates: [chain.anchor])
+    let intermediate = chain.served[1]
+    switch mode {
+    case "none":
+        return TrustPolicy(pinning: .none, anchors: anchors)
+    case "public-key":
+        return TrustPolicy(pinning: .publicKeys(try! PinnedPublicKeys(pins: [intermediate.publicKeyPin, backupPin])), anchors: anchors)
+    case "certificate":
+        return TrustPolicy(pinning: .certificates(try! PinnedCertificates([intermediate])), anchors: anchors)
+    default:
+        fail("unknown mode \(mode)")
+    }
+}
+
+func expectTrusted(_ label: String, _ verdict: () throws -> Verdict) {
+    do {
+        let result = try verdict()
+        guard result.isTrusted else { fail("\(label): expected a trusted verdict, got \(result.failures.map(\.code))") }
+    } catch {
+        fail("\(label): \(error)")
+    }
+}
+
+struct Row {
+    let label: String
+    let microseconds: Double
+    let allocations: Double
+}
+
+struct ChainResult {
+    var rows: [Row] = []
+    var baseline: Double { rows[0].microseconds }
+    func time(_ label: String) -> Double { rows.first { $0.label == label }!.microseconds }
+}
+
+print("pincheck-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(rounds) rounds per measurement (best counts), verification time 2030-06-01T00:00:00Z")
+print("")
+
+var results: [String: ChainResult] = [:]
+for chain in chains {
+    guard let store = chain.anchor.derBytes.withUnsafeBufferPointer({ pcb_store_new($0.baseAddress, $0.count) }) else {
+        fail("\(chain.name): the C baseline cannot load the anchor")
+    }
+    defer { pcb_store_free(store) }
+    let der = chain.servedDER
+    let lengths = der.map(\.count)
+    let pointers = der.map { bytes -> UnsafeMutablePointer<UInt8> in
+        let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes.count)
+        copy.initialize(from: bytes, count: bytes.count)
+        return copy
+    }
+    defer { pointers.forEach { $0.deallocate() } }
+    let time = Int64(verificationTime.timeIntervalSince1970)
+    let baseline: () -> Int32 = {
+        pointers.map { UnsafePointer($0) as UnsafePointer<UInt8>? }.withUnsafeBufferPointer { served in
+            lengths.withUnsafeBufferPointer { pcb_verify(store, served.baseAddress, $0.baseAddress, der.count, host, time) }
+        }
+    }
+    guard baseline() == 1 else { fail("\(chain.name): the C baseline does not verify the chain") }
+    guard let parsedChain = pointers.map({ UnsafePointer($0) as UnsafePointer<UInt8>? }).withUnsafeBufferPointer({ served in
+        lengths.withUnsafeBufferPointer { pcb_chain_new(served.baseAddress, $0.baseAddress, der.count) }
+    }) else { fail("\(chain.name): the C baseline cannot parse the chain") }
+    defer { pcb_chain_free(parsedChain) }
+    let baselineParsed: () -> Int32 = { pcb_verify_parsed(store, parsedChain, host, time) }
+    guard baselineParsed() == 1 else { fail("\(chain.name): the C baseline does not verify the parsed chain") }
+
+    let none = Evaluator(policy: policy(chain, "none"))
+    let publicKey = Evaluator(policy: policy(chain, "public-key"))
+    let certificate = Evaluator(policy: policy(chain, "certificate"))
+    let parsedCache = Evaluator(policy: policy(chain, "public-key"), certificateCache: CertificateCache())
+    let verdictCache = Evaluator(policy: policy(chain, "public-key"), certificateCache: CertificateCache(), verdictCache: VerdictCache())
+    let configurations: [(String, () throws -> Verdict)] = [
+        ("none mode, uncached", { try none.evaluate(derEncoded: der, host: host, at: verificationTime) }),
+        ("public-key mode (2 pins), uncached", { try publicKey.evaluate(derEncoded: der, host: host, at: verificationTime) }),
+        ("certificate mode, uncached", { try certificate.evaluate(derEncoded: der, host: host, at: verificationTime) }),
+        ("parsed-certificate cache hit, full verification", { try parsedCache.evaluate(derEncoded: der, host: host, at: verificationTime) }),
+        ("verdict cache hit", { try verdictCache.evaluate(derEncoded: der, host: host, at: verificationTime) }),
+    ]
+    for (label, evaluate) in configurations { expectTrusted("\(chain.name), \(label)", evaluate) }
+    if let profile = options.profile {
+        let body: () -> Void = switch profile {
+        case "baseline": { _ = baseline() }
+        case "baseline-parsed": { _ = baselineParsed() }
+        case "uncached": { _ = try? configurations[1].1() }
+        case "parsed": { _ = try? configurations[3].1() }
+        case "verdict": { _ = try? configurations[4].1() }
+        default: fail("--profile takes baseline, uncached, parsed or verdict")
+        }
+        let begin = now()
+        while now() - begin < 10_000_000_000 { body() }
+        exit(0)
+    }
+    let labels = ["C baseline: d2i_X509 + X509_verify_cert + host", "C, X509 objects parsed once"] + configurations.map(\.0)
+    let bodies: [() -> Void] = [{ _ = baseline() }, { _ = baselineParsed() }] + configurations.map { _, evaluate in { _ = try? evaluate() } }
+    let times = measure(bodies)
+    var result = ChainResult()
+    for (index, label) in labels.enumerated() {
+        result.rows.append(Row(label: label, microseconds: times[index], allocations: allocations(bodies[index])))
+    }
+    results[chain.name] = result
+
+    print("chain \(chain.name): \(chain.description)")
+    print("  " + column("what", 50) + column("µs/eval", 10, right: true) + column("× baseline", 12, right: true) + column("allocs/eval", 13, right: true))
+    for row in result.rows {
+        print("  " + column(row.label, 50) + column(format(row.microseconds, 1), 10, right: true)
+              + column(format(row.microseconds / result.baseline), 12, right: true) + column(format(row.allocations, 1), 13, right: true))
+    }
+    print("")
+}
+
+// MARK: Threads
+
+let rsa = chains[0]
+let sharedUncached = Evaluator(policy: policy(rsa, "public-key"))
+let sharedCached = Evaluator(policy: policy(rsa, "public-key"), certificateCache: CertificateCache())
+let rsaDER = rsa.servedDER
+let uncachedOne = throughput(threads: 1) { _ = try? sharedUncached.evaluate(derEncoded: rsaDER, host: host, at: verificationTime) }
+let uncachedTwo = throughput(threads: 2) { _ = try? sharedUncached.evaluate(derEncoded: rsaDER, host: host, at: verificationTime) }
+let cachedOne = throughput(threads: 1) { _ = try? sharedCached.evaluate(derEncoded: rsaDER, host: host, at: verificationTime) }
+let cachedTwo = throughput(threads: 2) { _ = try? sharedCached.evaluate(derEncoded: rsaDER, host: host, at: verificationTime) }
+print("threads (chain rsa-3, public-key mode, one evaluator and anchor store shared by all threads)")
+print("  uncached:                 1 thread \(Int(uncachedOne)) evals/s, 2 threads \(Int(uncachedTwo)) evals/s: ×\(format(uncachedTwo / uncachedOne))")
+print("  parsed-certificate cache: 1 thread \(Int(cachedOne)) evals/s, 2 threads \(Int(cachedTwo)) evals/s: ×\(format(cachedTwo / cachedOne))")
+print("")
+
+// MARK: Memory
+
+let soakIterations = quick ? 5_000 : 100_000
+let soak = Evaluator(policy: policy(rsa, "public-key"), certificateCache: CertificateCache())
+for _ in 0..<1_000 { _ = try? soak.evaluate(derEncoded: rsaDER, host: host, at: verificationTime) }
+let residentBefore = residentBytes()
+for _ in 0..<soakIterations { _ = try? soak.evaluate(derEncoded: rsaDER, host: host, at: verificationTime) }
+let residentAfter = residentBytes()
+print("memory")
+print("  \(soakIterations) evaluations (parsed-certificate cache): resident \(residentBefore / 1024) KiB before, \(residentAfter / 1024) KiB after (\(residentAfter >= residentBefore ? "+" : "")\((residentAfter - residentBefore) / 1024) KiB)")
+print("  peak resident memory of this process: \(peakResidentBytes() / 1024) KiB")
+print("")
+
+// MARK: Whole process
+
+if let pincheckPath {
+    func spawnMicroseconds(_ arguments: [String], runs: Int) -> Double {
+        var samples: [Double] = []
+        for _ in 0..<runs {
+            let begin = now()
+            var pid: pid_t = 0
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            let argv = arguments.map { strdup($0) } + [nil]
+            let spawned = posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ)
+            argv.forEach { free($0) }
+            posix_spawn_file_actions_destroy(&actions)
+            guard spawned == 0 else { fail("cannot run \(arguments[0])") }
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            guard status == 0 else { fail("\(arguments.joined(separator: " ")) exited with status \(status)") }
+            samples.append(Double(now() - begin) / 1000)
+        }
+        samples.sort()
+        return samples[samples.count / 2]
+    }
+    let runs = quick ? 5 : 41
+    let pincheck = [pincheckPath, "verify", rsa.pemFile, "--host", host, "--ca-file", rsa.anchorFile,
+                    "--pin", rsa.served[1].publicKeyPin.description, "--pin", backupPin.description, "--at", "2030-06-01"]
+    let openssl = ["openssl", "verify", "-CAfile", rsa.anchorFile, "-untrusted", rsa.intermediatesFile,
+                   "-verify_hostname", host, "-attime", "1906502400", rsa.leafFile]
+    _ = spawnMicroseconds(pincheck, runs: 2)
+    _ = spawnMicroseconds(openssl, runs: 2)
+    let pincheckProcess = spawnMicroseconds(pincheck, runs: runs)
+    let opensslProcess = spawnMicroseconds(openssl, runs: runs)
+    print("whole process (median of \(runs) runs, chain rsa-3)")
+    print("  pincheck verify (public-key, 2 pins): \(format(pincheckProcess / 1000)) ms")
+    print("  openssl verify -verify_hostname:       \(format(opensslProcess / 1000)) ms")
+    print("ratio pincheck-verify/openssl-verify: \(format(pincheckProcess / opensslProcess))")
+    print("")
+}
+
+// MARK: Summary
+
+for chain in chains {
+    let result = results[chain.name]!
+    print("ratio \(chain.name) uncached-public-key/baseline: \(format(result.time("public-key mode (2 pins), uncached") / result.baseline))")
+    print("ratio \(chain.name) parsed-cache-hit/baseline: \(format(result.time("parsed-certificate cache hit, full verification") / result.baseline))")
+}
+let main = results["rsa-3"]!
+print("ratio uncached-public-key/baseline: \(format(main.time("public-key mode (2 pins), uncached") / main.baseline))")
+print("ratio parsed-cache-hit/baseline: \(format(main.time("parsed-certificate cache hit, full verification") / main.baseline))")
+print("ratio cache-hit/uncached: \(format(main.time("verdict cache hit") / main.time("public-key mode (2 pins), uncached")))")
+print("ratio 2-threads/1-thread: \(format(uncachedTwo / uncachedOne))")
