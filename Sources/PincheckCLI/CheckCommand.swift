@@ -5,6 +5,7 @@ import TrustEvaluator
 /// `pincheck check HOST[:PORT]… [policy options]`: handshake with each host, evaluate what it served, report.
 struct Check: ConsoleCommand {
     static let configuration = CommandConfiguration(
+        commandName: "check",
         abstract: "Connect to hosts, take the chain they serve, and evaluate it against a policy.",
         discussion: """
             The handshake does not decide trust: Pincheck's evaluator does, with the same options as verify.

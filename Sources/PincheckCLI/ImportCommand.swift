@@ -7,6 +7,7 @@ extension ConfigurationFormat: ExpressibleByArgument {}
 /// `pincheck import KIND FILE`: prints the equivalent Pincheck configuration.
 struct Import: ConsoleCommand {
     static let configuration = CommandConfiguration(
+        commandName: "import",
         abstract: "Print the Pincheck configuration equivalent to a TrustKit, Android or OkHttp pinning configuration.",
         discussion: "KIND is trustkit (plist XML: an Info.plist with TSKConfiguration, or that dictionary), android (network_security_config.xml) or okhttp (lines of 'pattern sha256/…'). --config reads these formats directly too.")
 

@@ -5,6 +5,7 @@ import TrustEvaluator
 /// `pincheck lint CONFIG`: pin health of a configuration.
 struct Lint: ConsoleCommand {
     static let configuration = CommandConfiguration(
+        commandName: "lint",
         abstract: "Check a configuration's pin health: backup pins, expiring leaf pins, public-root pins, SHA-1 pins, expired pin sets.",
         discussion: "Exits 1 when a finding is at error level (a missing backup pin on an enforced host, an expired pin set), 0 otherwise.")
 

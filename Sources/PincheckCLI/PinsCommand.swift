@@ -6,6 +6,7 @@ import TrustEvaluator
 /// chain a server sends and the path it verifies to.
 struct Pins: ConsoleCommand {
     static let configuration = CommandConfiguration(
+        commandName: "pins",
         abstract: "Print the sha256/ public-key pin of every certificate in a file or served by a host, with subject, issuer and expiry.",
         discussion: """
             An argument that names an existing file is read as a PEM bundle or DER certificate; anything else is \

@@ -69,11 +69,7 @@ struct PolicyOptions: ParsableArguments {
     var time: Date { at.flatMap(Self.parseTime) ?? Date() }
 
     static func parseTime(_ text: String) -> Date? {
-        let full = ISO8601DateFormatter()
-        if let date = full.date(from: text) { return date }
-        let dateOnly = ISO8601DateFormatter()
-        dateOnly.formatOptions = [.withFullDate]
-        return dateOnly.date(from: text)
+        Timestamp.parse(text)
     }
 
     /// What decides: `--config`'s trust manager, or the command-line policy. Built once, so

@@ -8,6 +8,7 @@ import Glibc
 /// `pincheck scan --hosts FILE|-`: check many hosts with a bounded pool of workers.
 struct Scan: ConsoleCommand {
     static let configuration = CommandConfiguration(
+        commandName: "scan",
         abstract: "Check many hosts concurrently: one HOST[:PORT] per line; # comments and blank lines are skipped.",
         discussion: """
             Results are printed as they arrive (JSON lines with --json), then a summary. A fixed pool of

@@ -5,6 +5,7 @@ import TrustEvaluator
 /// `pincheck verify CHAIN_FILE [policy options]`: evaluate a served chain offline.
 struct Verify: ConsoleCommand {
     static let configuration = CommandConfiguration(
+        commandName: "verify",
         abstract: "Evaluate a served chain (PEM bundle, leaf first, or one DER certificate) against a policy.",
         discussion: "Without --host no name is checked, and the report says so.")
 

@@ -97,6 +97,39 @@ struct StrictRuleTests {
         #expect(DNSNameSyntax.isValid(name, allowWildcard: true) == valid)
     }
 
+    @Test("the byte-level DNS name check agrees with a plain reading of the rules on generated names")
+    func dnsNameSyntaxDifferential() {
+        // The rules written the obvious way (labels as strings): the reference for the fast version.
+        func reference(_ name: String, _ allowWildcard: Bool) -> Bool {
+            func label(_ text: Substring) -> Bool {
+                let bytes = Array(text.utf8)
+                guard !bytes.isEmpty, bytes.count <= 63, bytes.first != 0x2D, bytes.last != 0x2D else { return false }
+                return bytes.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D }
+            }
+            guard !name.isEmpty, name.utf8.count <= 253 else { return false }
+            let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+            for (index, text) in labels.enumerated() {
+                if index == 0, allowWildcard, labels.count > 2, text.filter({ $0 == "*" }).count == 1 {
+                    let rest = text.filter { $0 != "*" }
+                    if rest.isEmpty || label(Substring(rest)) { continue }
+                }
+                guard label(text) else { return false }
+            }
+            return true
+        }
+        let alphabet = Array("aZ09-*._é")
+        var generator = SplitMix(seed: 1034)
+        for _ in 0..<20_000 {
+            let length = Int.random(in: 0...12, using: &generator)
+            let name = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
+            for allowWildcard in [true, false] {
+                #expect(DNSNameSyntax.isValid(name, allowWildcard: allowWildcard) == reference(name, allowWildcard), "\(name)")
+            }
+        }
+        let long = String(repeating: "a", count: 63) + "." + String(repeating: "b", count: 64)
+        #expect(DNSNameSyntax.isValid(long, allowWildcard: true) == reference(long, true))
+    }
+
     @Test("name constraint bases are host names without a leading period or wildcard")
     func constraintSyntax() {
         #expect(DNSNameSyntax.isValid("example.com", allowWildcard: false))

@@ -5,6 +5,7 @@ import TrustEvaluator
 /// `pincheck demo`: the engine on its own test PKI, offline, with a bundled policy.
 struct Demo: ConsoleCommand {
     static let configuration = CommandConfiguration(
+        commandName: "demo",
         abstract: "Serve bundled scenarios (good, expired, wrong host, self-signed, missing intermediate, pinned CA, rotated key, attacks) from local TLS servers and check each through a real handshake.",
         discussion: "Needs no network: the servers listen on 127.0.0.1 (ephemeral ports) and stop when done. Exits 0 when every scenario gives its expected verdict, 1 otherwise, 3 when a local server or handshake fails.")
 

@@ -118,11 +118,11 @@ struct Disposition {
 
 enum Format {
     static func timestamp(_ date: Date) -> String {
-        ISO8601DateFormatter().string(from: date)
+        Timestamp.iso8601(date)
     }
 
     static func day(_ date: Date) -> String {
-        String(timestamp(date).prefix(10))
+        Timestamp.day(date)
     }
 
     static func daysLeft(_ certificate: Certificate, at time: Date) -> Int {

@@ -47,14 +47,7 @@ public struct PinSet: Sendable {
 
     /// Parses `yyyy-MM-dd` as 00:00:00 UTC of that day (TrustKit's reading).
     public static func expiryDate(_ text: String) -> Date? {
-        let parts = text.split(separator: "-")
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]) else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let components = DateComponents(year: year, month: month, day: day)
-        guard components.isValidDate(in: calendar) else { return nil }
-        return calendar.date(from: components)
+        Timestamp.parseDay(text)
     }
 }
 

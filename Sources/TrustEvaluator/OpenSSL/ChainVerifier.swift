@@ -77,13 +77,15 @@ enum ChainVerifier {
         var flags = UInt(X509_V_FLAG_X509_STRICT)
         if request.allowPartialChain { flags |= UInt(X509_V_FLAG_PARTIAL_CHAIN) }
         // The stack borrows: the CertificateRevocationLists keep their X509_CRL alive for the call.
-        guard let crls = shim_sk_X509_CRL_new_null() else {
-            return ChainVerification(builtChain: [], errors: [internalError("sk_X509_CRL_new_null failed")], succeeded: false)
-        }
-        defer { shim_sk_X509_CRL_free(crls) }
+        var crls: OpaquePointer? = nil
+        defer { if let crls { shim_sk_X509_CRL_free(crls) } }
         if !request.revocationLists.isEmpty {
-            for crl in request.revocationLists { _ = shim_sk_X509_CRL_push(crls, crl.handle.ref) }
-            X509_STORE_CTX_set0_crls(context, crls)
+            guard let stack = shim_sk_X509_CRL_new_null() else {
+                return ChainVerification(builtChain: [], errors: [internalError("sk_X509_CRL_new_null failed")], succeeded: false)
+            }
+            crls = stack
+            for crl in request.revocationLists { _ = shim_sk_X509_CRL_push(stack, crl.handle.ref) }
+            X509_STORE_CTX_set0_crls(context, stack)
             flags |= UInt(X509_V_FLAG_CRL_CHECK)
             if request.revocationScope == .wholeChain { flags |= UInt(X509_V_FLAG_CRL_CHECK_ALL) }
         }
@@ -150,21 +152,26 @@ enum ChainVerifier {
                 text: code == X509_V_OK ? "verification failed: \(OpenSSLErrorStack.drainedText())" : String(cString: X509_verify_cert_error_string(Int(code))),
                 certificate: nil))
         }
-        let built = builtChain(context, known: [request.leaf] + request.untrusted + request.anchors.certificates)
+        let built = builtChain(context, request)
         return ChainVerification(builtChain: built, errors: errors, succeeded: returned == 1 && errors.isEmpty)
     }
 
-    /// `X509_STORE_CTX_get1_chain`, mapped back to the caller's `Certificate` values where possible.
-    private static func builtChain(_ context: OpaquePointer, known: [Certificate]) -> [Certificate] {
-        guard let chain = X509_STORE_CTX_get1_chain(context) else { return [] }
-        defer { shim_sk_X509_pop_free(chain) }
+    /// The context's chain (borrowed: it lives as long as the context), mapped back to the caller's
+    /// `Certificate` values where possible; anything else (a system-store anchor) gets its own reference.
+    private static func builtChain(_ context: OpaquePointer, _ request: ChainVerificationRequest) -> [Certificate] {
+        guard let chain = X509_STORE_CTX_get0_chain(context) else { return [] }
+        let count = shim_sk_X509_num(chain)
         var result: [Certificate] = []
-        for index in 0..<shim_sk_X509_num(chain) {
+        result.reserveCapacity(Int(max(0, count)))
+        for index in 0..<count {
             guard let x = shim_sk_X509_value(chain, index) else { continue }
-            if let same = known.first(where: { $0.handle.ref == x }) {
+            if request.leaf.handle.ref == x {
+                result.append(request.leaf)
+            } else if let same = request.untrusted.first(where: { $0.handle.ref == x })
+                        ?? request.anchors.certificates.first(where: { $0.handle.ref == x }) {
                 result.append(same)
-            } else if let handle = X509Handle(borrowing: x) {
-                result.append(Certificate(handle: handle))
+            } else if let anchor = request.anchors.certificate(wrapping: x) {
+                result.append(anchor)
             }
         }
         return result

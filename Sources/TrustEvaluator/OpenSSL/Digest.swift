@@ -3,9 +3,7 @@ internal import COpenSSL
 /// SHA digests through libcrypto's one-shot functions.
 enum Digest {
     static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
-        bytes.withUnsafeBufferPointer { _ = SHA256($0.baseAddress, $0.count, &out) }
-        return out
+        SHA256Digest(hashing: bytes).bytes
     }
 
     static func sha1(_ bytes: [UInt8]) -> [UInt8] {
@@ -29,8 +27,7 @@ struct SHA256Digest: Hashable, Sendable {
     init(hashing bytes: UnsafeRawBufferPointer) {
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         withUnsafeMutableBytes(of: &words) { out in
-            _ = SHA256(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count,
-                       out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            shim_sha256(bytes.baseAddress, bytes.count, out.baseAddress!.assumingMemoryBound(to: UInt8.self))
         }
         self.words = words
     }

@@ -81,6 +81,22 @@ public final class TrustAnchors: @unchecked Sendable {
 
     deinit { X509_STORE_free(store) }
 
+    /// Certificates the store lent to a verification (a system-store root), wrapped once: wrapping
+    /// re-encodes and inspects the certificate, too much to repeat on every evaluation. Keyed by
+    /// the `X509` address, which stays valid and unique: the store keeps every certificate it has
+    /// loaded until it is freed, and each cached `Certificate` holds its own reference as well.
+    private let wrapped = BoundedCache<UInt, Certificate>(capacity: 256)
+
+    /// The `Certificate` for an `X509` this store lent out.
+    func certificate(wrapping x509: OpaquePointer) -> Certificate? {
+        let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(x509)))
+        if let known = wrapped.value(for: key) { return known }
+        guard let handle = X509Handle(borrowing: x509) else { return nil }
+        let certificate = Certificate(handle: handle)
+        wrapped.insert(certificate, for: key)
+        return certificate
+    }
+
     /// True when `certificate` is one of the caller-given anchors (always false for the system store).
     func contains(_ certificate: Certificate) -> Bool {
         certificates.contains(certificate)

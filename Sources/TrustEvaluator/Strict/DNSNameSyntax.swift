@@ -5,23 +5,49 @@
 /// (`w*`), which is well formed but never matches (the host check refuses partial wildcards).
 enum DNSNameSyntax {
     static func isValid(_ name: String, allowWildcard: Bool) -> Bool {
-        guard !name.isEmpty, name.utf8.count <= 253 else { return false }
-        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
-        for (index, label) in labels.enumerated() {
-            if index == 0, allowWildcard, labels.count > 2, label.filter({ $0 == "*" }).count == 1 {
-                let rest = label.filter { $0 != "*" }
-                if rest.isEmpty || isValidLabel(Substring(rest)) { continue }
+        var name = name
+        return name.withUTF8 { isValid($0, allowWildcard: allowWildcard) }
+    }
+
+    /// One pass over the bytes, without splitting into strings: this runs on every evaluation.
+    private static func isValid(_ bytes: UnsafeBufferPointer<UInt8>, allowWildcard: Bool) -> Bool {
+        guard !bytes.isEmpty, bytes.count <= 253 else { return false }
+        let labelCount = bytes.reduce(1) { $1 == dot ? $0 + 1 : $0 }
+        var start = 0
+        var index = 0
+        for end in 0...bytes.count where end == bytes.count || bytes[end] == dot {
+            let label = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            // A wildcard: one `*` in the first of at least three labels, alone or inside a valid label.
+            let wildcard = index == 0 && allowWildcard && labelCount > 2 && label.reduce(0) { $1 == star ? $0 + 1 : $0 } == 1
+            if wildcard {
+                guard label.count == 1 || isValidLabel(label, ignoring: star) else { return false }
+            } else {
+                guard isValidLabel(label, ignoring: nil) else { return false }
             }
-            guard isValidLabel(label) else { return false }
+            start = end + 1
+            index += 1
         }
         return true
     }
 
-    static func isValidLabel(_ label: Substring) -> Bool {
-        let bytes = Array(label.utf8)
-        guard !bytes.isEmpty, bytes.count <= 63, bytes.first != UInt8(ascii: "-"), bytes.last != UInt8(ascii: "-") else { return false }
-        return bytes.allSatisfy { byte in
-            (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39) || byte == UInt8(ascii: "-")
+    /// Letters, digits and hyphens, 1–63 of them, not starting or ending with a hyphen (bytes equal
+    /// to `ignoring` are left out first).
+    private static func isValidLabel(_ label: UnsafeBufferPointer<UInt8>, ignoring: UInt8?) -> Bool {
+        var count = 0
+        var first: UInt8 = 0
+        var last: UInt8 = 0
+        for byte in label where byte != ignoring {
+            guard (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39) || byte == hyphen else {
+                return false
+            }
+            if count == 0 { first = byte }
+            last = byte
+            count += 1
         }
+        return (1...63).contains(count) && first != hyphen && last != hyphen
     }
+
+    private static let dot = UInt8(ascii: ".")
+    private static let star = UInt8(ascii: "*")
+    private static let hyphen = UInt8(ascii: "-")
 }
