@@ -1,20 +1,34 @@
 #!/usr/bin/env bash
-# Whole-process benchmarks, printed as ratios against tools measured in the same run (never judged
-# by the tests):
-#   - `pincheck check` against a local server, versus `curl --pinnedpubkey` and
-#     `openssl s_client -verify_hostname -verify_return_error` on the same server;
-#   - `pincheck scan` over N local endpoints, versus `xargs -P N curl --pinnedpubkey` on the same list.
-#   RUNS=20 N=8 scripts/bench.sh
+# Benchmarks, printed as ratios against baselines measured in the same run (never judged by the
+# tests; CI only builds the benchmark and runs it once in --quick mode as a smoke test):
+#   1. live checks, whole process:
+#      - `pincheck check` against a local server, versus `curl --pinnedpubkey` and
+#        `openssl s_client -verify_hostname -verify_return_error` on the same server;
+#      - `pincheck scan` over N local endpoints, versus `xargs -P N curl --pinnedpubkey` on the same list;
+#   2. evaluation (pincheck-bench, release): Pincheck's evaluation against OpenSSL called directly
+#      from C on the same chains, the caches, threads, allocations, memory, and `pincheck verify`
+#      against `openssl verify` as whole processes. Its four summary ratios are the last lines.
+#   RUNS=20 N=8 scripts/bench.sh          both parts
+#   BENCH=evaluation scripts/bench.sh     only part 2 (BENCH=live: only part 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-command -v curl >/dev/null || { echo "bench.sh needs curl (apt-get install curl)" >&2; exit 1; }
 RUNS=${RUNS:-20}
 N=${N:-8}
+BENCH=${BENCH:-all}
 
-echo "==> release build of pincheck" >&2
+echo "==> release build of pincheck and pincheck-bench" >&2
 swift build -c release --product pincheck >&2
+swift build -c release --product pincheck-bench >&2
 pincheck=.build/release/pincheck
+
+evaluation() {
+  echo
+  echo "== evaluation: pincheck-bench"
+  .build/release/pincheck-bench --certificates Certificates --pincheck "$pincheck"
+}
+if [ "$BENCH" = evaluation ]; then evaluation; exit 0; fi
+command -v curl >/dev/null || { echo "bench.sh needs curl (apt-get install curl)" >&2; exit 1; }
 C=Certificates
 # curl's --pinnedpubkey pins the leaf's key, so both tools pin the leaf.
 pin=$(grep '^rsa-leaf ' $C/pins.txt | cut -d' ' -f2)
@@ -73,6 +87,7 @@ scan >/dev/null; xcurl
 t_scan=$(mean scan)
 t_xcurl=$(mean xcurl)
 
+echo "== live checks"
 echo "runs: $RUNS, endpoints: $N, one core pair ($(nproc) cores)"
 printf '%-58s %8s us\n' "pincheck check (pinned, one host)" "$t_check" \
   "curl --pinnedpubkey (same host)" "$t_curl" \
@@ -82,3 +97,5 @@ printf '%-58s %8s us\n' "pincheck check (pinned, one host)" "$t_check" \
 echo "ratio check/curl: $(ratio "$t_check" "$t_curl")"
 echo "ratio check/s_client: $(ratio "$t_check" "$t_sclient")"
 echo "ratio scan/xargs-curl: $(ratio "$t_scan" "$t_xcurl")"
+
+if [ "$BENCH" = all ]; then evaluation; fi

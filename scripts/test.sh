@@ -35,6 +35,9 @@ fi
 log "memory: ${SOAK_ITERATIONS:-100000} evaluations, resident memory must stay flat"
 .build/debug/pincheck-soak "${SOAK_ITERATIONS:-100000}"
 
+log "benchmark smoke (debug, --quick): each configuration must reach its expected verdict; speed is not judged"
+.build/debug/pincheck-bench --quick --pincheck .build/debug/pincheck | tail -8
+
 if [ "${SANITIZERS:-1}" != 0 ]; then
   # The engine's suites again under the sanitizers: concurrent evaluations sharing one anchor store
   # (ThreadSanitizer), and memory errors and leaks in Swift and libcrypto (AddressSanitizer).

@@ -14,6 +14,9 @@
 public final class CertificateCache: Sendable {
     private let entries: BoundedCache<SHA256Digest, Certificate>
 
+    /// One cache for the whole process, for callers that have no reason to keep their own.
+    public static let shared = CertificateCache()
+
     /// - Parameter capacity: The most certificates kept; 1,024 by default (about 3 MB with
     ///   OpenSSL's parsed form).
     public init(capacity: Int = 1024) {
