@@ -75,7 +75,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
             }
             throw PincheckError(.malformedPEM, "neither PEM (no -----BEGIN line) nor DER (does not start with a SEQUENCE)", source: source)
         }
-        let blocks = try PEM.blocks(in: String(decoding: bytes, as: UTF8.self), source: source)
+        let blocks = try PEM.blocks(in: bytes, source: source)
         guard blocks.count <= Limits.maximumBundleCertificates else {
             throw PincheckError(.tooLarge, "the PEM text holds \(blocks.count) blocks; a bundle may hold at most \(Limits.maximumBundleCertificates) certificates", source: source)
         }

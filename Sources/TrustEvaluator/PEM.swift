@@ -19,42 +19,113 @@ enum PEM {
     }
 
     static func blocks(in text: String, source: String?) throws(PincheckError) -> [Block] {
+        try blocks(in: Array(text.utf8), source: source)
+    }
+
+    /// Reads the blocks of UTF-8 text without building a string per line: certificate files are
+    /// read on every start of the command, and bundles can hold hundreds of certificates.
+    static func blocks(in bytes: [UInt8], source: String?) throws(PincheckError) -> [Block] {
         var result: [Block] = []
-        var open: (label: String, line: Int, body: String)? = nil
+        var open: (label: String, line: Int, body: [UInt8])? = nil
         var lineNumber = 0
-        // Split on any line break: "\r\n" is one Character in Swift, so splitting on "\n" alone
-        // would leave a CRLF file (RFC 7468 allows them) as a single line.
-        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
+        var start = 0
+        let begin = Array("-----BEGIN ".utf8), end = Array("-----END ".utf8), dashes = Array("-----".utf8)
+        while start <= bytes.count {
+            // Lines end at any line break Swift's Character.isNewline knows, "\r\n" counting as one
+            // (RFC 7468 allows CRLF files).
+            let (lineEnd, next) = UnicodeText.lineBreak(in: bytes, from: start)
             lineNumber += 1
-            let line = rawLine.trimmingWhitespace()
+            let line = UnicodeText.trimmed(bytes, start..<lineEnd)
+            func label(after prefix: [UInt8]) -> String {
+                String(decoding: bytes[(line.lowerBound + prefix.count)..<(line.upperBound - dashes.count)], as: UTF8.self)
+            }
+            func has(_ prefix: [UInt8]) -> Bool {
+                line.count >= prefix.count && bytes[line.lowerBound..<(line.lowerBound + prefix.count)].elementsEqual(prefix)
+            }
+            var hasSuffixDashes: Bool {
+                line.count >= dashes.count && bytes[(line.upperBound - dashes.count)..<line.upperBound].elementsEqual(dashes)
+            }
             if let current = open {
-                if line.hasPrefix("-----END ") {
-                    let label = String(line.dropFirst("-----END ".count).dropLast("-----".count))
-                    guard line.hasSuffix("-----"), label == current.label else {
+                if has(end) {
+                    guard hasSuffixDashes, line.count >= end.count + dashes.count, label(after: end) == current.label else {
                         throw PincheckError(.malformedPEM, "line \(lineNumber): END line does not match BEGIN \(current.label) on line \(current.line)", source: source)
                     }
-                    guard let bytes = Base64.decode(current.body) else {
+                    guard let decoded = Base64.decode(current.body) else {
                         throw PincheckError(.malformedPEM, "the \(current.label) block starting on line \(current.line) is not valid base64", source: source)
                     }
-                    result.append(Block(label: current.label, bytes: bytes, line: current.line))
+                    result.append(Block(label: current.label, bytes: decoded, line: current.line))
                     open = nil
-                } else if line.hasPrefix("-----BEGIN ") {
+                } else if has(begin) {
                     throw PincheckError(.malformedPEM, "line \(lineNumber): BEGIN inside the \(current.label) block starting on line \(current.line) (missing END line)", source: source)
                 } else {
-                    open?.body += line
+                    open?.body.append(contentsOf: bytes[line])
                 }
-            } else if line.hasPrefix("-----BEGIN ") {
-                guard line.hasSuffix("-----"), line.count > "-----BEGIN -----".count else {
+            } else if has(begin) {
+                guard hasSuffixDashes, line.count > begin.count + dashes.count else {
                     throw PincheckError(.malformedPEM, "line \(lineNumber): malformed BEGIN line", source: source)
                 }
-                let label = String(line.dropFirst("-----BEGIN ".count).dropLast("-----".count))
-                open = (label, lineNumber, "")
+                open = (label(after: begin), lineNumber, [])
             }
+            start = next
         }
         if let current = open {
             throw PincheckError(.malformedPEM, "the \(current.label) block starting on line \(current.line) has no END line (truncated?)", source: source)
         }
         return result
+    }
+}
+
+/// Line breaks and white space in UTF-8 bytes, as Swift's `Character.isNewline` and
+/// `Character.isWhitespace` define them, without decoding the text.
+enum UnicodeText {
+    /// The end of the line starting at `start`, and where the next line starts (past `count` when
+    /// this is the last line).
+    static func lineBreak(in bytes: [UInt8], from start: Int) -> (end: Int, next: Int) {
+        var index = start
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case 0x0A, 0x0B, 0x0C:
+                return (index, index + 1)
+            case 0x0D:
+                return (index, index + 1 < bytes.count && bytes[index + 1] == 0x0A ? index + 2 : index + 1)
+            case 0xC2 where index + 1 < bytes.count && bytes[index + 1] == 0x85:          // U+0085
+                return (index, index + 2)
+            case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80 && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9):
+                return (index, index + 3)                                                // U+2028, U+2029
+            default:
+                index += 1
+            }
+        }
+        return (bytes.count, bytes.count + 1)
+    }
+
+    /// `range` without leading and trailing white space (Unicode White_Space).
+    static func trimmed(_ bytes: [UInt8], _ range: Range<Int>) -> Range<Int> {
+        var lower = range.lowerBound, upper = range.upperBound
+        while lower < upper, let length = whitespaceLength(bytes, at: lower, limit: upper) { lower += length }
+        while lower < upper, let length = whitespaceLength(bytes, endingAt: upper, floor: lower) { upper -= length }
+        return lower..<upper
+    }
+
+    /// The UTF-8 encodings of the White_Space characters beyond ASCII.
+    private static let wide: [[UInt8]] = [
+        [0xC2, 0x85], [0xC2, 0xA0], [0xE1, 0x9A, 0x80], [0xE2, 0x80, 0xA8], [0xE2, 0x80, 0xA9], [0xE2, 0x80, 0xAF],
+        [0xE2, 0x81, 0x9F], [0xE3, 0x80, 0x80],
+    ] + (0x80...0x8A).map { [0xE2, 0x80, UInt8($0)] }
+
+    private static func isASCIIWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+
+    private static func whitespaceLength(_ bytes: [UInt8], at index: Int, limit: Int) -> Int? {
+        if isASCIIWhitespace(bytes[index]) { return 1 }
+        guard bytes[index] >= 0xC2 else { return nil }
+        return wide.first { index + $0.count <= limit && bytes[index..<(index + $0.count)].elementsEqual($0) }?.count
+    }
+
+    private static func whitespaceLength(_ bytes: [UInt8], endingAt end: Int, floor: Int) -> Int? {
+        if isASCIIWhitespace(bytes[end - 1]) { return 1 }
+        guard bytes[end - 1] >= 0x80 else { return nil }
+        return wide.first { end - $0.count >= floor && bytes[(end - $0.count)..<end].elementsEqual($0) }?.count
     }
 }
 
@@ -77,29 +148,32 @@ enum Base64 {
     }()
 
     static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
-        let input = Array(text.utf8)
+        decode(Array(text.utf8))
+    }
+
+    static func decode(_ input: [UInt8]) -> [UInt8]? {
         guard input.count % 4 == 0 else { return nil }
         var output: [UInt8] = []
         output.reserveCapacity(input.count / 4 * 3)
+        let equals = UInt8(ascii: "=")
         var index = 0
         while index < input.count {
             let isLast = index + 4 == input.count
-            var values: [UInt8] = []
+            var triple: UInt32 = 0
             var padding = 0
             for offset in 0..<4 {
                 let character = input[index + offset]
-                if character == UInt8(ascii: "=") {
+                var value: UInt8 = 0
+                if character == equals {
                     guard isLast, offset >= 2 else { return nil }
                     padding += 1
-                    values.append(0)
                 } else {
                     guard padding == 0 else { return nil }
-                    let value = table[Int(character)]
+                    value = table[Int(character)]
                     guard value != 0xFF else { return nil }
-                    values.append(value)
                 }
+                triple = triple << 6 | UInt32(value)
             }
-            let triple = (UInt32(values[0]) << 18) | (UInt32(values[1]) << 12) | (UInt32(values[2]) << 6) | UInt32(values[3])
             output.append(UInt8(truncatingIfNeeded: triple >> 16))
             if padding < 2 { output.append(UInt8(truncatingIfNeeded: triple >> 8)) }
             if padding < 1 { output.append(UInt8(truncatingIfNeeded: triple)) }

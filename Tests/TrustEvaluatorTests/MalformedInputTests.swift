@@ -130,3 +130,68 @@ struct MalformedInputTests {
         #expect(PincheckError.Code.unreadableFile.description == "input.unreadable-file")
     }
 }
+
+/// The byte-level PEM reader against the rules read the obvious way (lines as Swift strings).
+@Suite("PEM reader: byte level equals the plain reading")
+struct PEMDifferentialTests {
+    /// The reference: split on `Character.isNewline`, trim `Character.isWhitespace`, as strings.
+    static func reference(_ text: String) -> Result<[PEM.Block], PincheckError> {
+        var result: [PEM.Block] = []
+        var open: (label: String, line: Int, body: String)? = nil
+        var lineNumber = 0
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
+            lineNumber += 1
+            let line = rawLine.trimmingWhitespace()
+            if let current = open {
+                if line.hasPrefix("-----END ") {
+                    let label = String(line.dropFirst("-----END ".count).dropLast("-----".count))
+                    guard line.hasSuffix("-----"), label == current.label else { return .failure(PincheckError(.malformedPEM, "end")) }
+                    guard let bytes = Base64.decode(current.body) else { return .failure(PincheckError(.malformedPEM, "base64")) }
+                    result.append(PEM.Block(label: current.label, bytes: bytes, line: current.line))
+                    open = nil
+                } else if line.hasPrefix("-----BEGIN ") {
+                    return .failure(PincheckError(.malformedPEM, "nested"))
+                } else {
+                    open?.body += line
+                }
+            } else if line.hasPrefix("-----BEGIN ") {
+                guard line.hasSuffix("-----"), line.count > "-----BEGIN -----".count else { return .failure(PincheckError(.malformedPEM, "begin")) }
+                open = (String(line.dropFirst("-----BEGIN ".count).dropLast("-----".count)), lineNumber, "")
+            }
+        }
+        if open != nil { return .failure(PincheckError(.malformedPEM, "truncated")) }
+        return .success(result)
+    }
+
+    @Test("mutated certificate files read the same both ways")
+    func differential() throws {
+        let originals = ["rsa-leaf", "ec-root", "rsa-intermediate"].map { Fixtures.certificate($0).pemEncoded }
+        let pieces = ["\n", "\r\n", "\r", " ", "\t", "\u{A0}", "\u{2028}", "\u{85}", "\u{3000}", "-", "=", "A", "é", "\u{0B}", "-----END CERTIFICATE-----", "-----BEGIN X-----"]
+        var generator = SplitMix(seed: 7468)
+        for round in 0..<3_000 {
+            var text = originals[round % originals.count] + (round % 3 == 0 ? originals[(round + 1) % originals.count] : "")
+            var scalars = Array(text.unicodeScalars)
+            for _ in 0..<Int.random(in: 0...3, using: &generator) {
+                let piece = pieces.randomElement(using: &generator)!
+                let position = Int.random(in: 0...scalars.count, using: &generator)
+                if Bool.random(using: &generator) || scalars.isEmpty {
+                    scalars.insert(contentsOf: piece.unicodeScalars, at: position)
+                } else {
+                    scalars.remove(at: min(position, scalars.count - 1))
+                }
+            }
+            text = String(String.UnicodeScalarView(scalars))
+            let fast = Result { () throws(PincheckError) in try PEM.blocks(in: text, source: nil) }
+            switch (fast, Self.reference(text)) {
+            case (.success(let a), .success(let b)):
+                #expect(a.map(\.label) == b.map(\.label), "\(text.debugDescription)")
+                #expect(a.map(\.bytes) == b.map(\.bytes), "\(text.debugDescription)")
+                #expect(a.map(\.line) == b.map(\.line), "\(text.debugDescription)")
+            case (.failure, .failure):
+                break
+            default:
+                Issue.record("the readers disagree on \(text.debugDescription)")
+            }
+        }
+    }
+}

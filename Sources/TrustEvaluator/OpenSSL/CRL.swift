@@ -71,7 +71,7 @@ public struct CertificateRevocationList: Sendable, Hashable {
         let bytes = Array(data)
         guard PEM.looksLikePEM(bytes) else { return [try CertificateRevocationList(derEncoded: bytes, source: path)] }
         var lists: [CertificateRevocationList] = []
-        for (index, block) in try PEM.blocks(in: String(decoding: bytes, as: UTF8.self), source: path).enumerated() {
+        for (index, block) in try PEM.blocks(in: bytes, source: path).enumerated() {
             guard block.label == "X509 CRL" else {
                 throw PincheckError(.unexpectedPEMBlock, "PEM block #\(index + 1) (line \(block.line)) is a \(block.label), not an X509 CRL", source: path)
             }
