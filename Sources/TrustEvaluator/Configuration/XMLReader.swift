@@ -513,7 +513,7 @@ struct XMLError: Error, Equatable, Sendable, CustomStringConvertible {
             switch self {
             case .tooLarge(let bytes): "the document is \(bytes) bytes; at most \(XMLReader.maximumBytes) are read"
             case .notUTF8: "not valid UTF-8"
-            case .invalidCharacter(let value): "the character U+\(String(value, radix: 16, uppercase: true)) is not allowed in XML"
+            case .invalidCharacter(let value): "the character \(Self.codePoint(value)) is not allowed in XML"
             case .doctype: "<!DOCTYPE> is refused: document type definitions, and the entities they declare, are not read"
             case .processingInstruction(let target): "the processing instruction <?\(target) …?> is refused"
             case .misplacedDeclaration: "the XML declaration <?xml …?> may only open the document"
@@ -532,6 +532,12 @@ struct XMLError: Error, Equatable, Sendable, CustomStringConvertible {
             case .unterminated(let what): "\(what) is not closed"
             case .malformed(let detail): detail
             }
+        }
+
+        /// `U+0001`, `U+FFFF`: at least four hex digits, as Unicode writes them.
+        private static func codePoint(_ value: UInt32) -> String {
+            let hex = String(value, radix: 16, uppercase: true)
+            return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         }
     }
 
