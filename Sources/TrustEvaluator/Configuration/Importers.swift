@@ -137,7 +137,7 @@ public enum ConfigurationImporter {
     // MARK: Android Network Security Config
 
     static func android(_ data: Data, source: String) throws(PincheckError) -> RawConfiguration {
-        // Refused first, so the message names the format rather than a byte offset.
+        // Refused before any reading, with a message naming the format (the reader would refuse it too, by line).
         guard String(validating: data, as: UTF8.self) != nil else {
             throw PincheckError(.invalidPolicy, "not valid UTF-8 (network_security_config.xml is UTF-8 XML)", source: source)
         }
