@@ -94,4 +94,54 @@ struct ImporterTests {
             #expect(error.description.contains(expected), "\(error)")
         }
     }
+
+    @Test("Android: XML that cannot be read, or cannot be imported, is an error naming its line", arguments: [
+        ("<?xml version=\"1.0\"?>\n<!DOCTYPE network-security-config [\n<!ENTITY xxe SYSTEM \"file:///etc/passwd\">\n]>\n<network-security-config/>",
+         "malformed XML (line 2): <!DOCTYPE> is refused"),
+        ("<network-security-config>\n<domain-config>\n</network-security-config>",
+         "malformed XML (line 3): </network-security-config> does not close <domain-config>"),
+        ("<network-security-config><domain-config>\n<domain>&xxe;</domain></domain-config></network-security-config>",
+         "malformed XML (line 2): the entity &xxe; is not defined"),
+        ("<network-security-config><domain-config><domain>a.example.test</domain>\n<pin digest=\"SHA-256\">AAAA</pin></domain-config></network-security-config>",
+         "line 2: <pin> outside <pin-set>"),
+        ("<network-security-config><domain-config><domain>a.example.test</domain><pin-set>\n<pin>AAAA</pin></pin-set></domain-config></network-security-config>",
+         "line 2: pin digest \"\" is not SHA-256"),
+    ])
+    func androidErrors(text: String, expected: String) {
+        do {
+            _ = try ConfigurationImporter.pincheckJSON(from: Data(text.utf8), format: .android, source: "nsc.xml")
+            Issue.record("must be rejected")
+        } catch {
+            #expect(error.code == .invalidPolicy)
+            #expect(error.description.hasPrefix("nsc.xml: " + expected), "\(error)")
+        }
+    }
+
+    @Test("Android: input that is not UTF-8 is refused before it is read as XML, and an oversized file is too large")
+    func androidRefusals() {
+        #expect(throws: PincheckError(.invalidPolicy, "not valid UTF-8 (network_security_config.xml is UTF-8 XML)", source: "nsc.xml")) {
+            try ConfigurationImporter.pincheckJSON(from: Data([0x3C, 0x61, 0xFF, 0x3E]), format: .android, source: "nsc.xml")
+        }
+        let large = Data(("<network-security-config>" + String(repeating: " ", count: XMLReader.maximumBytes) + "</network-security-config>").utf8)
+        do {
+            _ = try ConfigurationImporter.pincheckJSON(from: large, format: .android, source: "nsc.xml")
+            Issue.record("must be refused")
+        } catch {
+            #expect(error.code == .tooLarge, "\(error)")
+        }
+    }
+
+    @Test("Android: references and CDATA in domains and pins are decoded")
+    func androidText() throws {
+        let text = """
+            <network-security-config><domain-config>
+            <domain includeSubdomains='true'>a&#46;example.test</domain>
+            <pin-set><pin digest="SHA-256"><![CDATA[ 0/Kfq9agxMXTZjiCfrXawIsoOKbW2BBcM89zptGOzbU= ]]></pin></pin-set>
+            </domain-config></network-security-config>
+            """
+        let json = try ConfigurationImporter.pincheckJSON(from: Data(text.utf8), format: .android, source: "nsc.xml")
+        #expect(json.contains("\"pattern\" : \"a.example.test\""), "\(json)")
+        #expect(json.contains("\"includeSubdomains\" : true"), "\(json)")
+        #expect(json.contains("\"sha256/0/Kfq9agxMXTZjiCfrXawIsoOKbW2BBcM89zptGOzbU=\""), "\(json)")
+    }
 }

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
 /// The configuration formats Pincheck reads.
 public enum ConfigurationFormat: String, Sendable, CaseIterable {
@@ -140,40 +137,61 @@ public enum ConfigurationImporter {
     // MARK: Android Network Security Config
 
     static func android(_ data: Data, source: String) throws(PincheckError) -> RawConfiguration {
-        // FoundationXML traps on element names that are not UTF-8; never hand it such bytes.
+        // Refused before any reading, with a message naming the format (the reader would refuse it too, by line).
         guard String(validating: data, as: UTF8.self) != nil else {
             throw PincheckError(.invalidPolicy, "not valid UTF-8 (network_security_config.xml is UTF-8 XML)", source: source)
         }
-        let reader = NetworkSecurityConfigReader()
-        let parser = XMLParser(data: data)
-        parser.delegate = reader
-        guard parser.parse(), reader.error == nil else {
-            let message = reader.error ?? "malformed XML (line \(parser.lineNumber))"
-            throw PincheckError(.invalidPolicy, message, source: source)
+        var reader = XMLReader(data)
+        var walker = NetworkSecurityConfigReader()
+        while true {
+            let event: XMLReader.Event?
+            do {
+                event = try reader.next()
+            } catch {
+                if case .tooLarge = error.problem { throw PincheckError(.tooLarge, "\(error.problem)", source: source) }
+                throw PincheckError(.invalidPolicy, "malformed XML (line \(error.line)): \(error.problem)", source: source)
+            }
+            guard let event else { break }
+            do {
+                try walker.read(event, line: reader.line)
+            } catch {
+                throw PincheckError(.invalidPolicy, error.message, source: source)
+            }
         }
-        return RawConfiguration(allHostsMustBeEvaluated: false, hosts: reader.hosts)
+        return RawConfiguration(allHostsMustBeEvaluated: false, hosts: walker.hosts)
     }
 }
 
 /// Walks `network_security_config.xml`: nested `domain-config`s inherit their parent's pin set.
-private final class NetworkSecurityConfigReader: NSObject, XMLParserDelegate {
+private struct NetworkSecurityConfigReader {
+    /// What in a well-formed file cannot be imported; the first one ends the import.
+    struct Failure: Error {
+        let message: String
+    }
+
     private struct Frame {
         var domains: [(name: String, includeSubdomains: Bool)] = []
         var pins: [String]?
         var expiration: String?
     }
 
-    var hosts: [RawHost] = []
-    var error: String?
+    private(set) var hosts: [RawHost] = []
     private var stack: [Frame] = []
     private var text = ""
     private var pendingDomain: Bool?
     private var pendingDigest: String?
     private var inPinSet = false
 
-    func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
-                attributes: [String: String] = [:]) {
-        guard error == nil else { return }
+    /// - Parameter line: Where the event began, for the messages.
+    mutating func read(_ event: XMLReader.Event, line: Int) throws(Failure) {
+        switch event {
+        case .start(let element, let attributes): try start(element, attributes: attributes, line: line)
+        case .text(let string): text += string
+        case .end(let element): try end(element, line: line)
+        }
+    }
+
+    private mutating func start(_ element: String, attributes: [String: String], line: Int) throws(Failure) {
         text = ""
         switch element {
         case "domain-config":
@@ -184,7 +202,7 @@ private final class NetworkSecurityConfigReader: NSObject, XMLParserDelegate {
         case "domain":
             pendingDomain = attributes["includeSubdomains"] == "true"
         case "pin-set":
-            guard !stack.isEmpty else { return fail(parser, "<pin-set> outside <domain-config>") }
+            guard !stack.isEmpty else { throw Failure(message: "<pin-set> outside <domain-config>") }
             inPinSet = true
             stack[stack.count - 1].pins = []
             stack[stack.count - 1].expiration = attributes["expiration"]
@@ -193,35 +211,33 @@ private final class NetworkSecurityConfigReader: NSObject, XMLParserDelegate {
         case "certificates":
             let src = attributes["src"] ?? ""
             if src != "system" && src != "user" && !stack.isEmpty {
-                fail(parser, "line \(parser.lineNumber): trust anchors from \"\(src)\" cannot be imported; pass them with --ca-file")
+                throw Failure(message: "line \(line): trust anchors from \"\(src)\" cannot be imported; pass them with --ca-file")
             }
         default:
             break
         }
     }
 
-    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
-
     // Every index below is guarded: the input is hostile, and a trap here would take the process down.
-    func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
-        guard error == nil else { return }
+    private mutating func end(_ element: String, line: Int) throws(Failure) {
         let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        text = ""
         switch element {
         case "domain":
-            guard !stack.isEmpty else { return fail(parser, "<domain> outside <domain-config>") }
+            guard !stack.isEmpty else { throw Failure(message: "<domain> outside <domain-config>") }
             stack[stack.count - 1].domains.append((value, pendingDomain ?? false))
             pendingDomain = nil
         case "pin":
-            guard inPinSet, !stack.isEmpty else { return fail(parser, "line \(parser.lineNumber): <pin> outside <pin-set>") }
+            guard inPinSet, !stack.isEmpty else { throw Failure(message: "line \(line): <pin> outside <pin-set>") }
             guard pendingDigest == "SHA-256" else {
-                return fail(parser, "line \(parser.lineNumber): pin digest \"\(pendingDigest ?? "")\" is not SHA-256 (Android accepts only SHA-256)")
+                throw Failure(message: "line \(line): pin digest \"\(pendingDigest ?? "")\" is not SHA-256 (Android accepts only SHA-256)")
             }
             stack[stack.count - 1].pins?.append("sha256/" + value)
             pendingDigest = nil
         case "pin-set":
             inPinSet = false
         case "domain-config":
-            guard let frame = stack.popLast() else { return fail(parser, "line \(parser.lineNumber): unbalanced </domain-config>") }
+            guard let frame = stack.popLast() else { throw Failure(message: "line \(line): unbalanced </domain-config>") }
             for domain in frame.domains {
                 if let pins = frame.pins, !pins.isEmpty {
                     hosts.append(RawHost(pattern: domain.name, includeSubdomains: domain.includeSubdomains ? true : nil,
@@ -233,11 +249,5 @@ private final class NetworkSecurityConfigReader: NSObject, XMLParserDelegate {
         default:
             break
         }
-        text = ""
-    }
-
-    private func fail(_ parser: XMLParser, _ message: String) {
-        if error == nil { error = message }
-        parser.abortParsing()
     }
 }
