@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One X.509 certificate, parsed once and shared read-only.
 ///
@@ -307,7 +307,7 @@ enum IPAddressText {
             let tail = hex[(bestStart + bestLength)...].joined(separator: ":")
             return head + "::" + tail
         default:
-            return bytes.map { String(format: "%02x", $0) }.joined()
+            return Hex.encode(bytes)
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Something the evaluator did, for `--explain`-style tracing. The library itself never prints.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A judgement over a path that has been built and verified, run after OpenSSL's verification:
 /// the place for checks OpenSSL does not make (a stricter Web PKI profile, revocation, …).

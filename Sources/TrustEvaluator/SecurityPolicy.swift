@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// AFNetworking's `AFSecurityPolicy`, for code being ported: the same settings, the same
 /// defaults and the same answers, evaluated by Pincheck's engine.
@@ -61,8 +61,8 @@ public final class SecurityPolicy {
             throw PincheckError(.unreadableFile, "the directory cannot be listed", source: path)
         }
         var result = Set<Certificate>()
-        for name in names.sorted() where ["cer", "crt", "der", "pem"].contains((name as NSString).pathExtension.lowercased()) {
-            result.formUnion(try Certificate.load(contentsOf: (path as NSString).appendingPathComponent(name)))
+        for name in names.sorted() where ["cer", "crt", "der", "pem"].contains(FilePath.pathExtension(name).lowercased()) {
+            result.formUnion(try Certificate.load(contentsOf: FilePath.join(path, name)))
         }
         return result
     }

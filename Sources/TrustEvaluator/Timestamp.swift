@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// UTC dates as text and back, without Foundation's date formatters and calendars: those load
 /// time-zone data and cost microseconds per call, which neither the evaluation path nor a

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What an evaluation found: trusted or not, every reason, the verified path and the served chain.
 ///

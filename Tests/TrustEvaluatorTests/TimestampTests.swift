@@ -61,3 +61,34 @@ struct TimestampTests {
         #expect(Timestamp.parseDay("2023-02-29") == nil)
     }
 }
+
+/// The helpers that keep the engine off Foundation, against Foundation itself.
+@Suite("Foundation-free helpers")
+struct FoundationFreeHelperTests {
+    @Test("IDN labels are NFC-normalised exactly as precomposedStringWithCanonicalMapping does")
+    func normalisation() {
+        let names = ["E\u{301}xample.test", "bu\u{308}cher.example", "ÅNGSTRÖM.test", "\u{212B}.test", "e\u{301}\u{323}.test",
+                     "한국.example", "\u{1100}\u{1161}\u{11A8}.test", "ǅ.test", "ｆｕｌｌ．ｗｉｄｔｈ", "münchen.de"]
+        for name in names {
+            let foundation = name.lowercased().precomposedStringWithCanonicalMapping
+            let expected = foundation.split(omittingEmptySubsequences: false, whereSeparator: { [".", "\u{3002}", "\u{FF0E}", "\u{FF61}"].contains($0) })
+                .map { Punycode.aLabel(String($0)) ?? String($0) }.joined(separator: ".")
+            #expect(HostNormalization.aLabels(name) == expected, "\(name)")
+        }
+    }
+
+    @Test("paths are joined and split as NSString does for the cases the engine meets")
+    func paths() {
+        for (directory, name) in [("certs", "a.pem"), ("certs/", "a.pem"), ("/etc/pins", "b.der"), ("", "c.pem"), ("dir", "/abs/d.pem")] {
+            let expected = name.hasPrefix("/") ? name : (directory as NSString).appendingPathComponent(name)
+            #expect(FilePath.join(directory, name) == expected)
+        }
+        for path in ["a/b/c.json", "c.json", "/c.json", "./x.json"] {
+            #expect(FilePath.directory(of: path) == (path as NSString).deletingLastPathComponent, "\(path)")
+        }
+        for name in ["a.pem", "a.b.CRT", "noext", ".hidden", "dir.d/file", "x."] {
+            #expect(FilePath.pathExtension(name) == (name as NSString).pathExtension, "\(name)")
+        }
+        #expect(Hex.encode([0x00, 0x0f, 0xa0, 0xff]) == "000fa0ff")
+    }
+}

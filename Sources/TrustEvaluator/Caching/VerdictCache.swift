@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Verdicts already reached, reused when the same evaluator sees the same served chain for the
 /// same host again while nothing that decided the verdict can have changed.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Pincheck's JSON configuration file, decoded into a ``TrustManager``.
 ///
@@ -37,7 +37,7 @@ public struct Configuration: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw PincheckError(.unreadableFile, "the configuration file cannot be read", source: path)
         }
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = FilePath.directory(of: path)
         return try decode(data, source: path, baseDirectory: directory.isEmpty ? "." : directory,
                           anchors: anchors, publicSuffixes: publicSuffixes)
     }
@@ -58,13 +58,13 @@ public struct Configuration: Sendable {
         } catch let error as DecodingError {
             throw PincheckError(.invalidPolicy, ConfigurationError.describe(error), source: source)
         } catch {
-            throw PincheckError(.invalidPolicy, "not valid JSON: \(error.localizedDescription)", source: source)
+            throw PincheckError(.invalidPolicy, "not valid JSON: \(error)", source: source)
         }
         func fail(_ path: String, _ message: String) -> PincheckError {
             PincheckError(.invalidPolicy, "\(path): \(message)", source: source)
         }
         func resolve(_ file: String) -> String {
-            file.hasPrefix("/") ? file : (baseDirectory as NSString).appendingPathComponent(file)
+            FilePath.join(baseDirectory, file)
         }
         func certificates(_ files: [String], at path: String) throws(PincheckError) -> [Certificate] {
             var result: [Certificate] = []

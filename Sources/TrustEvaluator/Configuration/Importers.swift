@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The configuration formats Pincheck reads.
 public enum ConfigurationFormat: String, Sendable, CaseIterable {
@@ -20,12 +20,12 @@ public enum ConfigurationFormat: String, Sendable, CaseIterable {
 public enum ConfigurationImporter {
     /// The format of a configuration file's bytes.
     public static func detect(_ data: Data) -> ConfigurationFormat {
-        let head = String(decoding: data.prefix(4096), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let head = String(decoding: data.prefix(4096), as: UTF8.self).trimmingWhitespaceCharacters()
         if head.hasPrefix("{") { return .pincheck }
         if head.contains("<network-security-config") { return .android }
         if head.hasPrefix("<") || head.hasPrefix("bplist") { return .trustKit }
         // OkHttp pins: the first meaningful line is "pattern sha256/…".
-        let first = head.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        let first = head.split(whereSeparator: \.isNewline).map { String($0).trimmingWhitespaceCharacters() }
             .first { !$0.isEmpty && !$0.hasPrefix("#") && !$0.hasPrefix("//") }
         let fields = first?.split(whereSeparator: \.isWhitespace) ?? []
         if fields.count == 2, fields[1].hasPrefix("sha256/") || fields[1].hasPrefix("sha1/") { return .okHttp }
@@ -68,7 +68,7 @@ public enum ConfigurationImporter {
         var order: [String] = []
         var pins: [String: [String]] = [:]
         for (number, rawLine) in String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).enumerated() {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = String(rawLine).trimmingWhitespaceCharacters()
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("//") { continue }
             let parts = line.split(whereSeparator: \.isWhitespace)
             guard parts.count == 2, parts[1].hasPrefix("sha256/") || parts[1].hasPrefix("sha1/") else {
@@ -94,42 +94,46 @@ public enum ConfigurationImporter {
         guard String(validating: data, as: UTF8.self) != nil else {
             throw PincheckError(.invalidPolicy, "not valid UTF-8 (TrustKit configurations are plist XML)", source: source)
         }
-        let object: Any
-        do { object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil) } catch {
+        // Nesting is bounded before the (recursive) property-list parser sees the document.
+        guard PlistValue.nestingDepth(data) <= PlistValue.maximumDepth else {
+            throw PincheckError(.invalidPolicy, "the property list nests more than \(PlistValue.maximumDepth) levels deep", source: source)
+        }
+        let object: PlistValue
+        do { object = try PropertyListDecoder().decode(PlistValue.self, from: data) } catch {
             throw PincheckError(.invalidPolicy, "not a property list (TrustKit configurations are plist XML)", source: source)
         }
-        guard var configuration = object as? [String: Any] else {
+        guard var configuration = object.dictionary else {
             throw PincheckError(.invalidPolicy, "the property list is not a dictionary", source: source)
         }
-        if let nested = configuration["TSKConfiguration"] as? [String: Any] { configuration = nested }
-        guard let domains = configuration["TSKPinnedDomains"] as? [String: Any] else {
+        if let nested = configuration["TSKConfiguration"]?.dictionary { configuration = nested }
+        guard let domains = configuration["TSKPinnedDomains"]?.dictionary else {
             throw PincheckError(.invalidPolicy, "no TSKPinnedDomains dictionary (nor a TSKConfiguration holding one)", source: source)
         }
         var hosts: [RawHost] = []
         for domain in domains.keys.sorted() {
             let path = "TSKPinnedDomains.\(domain)"
-            guard let settings = domains[domain] as? [String: Any] else {
+            guard let settings = domains[domain]?.dictionary else {
                 throw PincheckError(.invalidPolicy, "\(path): not a dictionary", source: source)
             }
             if let unknown = settings.keys.sorted().first(where: { !trustKitDomainKeys.contains($0) }) {
                 throw PincheckError(.invalidPolicy, "\(path).\(unknown): unknown TrustKit key", source: source)
             }
-            if settings["TSKExcludeSubdomainFromParentPolicy"] as? Bool == true {
+            if settings["TSKExcludeSubdomainFromParentPolicy"]?.bool == true {
                 hosts.append(RawHost(pattern: domain, mode: "none"))
                 continue
             }
-            guard let hashes = settings["TSKPublicKeyHashes"] as? [String] else {
+            guard let hashes = settings["TSKPublicKeyHashes"]?.strings else {
                 throw PincheckError(.invalidPolicy, "\(path).TSKPublicKeyHashes: missing (a list of base64 SPKI SHA-256 hashes)", source: source)
             }
             hosts.append(RawHost(
                 pattern: domain,
-                includeSubdomains: settings["TSKIncludeSubdomains"] as? Bool,
+                includeSubdomains: settings["TSKIncludeSubdomains"]?.bool,
                 mode: "public-key",
                 pins: hashes.map { "sha256/" + $0 },
                 // TrustKit enforces by default; `TSKEnforcePinning: NO` is report-only.
-                enforce: settings["TSKEnforcePinning"] as? Bool,
-                expires: settings["TSKExpirationDate"] as? String,
-                reportURIs: settings["TSKReportUris"] as? [String]))
+                enforce: settings["TSKEnforcePinning"]?.bool,
+                expires: settings["TSKExpirationDate"]?.string,
+                reportURIs: settings["TSKReportUris"]?.strings))
         }
         return RawConfiguration(allHostsMustBeEvaluated: false, hosts: hosts)
     }
@@ -220,7 +224,7 @@ private struct NetworkSecurityConfigReader {
 
     // Every index below is guarded: the input is hostile, and a trap here would take the process down.
     private mutating func end(_ element: String, line: Int) throws(Failure) {
-        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let value = text.trimmingWhitespaceCharacters()
         text = ""
         switch element {
         case "domain":
@@ -249,5 +253,93 @@ private struct NetworkSecurityConfigReader {
         default:
             break
         }
+    }
+}
+
+/// A property-list value, read with FoundationEssentials' `PropertyListDecoder` (no
+/// `PropertyListSerialization`, which would link all of Foundation).
+enum PlistValue: Decodable {
+    case dictionary([String: PlistValue])
+    case array([PlistValue])
+    case string(String)
+    case bool(Bool)
+    case integer(Int)
+    case real(Double)
+    case date(Date)
+    case data(Data)
+
+    /// Deeper documents are refused before parsing (TrustKit configurations nest 4 levels).
+    static let maximumDepth = 64
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: any Decoder) throws {
+        if let keyed = try? decoder.container(keyedBy: Key.self) {
+            var dictionary: [String: PlistValue] = [:]
+            for key in keyed.allKeys { dictionary[key.stringValue] = try keyed.decode(PlistValue.self, forKey: key) }
+            self = .dictionary(dictionary)
+        } else if var unkeyed = try? decoder.unkeyedContainer() {
+            var array: [PlistValue] = []
+            while !unkeyed.isAtEnd { array.append(try unkeyed.decode(PlistValue.self)) }
+            self = .array(array)
+        } else {
+            let single = try decoder.singleValueContainer()
+            if let value = try? single.decode(Bool.self) { self = .bool(value) }
+            else if let value = try? single.decode(Int.self) { self = .integer(value) }
+            else if let value = try? single.decode(Double.self) { self = .real(value) }
+            else if let value = try? single.decode(String.self) { self = .string(value) }
+            else if let value = try? single.decode(Date.self) { self = .date(value) }
+            else { self = .data(try single.decode(Data.self)) }
+        }
+    }
+
+    var dictionary: [String: PlistValue]? { if case .dictionary(let value) = self { value } else { nil } }
+    var string: String? { if case .string(let value) = self { value } else { nil } }
+    var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
+    /// An array of strings only; nil if any element is something else.
+    var strings: [String]? {
+        guard case .array(let values) = self else { return nil }
+        var result: [String] = []
+        for value in values {
+            guard let text = value.string else { return nil }
+            result.append(text)
+        }
+        return result
+    }
+
+    /// The deepest nesting of `<dict>` and `<array>` elements in plist XML, counted on the bytes
+    /// (self-closing `<dict/>` and `<array/>` do not nest).
+    static func nestingDepth(_ data: Data) -> Int {
+        var depth = 0
+        var deepest = 0
+        let bytes = [UInt8](data)
+        var index = 0
+        func matches(_ word: String, at start: Int) -> Bool {
+            let word = Array(word.utf8)
+            return start + word.count <= bytes.count && bytes[start..<(start + word.count)].elementsEqual(word)
+        }
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "<") {
+                let closing = index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "/")
+                let nameStart = closing ? index + 2 : index + 1
+                for name in ["dict", "array"] where matches(name, at: nameStart) {
+                    let after = nameStart + name.utf8.count
+                    let end = after < bytes.count ? bytes[after] : 0
+                    let selfClosing = end == UInt8(ascii: "/")
+                    guard end == UInt8(ascii: ">") || end == UInt8(ascii: " ") || selfClosing else { continue }
+                    if closing { depth -= 1 } else if !selfClosing {
+                        depth += 1
+                        deepest = max(deepest, depth)
+                    }
+                }
+            }
+            index += 1
+        }
+        return deepest
     }
 }

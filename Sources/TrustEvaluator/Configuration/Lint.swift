@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One finding of ``Configuration/lint(at:expiringWithinDays:publicRoots:)``.
 public struct LintFinding: Sendable, Hashable, CustomStringConvertible {

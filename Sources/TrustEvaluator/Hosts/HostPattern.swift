@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Which hosts a policy applies to: an exact name, `*.example.com` (exactly one more label),
 /// `**.example.com` (zero or more labels), or a name with TrustKit's `includeSubdomains`.
@@ -105,7 +105,9 @@ enum HostNormalization {
     static func aLabels(_ host: String) -> String {
         guard !host.unicodeScalars.allSatisfy(\.isASCII) else { return host }
         // IDNA2008 maps to lowercase NFC before encoding; full UTS #46 mapping is not attempted.
-        let mapped = host.lowercased().precomposedStringWithCanonicalMapping
+        // NFC from the standard library (what Foundation's precomposedStringWithCanonicalMapping
+        // gives, without linking Foundation; a test compares the two).
+        let mapped = String(decoding: host.lowercased()._nfcCodeUnits, as: UTF8.self)
         let separators: Set<Character> = [".", "\u{3002}", "\u{FF0E}", "\u{FF61}"]
         return mapped.split(omittingEmptySubsequences: false, whereSeparator: separators.contains)
             .map { Punycode.aLabel(String($0)) ?? String($0) }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The Public Suffix List: which names are registries (`co.uk`), where anyone may register.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One pin set of a host: pins, how a mismatch is handled, and until when it applies.
 public struct PinSet: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An RFC 7469 §3 pin validation failure report.
 public struct PinFailureReport: Sendable, Encodable, Hashable {

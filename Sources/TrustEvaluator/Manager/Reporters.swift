@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Delivers pin validation failure reports (``Decision/reports``).
 public protocol Reporter: Sendable {

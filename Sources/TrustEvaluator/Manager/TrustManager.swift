@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Maps hosts to policies and decides (Alamofire's `ServerTrustManager`, TrustKit's pinned domains).
 ///

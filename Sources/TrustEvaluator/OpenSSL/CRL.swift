@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// Owns exactly one OpenSSL `X509_CRL` and frees it in `deinit`.
 ///

@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// The name a certificate must carry: a DNS name or an IP address literal.
 enum PeerName: Sendable, Hashable {

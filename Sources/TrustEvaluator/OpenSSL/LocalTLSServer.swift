@@ -1,5 +1,9 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A TLS server on 127.0.0.1 (an ephemeral port) that serves a given chain and completes
 /// handshakes, for demos and tests of what clients see: `pincheck demo` runs its scenarios
@@ -12,9 +16,10 @@ public final class LocalTLSServer: @unchecked Sendable {
     public let port: UInt16
     private let context: OpaquePointer
     private let listener: Int32
-    private let finished = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
-    private var stopped = false
+    /// Whether `stop()` ran; set once, under the lock `stop()` holds while it shuts down.
+    private let stopped = Mutex(false)
+    /// Signalled by the accept loop when it ends.
+    private let finished = Latch()
 
     /// Starts a server.
     /// - Parameters:
@@ -63,23 +68,25 @@ public final class LocalTLSServer: @unchecked Sendable {
         self.context = context
         self.listener = socketFD
         self.port = UInt16(bigEndian: address.sin_port)
-        let thread = Thread { [self] in acceptLoop() }
-        thread.name = "LocalTLSServer:\(port)"
-        thread.start()
+        guard DetachedThread.start({ [self] in acceptLoop() }) else {
+            close(socketFD)
+            SSL_CTX_free(context)
+            throw PincheckError(.openSSL, "cannot start the server's accept thread")
+        }
     }
 
     deinit { stop() }
 
     /// Stops accepting and waits for the accept loop to end. Safe to call more than once.
     public func stop() {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !stopped else { return }
-        stopped = true
-        shutdown(listener, Int32(SHUT_RDWR))
-        finished.wait()
-        close(listener)
-        SSL_CTX_free(context)
+        stopped.withLock { stopped in
+            guard !stopped else { return }
+            stopped = true
+            shutdown(listener, Int32(SHUT_RDWR))
+            finished.wait()
+            close(listener)
+            SSL_CTX_free(context)
+        }
     }
 
     private func acceptLoop() {

@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// What a stapled OCSP response says about a leaf, once checked.
 enum StapledOCSPOutcome: Sendable, Equatable {

@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

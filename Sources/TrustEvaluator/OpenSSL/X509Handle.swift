@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// Owns exactly one reference to an OpenSSL `X509` and frees it in `deinit`.
 ///

@@ -19,7 +19,7 @@ public struct ProbeTarget: Sendable, Hashable, CustomStringConvertible {
     ///   - defaultPort: The port when none is given; 443 by default.
     /// - Throws: ``PincheckError`` with code `host.invalid` for an empty host or a bad port.
     public init(parsing text: String, defaultPort: UInt16 = 443) throws(PincheckError) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingWhitespaceCharacters()
         var host = trimmed
         var portText: Substring? = nil
         if trimmed.hasPrefix("[") {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a TLS handshake showed: the chain as served and the connection's parameters.
 public struct ProbeResult: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a host requires of revocation information (offline only: nothing is ever fetched).
 public struct RevocationPolicy: Sendable, Hashable {

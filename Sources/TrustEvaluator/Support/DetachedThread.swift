@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Runs a closure on a new detached POSIX thread: what Foundation's `Thread` does, without
+/// linking Foundation into every program that uses the engine.
+enum DetachedThread {
+    private final class Box {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+
+    /// Starts `body` on its own thread, with `stackSize` bytes of stack.
+    /// - Returns: False when the system refuses another thread (the closure then never runs).
+    @discardableResult
+    static func start(stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () -> Void) -> Bool {
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        pthread_attr_setstacksize(&attributes, max(stackSize, Int(PTHREAD_STACK_MIN)))
+        let context = Unmanaged.passRetained(Box(body)).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, &attributes, { context in
+            Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+            return nil
+        }, context)
+        if status != 0 {
+            Unmanaged<Box>.fromOpaque(context).release()
+            return false
+        }
+        return true
+    }
+}
+
+/// A one-shot signal: `wait()` returns once `signal()` has been called (before or after).
+final class Latch: @unchecked Sendable {
+    // Allocated, so the pthread objects never move (the state is guarded by the mutex).
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var signalled = false
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    func signal() {
+        pthread_mutex_lock(mutex)
+        signalled = true
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    func wait() {
+        pthread_mutex_lock(mutex)
+        while !signalled { pthread_cond_wait(condition, mutex) }
+        pthread_mutex_unlock(mutex)
+    }
+}

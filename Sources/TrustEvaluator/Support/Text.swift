@@ -1,0 +1,36 @@
+/// Small text and path helpers, so the engine needs FoundationEssentials only (not Foundation,
+/// whose loading dominates a short command's start-up).
+enum FilePath {
+    /// `directory/name`, or `name` alone when it is absolute.
+    static func join(_ directory: String, _ name: String) -> String {
+        if name.hasPrefix("/") || directory.isEmpty { return name }
+        return directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+
+    /// Everything before the last `/` (`""` when there is none; `/` for a file in the root).
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// The part after the last `.` of the last component, without the dot (`""` when none).
+    static func pathExtension(_ path: String) -> String {
+        let name = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+        return String(name[name.index(after: dot)...])
+    }
+}
+
+enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// Lowercase hexadecimal, two digits a byte.
+    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        var out: [UInt8] = []
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
