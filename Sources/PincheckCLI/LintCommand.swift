@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import TrustEvaluator
 
 /// `pincheck lint CONFIG`: pin health of a configuration.

@@ -1,5 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import TrustEvaluator
 
 /// The exit codes of every `pincheck` command.
@@ -63,6 +66,6 @@ public struct Pincheck: ParsableCommand {
 
     /// The `pincheck` binary's entry point.
     public static func runAsMain() -> Never {
-        Foundation.exit(run(Array(CommandLine.arguments.dropFirst())))
+        Glibc.exit(run(Array(CommandLine.arguments.dropFirst())))
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import TrustEvaluator
 
 /// `pincheck pins FILE|HOST[:PORT]`: the sha256/ pin of every certificate in a file, or of the

@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
-import TrustEvaluator
+import FoundationEssentials
+@_spi(PincheckInternal) import TrustEvaluator
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,11 +35,10 @@ struct Scan: ConsoleCommand {
         let source = try HostList(path: hosts)
         let state = ScanState(console: console, json: output.json, total: hosts == "-" ? nil : try HostList.count(path: hosts))
         let started = ContinuousClock.now
-        let group = DispatchGroup()
+        let finished = Latch(count: concurrency)
         for _ in 0..<concurrency {
-            group.enter()
-            let worker = Thread {
-                defer { group.leave() }
+            let started = DetachedThread.start(stackSize: 1 << 20) {
+                defer { finished.signal() }
                 while let line = source.next() {
                     let item: ScanItem
                     do {
@@ -51,10 +50,10 @@ struct Scan: ConsoleCommand {
                     state.record(item)
                 }
             }
-            worker.stackSize = 1 << 20
-            worker.start()
+            // No thread: the hosts are still checked, by the workers that did start.
+            if !started { finished.signal() }
         }
-        group.wait()
+        finished.wait()
         return state.finish(elapsed: ContinuousClock.now - started)
     }
 }
@@ -67,7 +66,7 @@ enum ScanItem: Sendable {
 /// The lines of a host list, read one at a time under a lock (a file or standard input).
 final class HostList: @unchecked Sendable {
     // @unchecked Sendable: `file` and `number` are only touched under `lock`.
-    private let lock = NSLock()
+    private let lock = Lock()
     private let file: UnsafeMutablePointer<FILE>
     private var number = 0
 
@@ -107,7 +106,7 @@ final class HostList: @unchecked Sendable {
 
     static func strip(_ raw: String) -> String {
         let uncommented = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return uncommented.trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(uncommented.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
     }
 
     private static func readLine(_ file: UnsafeMutablePointer<FILE>) -> String? {
@@ -123,7 +122,7 @@ final class HostList: @unchecked Sendable {
 /// Counters, output and progress of a scan, shared by the workers.
 final class ScanState: @unchecked Sendable {
     // @unchecked Sendable: every stored property is only touched under `lock`.
-    private let lock = NSLock()
+    private let lock = Lock()
     private let console: Console
     private let json: Bool
     private let total: Int?
@@ -179,8 +178,7 @@ final class ScanState: @unchecked Sendable {
                 invalid += 1
                 worst = .worst(worst, .badInput)
                 if json {
-                    console.line(Self.compactJSON(["target": text, "line": line, "status": "bad-input", "trusted": false,
-                                                   "reasons": [["code": "input.invalid-host", "message": message]]]))
+                    console.line(Self.compactJSON(BadInputLine(target: text, line: line, message: message)))
                 } else {
                     console.line("\(pad(console.paint("bad input", .red), 14))  line \(line): \(text): \(message)")
                 }
@@ -230,14 +228,13 @@ final class ScanState: @unchecked Sendable {
             clearProgress()
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             if json {
-                console.line(Self.compactJSON(["summary": [
-                    "total": done, "trusted": trusted, "notTrusted": notTrusted, "networkError": networkErrors,
-                    "badInput": invalid, "pinFailures": pinFailureCount, "exitCode": Int(worst.rawValue),
-                ] as [String: Any]]))
+                console.line(Self.compactJSON(["summary": ScanSummary(
+                    total: done, trusted: trusted, notTrusted: notTrusted, networkError: networkErrors,
+                    badInput: invalid, pinFailures: pinFailureCount, exitCode: Int(worst.rawValue))]))
                 return worst
             }
             console.line()
-            console.line(console.paint("Summary", .bold) + " — \(done) host\(done == 1 ? "" : "s") in \(String(format: "%.1f", seconds)) s")
+            console.line(console.paint("Summary", .bold) + " — \(done) host\(done == 1 ? "" : "s") in \(Self.oneDecimal(seconds)) s")
             var table = Table()
             table.add(["  trusted", "\(trusted)"])
             table.add(["  not trusted", "\(notTrusted)"])
@@ -266,8 +263,46 @@ final class ScanState: @unchecked Sendable {
         }
     }
 
-    private static func compactJSON(_ object: [String: Any]) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "{}" }
+    private static func compactJSON(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// `12.3`: one decimal, without Foundation's formatting.
+    static func oneDecimal(_ value: Double) -> String {
+        let tenths = Int((max(0, value) * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+}
+
+/// The last JSON line of `scan --json`.
+struct ScanSummary: Encodable {
+    let total: Int
+    let trusted: Int
+    let notTrusted: Int
+    let networkError: Int
+    let badInput: Int
+    let pinFailures: Int
+    let exitCode: Int
+}
+
+/// A `scan --json` line for a host-list line that is not a host.
+struct BadInputLine: Encodable {
+    struct Reason: Encodable {
+        let code = "input.invalid-host"
+        let message: String
+    }
+    let target: String
+    let line: Int
+    let status = "bad-input"
+    let trusted = false
+    let reasons: [Reason]
+
+    init(target: String, line: Int, message: String) {
+        self.target = target
+        self.line = line
+        self.reasons = [Reason(message: message)]
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import TrustEvaluator
 
 /// `pincheck verify CHAIN_FILE [policy options]`: evaluate a served chain offline.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import TrustEvaluator
 
 /// `pincheck demo`: the engine on its own test PKI, offline, with a bundled policy.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import TrustEvaluator
 
 /// The demo's bundled policies.

@@ -1,23 +1,27 @@
-import Foundation
+import FoundationEssentials
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where a command writes. Standard output and error in the binary; a buffer in tests.
-public final class Console: @unchecked Sendable {
-    // @unchecked Sendable: `text` is only touched under `lock`.
-    private let lock = NSLock()
-    private var text = ""
-    private let handle: FileHandle?
+public final class Console: Sendable {
+    /// What a capturing console has received.
+    private let text = Mutex("")
+    /// The descriptor written to; nil for a capturing console.
+    private let fileDescriptor: Int32?
     /// True when writing to a terminal: colour and progress are shown only then.
     public let isTerminal: Bool
 
     /// A console writing to a file descriptor (1 or 2).
     public init(fileDescriptor: Int32) {
-        handle = FileHandle(fileDescriptor: fileDescriptor, closeOnDealloc: false)
+        self.fileDescriptor = fileDescriptor
         isTerminal = isatty(fileDescriptor) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
     }
 
     /// A console that keeps what is written, for tests.
     public init(capturing: Void = ()) {
-        handle = nil
+        fileDescriptor = nil
         isTerminal = false
     }
 
@@ -26,10 +30,19 @@ public final class Console: @unchecked Sendable {
 
     /// Writes `string` as it is (add the newline yourself).
     public func write(_ string: String) {
-        if let handle {
-            handle.write(Data(string.utf8))
-        } else {
-            lock.withLock { text += string }
+        guard let fileDescriptor else {
+            text.withLock { $0 += string }
+            return
+        }
+        var bytes = Array(string.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { Glibc.write(fileDescriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return   // a closed pipe or full disk: nothing more can be said there
+            }
+            offset += written
         }
     }
 
@@ -37,7 +50,7 @@ public final class Console: @unchecked Sendable {
     public func line(_ string: String = "") { write(string + "\n") }
 
     /// What a capturing console has received.
-    public var captured: String { lock.withLock { text } }
+    public var captured: String { text.withLock { $0 } }
 
     /// `string` in an ANSI colour on a terminal, plain otherwise.
     func paint(_ string: String, _ colour: Colour) -> String {

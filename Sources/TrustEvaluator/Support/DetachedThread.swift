@@ -5,8 +5,9 @@ import Musl
 #endif
 
 /// Runs a closure on a new detached POSIX thread: what Foundation's `Thread` does, without
-/// linking Foundation into every program that uses the engine.
-enum DetachedThread {
+/// linking Foundation into every program that uses the engine. (SPI: for Pincheck's own command.)
+@_spi(PincheckInternal)
+public enum DetachedThread {
     private final class Box {
         let body: () -> Void
         init(_ body: @escaping () -> Void) { self.body = body }
@@ -15,7 +16,7 @@ enum DetachedThread {
     /// Starts `body` on its own thread, with `stackSize` bytes of stack.
     /// - Returns: False when the system refuses another thread (the closure then never runs).
     @discardableResult
-    static func start(stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () -> Void) -> Bool {
+    public static func start(stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () -> Void) -> Bool {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
@@ -35,14 +36,16 @@ enum DetachedThread {
     }
 }
 
-/// A one-shot signal: `wait()` returns once `signal()` has been called (before or after).
-final class Latch: @unchecked Sendable {
+/// A countdown signal: `wait()` returns once `signal()` has been called `count` times (before or after).
+@_spi(PincheckInternal)
+public final class Latch: @unchecked Sendable {
     // Allocated, so the pthread objects never move (the state is guarded by the mutex).
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var signalled = false
+    private var remaining: Int
 
-    init() {
+    public init(count: Int = 1) {
+        remaining = count
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(condition, nil)
     }
@@ -54,16 +57,16 @@ final class Latch: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func signal() {
+    public func signal() {
         pthread_mutex_lock(mutex)
-        signalled = true
-        pthread_cond_broadcast(condition)
+        remaining -= 1
+        if remaining <= 0 { pthread_cond_broadcast(condition) }
         pthread_mutex_unlock(mutex)
     }
 
-    func wait() {
+    public func wait() {
         pthread_mutex_lock(mutex)
-        while !signalled { pthread_cond_wait(condition, mutex) }
+        while remaining > 0 { pthread_cond_wait(condition, mutex) }
         pthread_mutex_unlock(mutex)
     }
 }
