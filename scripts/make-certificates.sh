@@ -215,3 +215,5 @@ echo "Generated test PKI in $OUT"
 "$(dirname "$0")/embed-demo-certificates.sh"
 # Revocation fixtures (must-staple leaf, OCSP responses) are made from the new keys.
 "$(dirname "$0")/make-revocation-fixtures.sh"
+# Signed Certificate Timestamp fixtures (test CT logs, serverinfo files, a leaf with embedded SCTs).
+"$(dirname "$0")/make-sct-fixtures.sh"
