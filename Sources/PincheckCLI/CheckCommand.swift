@@ -47,7 +47,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The SNI to send. Default: --host, else HOST (never an IP address).", valueName: "name"))
     var servername: String?
 
-    @Option(help: ArgumentHelp("Seconds allowed for connect plus handshake, per host.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds allowed for name resolution, connect and handshake, per host.", valueName: "seconds"))
     var timeout: Double = 10
 
     @Option(help: ArgumentHelp("The port for hosts given without one.", valueName: "port"))

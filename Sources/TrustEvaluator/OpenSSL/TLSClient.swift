@@ -8,8 +8,9 @@ import Glibc
 /// here: the context verifies nothing (`SSL_VERIFY_NONE`) and hands the served chain to the
 /// caller, who runs Pincheck's evaluator on it.
 ///
-/// Everything happens on the calling thread, with the socket non-blocking and every wait bounded
-/// by one deadline, so a silent peer ends in `.timeout`, never a hang.
+/// Everything but name resolution happens on the calling thread, with the socket non-blocking and
+/// every wait bounded by one deadline, so a silent peer ends in `.timeout`, never a hang. Name
+/// resolution runs on a worker thread and is bounded by the same deadline (``NameResolver``).
 enum TLSClient {
     struct Request {
         let host: String
@@ -17,6 +18,7 @@ enum TLSClient {
         let serverName: String?
         let alpn: [String]
         let deadline: ContinuousClock.Instant
+        var resolver: NameResolver = .system
     }
 
     static func handshake(_ request: Request) throws(ProbeError) -> ProbeResult {
@@ -26,7 +28,8 @@ enum TLSClient {
         let signals = SignalMask.blockSIGPIPE()
         defer { signals.restore() }
 
-        let connection = try TCPConnection.open(host: request.host, port: request.port, deadline: request.deadline)
+        let connection = try TCPConnection.open(host: request.host, port: request.port, deadline: request.deadline,
+                                                resolver: request.resolver)
         defer { connection.close() }
 
         OpenSSLErrorStack.clear()

@@ -21,11 +21,13 @@ public struct ProbeError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The code's stable text, such as `network.refused`.
         public var description: String { base.rawValue }
 
-        /// The host name did not resolve.
+        /// The host name did not resolve: the resolver said so, or gave no answer before the
+        /// probe's deadline (the message says which).
         public static let dnsFailure = Code(.dnsFailure)
         /// Nothing listens on the port (TCP RST).
         public static let refused = Code(.refused)
-        /// The connect or the handshake did not finish before the timeout.
+        /// The connect or the handshake did not finish before the timeout. (A lookup that does not
+        /// finish in time is ``dnsFailure``: the code names the step that failed.)
         public static let timeout = Code(.timeout)
         /// Any other socket failure (unreachable network, no route…).
         public static let connectionFailed = Code(.connectionFailed)

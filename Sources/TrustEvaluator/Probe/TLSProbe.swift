@@ -32,15 +32,22 @@ public struct ProbeResult: Sendable {
 ///
 /// Each probe uses its own TLS context with session caching and tickets off, so no handshake
 /// resumes a session made under another policy (DESIGN §5). A probe blocks its thread for at
-/// most ``timeout`` (plus name resolution, which the system resolver bounds).
+/// most ``timeout``, name resolution included: a host name is looked up on a worker thread, and a
+/// lookup still running at the deadline is abandoned (`network.dns-failure`). IP literals are
+/// used as they are, without a lookup.
+///
+/// The probe asks for Signed Certificate Timestamps and captures them
+/// (``ProbeResult/signedCertificateTimestamps``) without verifying them; CT never fails a probe.
 public struct TLSProbe: Sendable {
-    /// The bound on connect plus handshake.
+    /// The bound on name resolution, connect and handshake together.
     public var timeout: Duration
     /// The ALPN protocols offered.
     public var alpn: [String]
+    /// Turns host names into addresses; a test seam (the system resolver by default).
+    var resolver: NameResolver = .system
 
     /// - Parameters:
-    ///   - timeout: The bound on connect plus handshake; 10 seconds by default.
+    ///   - timeout: The bound on name resolution, connect and handshake; 10 seconds by default.
     ///   - alpn: The ALPN protocols offered; `h2` and `http/1.1` by default.
     public init(timeout: Duration = .seconds(10), alpn: [String] = ["h2", "http/1.1"]) {
         self.timeout = timeout
@@ -53,10 +60,11 @@ public struct TLSProbe: Sendable {
     ///   - serverName: The SNI to send; `nil` sends none. An IP literal is never sent as SNI (RFC 6066).
     /// - Returns: The served chain and the connection's parameters.
     /// - Throws: ``ProbeError`` when no chain could be obtained (refused, timeout, DNS, alert, not TLS…).
+    ///   A CT problem (no SCTs, an SCT list that does not parse) is never a probe error.
     public func probe(_ target: ProbeTarget, serverName: String?) throws(ProbeError) -> ProbeResult {
         let sni = serverName.flatMap { HostName.isIPv4($0) || HostName.isIPv6($0) || $0.isEmpty ? nil : $0 }
         return try TLSClient.handshake(.init(
             host: target.host, port: target.port, serverName: sni, alpn: alpn,
-            deadline: ContinuousClock.now + timeout))
+            deadline: ContinuousClock.now + timeout, resolver: resolver))
     }
 }
