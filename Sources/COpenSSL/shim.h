@@ -65,4 +65,10 @@ static inline void shim_sk_X509_CRL_free(STACK_OF(X509_CRL) *sk) { sk_X509_CRL_f
 static inline int shim_sk_GENERAL_SUBTREE_num(const STACK_OF(GENERAL_SUBTREE) *sk) { return sk_GENERAL_SUBTREE_num(sk); }
 static inline GENERAL_SUBTREE *shim_sk_GENERAL_SUBTREE_value(const STACK_OF(GENERAL_SUBTREE) *sk, int i) { return sk_GENERAL_SUBTREE_value(sk, i); }
 
+/* Signed Certificate Timestamps, for the TLS probe (TLSClient.swift). <openssl/ct.h> errors out
+ * when OpenSSL was built without CT (OPENSSL_NO_CT): Pincheck needs it. */
+#include <openssl/ct.h>
+static inline int shim_sk_SCT_num(const STACK_OF(SCT) *sk) { return sk_SCT_num(sk); }
+static inline SCT *shim_sk_SCT_value(const STACK_OF(SCT) *sk, int i) { return sk_SCT_value(sk, i); }
+
 #endif

@@ -52,6 +52,11 @@ enum TLSClient {
             }
             _ = wire.withUnsafeBufferPointer { SSL_CTX_set_alpn_protos(ctx, $0.baseAddress, UInt32($0.count)) }
         }
+        // Ask for SCTs (the signed_certificate_timestamp extension). Permissive: CT never fails the
+        // handshake, and with SSL_VERIFY_NONE and no anchors OpenSSL skips validating them anyway.
+        guard SSL_CTX_enable_ct(ctx, Int32(SSL_CT_VALIDATION_PERMISSIVE)) == 1 else {
+            throw ProbeError(.handshakeFailed, "cannot request SCTs: \(OpenSSLErrorStack.drainedText())")
+        }
 
         guard let ssl = SSL_new(ctx) else {
             throw ProbeError(.handshakeFailed, "SSL_new failed: \(OpenSSLErrorStack.drainedText())")
@@ -82,6 +87,7 @@ enum TLSClient {
             alpn: selectedALPN(ssl),
             stapledOCSPResponse: ocsp,
             stapledOCSPStatus: ocsp.map { ocspStatus($0, ssl) },
+            signedCertificateTimestamps: signedCertificateTimestamps(ssl),
             peerAddress: connection.address,
             port: request.port,
             serverName: request.serverName,
@@ -208,6 +214,50 @@ extension TLSClient {
             return "successful, but no status for the leaf"
         }
         return String(cString: OCSP_cert_status_str(Int(certificateStatus)))
+    }
+}
+
+extension TLSClient {
+    /// The SCTs the server presented, in OpenSSL's order: TLS extension, stapled OCSP response,
+    /// certificate. OpenSSL reads the certificate's SCT list from the leaf alone (no issuer needed).
+    /// A list that does not parse (from any of the three) contributes nothing and its errors are
+    /// discarded: a malformed SCT list is the server's problem, not a reason to lose the chain.
+    /// Nothing here verifies an SCT.
+    static func signedCertificateTimestamps(_ ssl: OpaquePointer) -> [SignedCertificateTimestamp] {
+        OpenSSLErrorStack.clear()
+        defer { OpenSSLErrorStack.clear() }
+        // Owned by `ssl`, valid until SSL_free: everything is copied out before returning.
+        guard let stack = SSL_get0_peer_scts(ssl) else { return [] }
+        var timestamps: [SignedCertificateTimestamp] = []
+        for index in 0..<shim_sk_SCT_num(stack) {
+            guard let sct = shim_sk_SCT_value(stack, index) else { continue }
+            let source: SignedCertificateTimestamp.Source
+            switch SCT_get_source(sct) {
+            case SCT_SOURCE_TLS_EXTENSION: source = .tlsExtension
+            case SCT_SOURCE_X509V3_EXTENSION: source = .certificate
+            case SCT_SOURCE_OCSP_STAPLED_RESPONSE: source = .ocspResponse
+            default: continue  // SSL_get0_peer_scts sets one of the three on every SCT it returns.
+            }
+            let nid = SCT_get_signature_nid(sct)
+            timestamps.append(SignedCertificateTimestamp(
+                source: source,
+                version: Int(SCT_get_version(sct).rawValue),
+                logID: bytes(sct, SCT_get0_log_id),
+                timestampMilliseconds: SCT_get_timestamp(sct),
+                signatureAlgorithm: nid == NID_undef ? nil : OBJ_nid2ln(nid).map { String(cString: $0) },
+                extensions: bytes(sct, SCT_get0_extensions),
+                signature: bytes(sct, SCT_get0_signature)))
+        }
+        return timestamps
+    }
+
+    /// Copies a field an `SCT_get0_…` accessor lends (the SCT keeps ownership).
+    private static func bytes(_ sct: OpaquePointer,
+                              _ accessor: (OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int) -> [UInt8] {
+        var data: UnsafeMutablePointer<UInt8>? = nil
+        let length = accessor(sct, &data)
+        guard let data, length > 0 else { return [] }
+        return Array(UnsafeBufferPointer(start: data, count: length))
     }
 }
 

@@ -15,6 +15,11 @@ public struct ProbeResult: Sendable {
     /// What the stapled response claims: `good`, `revoked`, `unknown` for the leaf, or the response
     /// status (`unauthorized`, `trylater`…). Its signature is not verified by the probe.
     public let stapledOCSPStatus: String?
+    /// The Signed Certificate Timestamps the server presented, from the TLS extension, a stapled
+    /// OCSP response and the leaf certificate; empty when there were none. An SCT list that does
+    /// not parse contributes nothing.
+    /// - Warning: Captured, not verified: see ``SignedCertificateTimestamp``.
+    public let signedCertificateTimestamps: [SignedCertificateTimestamp]
     /// The numeric address connected to.
     public let peerAddress: String
     /// The TCP port.
