@@ -216,6 +216,7 @@ struct CheckOutcome: Sendable {
             if let ocsp = probe.stapledOCSPResponse { connection["stapledOCSPBytes"] = ocsp.count }
             if let status = probe.stapledOCSPStatus { connection["stapledOCSPStatus"] = status }
             object["connection"] = connection
+            object["scts"] = probe.signedCertificateTimestamps.map { Self.dictionary(SignedCertificateTimestampJSON($0)) }
         case .networkFailure(let error):
             object = [
                 "trusted": false,
@@ -226,6 +227,7 @@ struct CheckOutcome: Sendable {
                 "chain": [Any](),
                 "served": [Any](),
                 "matchedPins": [Any](),
+                "scts": [Any](),
             ]
         }
         object["target"] = target.description
@@ -295,6 +297,11 @@ struct CheckReport {
         console.line()
         console.line("Served chain (\(probe.servedChain.count) certificate\(probe.servedChain.count == 1 ? "" : "s"), as sent):")
         table(probe.servedChain, time: verdict.evaluationTime, matched: [])
+        if !probe.signedCertificateTimestamps.isEmpty {
+            console.line()
+            console.line("Signed certificate timestamps (captured, not verified):")
+            sctTable(probe.signedCertificateTimestamps)
+        }
         console.line()
         let ocsp = probe.stapledOCSPResponse.map { "stapled (\(probe.stapledOCSPStatus ?? "?"), \($0.count) bytes)" } ?? "not stapled"
         console.line("Connection: \(probe.peerAddress) port \(probe.port), SNI \(probe.serverName ?? "none"), \(probe.protocolVersion) \(probe.cipher), ALPN \(probe.alpn ?? "none"), OCSP \(ocsp)")
@@ -304,6 +311,20 @@ struct CheckReport {
         let lines = message.split(separator: "\n", omittingEmptySubsequences: false)
         console.line("  \(console.paint(code, colour))  \(lines.first ?? "")")
         for line in lines.dropFirst() { console.line("    \(line)") }
+    }
+
+    /// One line per SCT: where it came from, the log (base64 ID, shortened), when, how signed.
+    private func sctTable(_ timestamps: [SignedCertificateTimestamp]) {
+        var table = Table()
+        for sct in timestamps {
+            guard sct.isVersion1 else {
+                table.add([sct.source.rawValue, "version \(Format.sctVersion(sct)), not read"])
+                continue
+            }
+            table.add([sct.source.rawValue, "log \(sct.logIDBase64.prefix(12))…",
+                       Format.timestamp(milliseconds: sct.timestampMilliseconds), sct.signatureAlgorithm ?? "unknown signature algorithm"])
+        }
+        table.render(indent: "  ").forEach(console.line)
     }
 
     private func table(_ certificates: [Certificate], time: Date, matched: Set<Int>) {

@@ -103,6 +103,31 @@ struct PinMatchJSON: Encodable {
     let depth: Int
 }
 
+/// One Signed Certificate Timestamp in `check`'s JSON (`scts`). Captured, not verified: nothing
+/// here says whether the SCT is valid or whether the host meets a CT policy.
+struct SignedCertificateTimestampJSON: Encodable {
+    /// `tls-extension`, `certificate` or `ocsp-response`.
+    let source: String
+    /// `v1`, or `unknown-N` for a wire version N other than 0 (whose other fields are absent).
+    let version: String
+    /// The log ID in base64, as CT log lists write it.
+    let logID: String?
+    /// ISO 8601 with milliseconds.
+    let timestamp: String?
+    let timestampMilliseconds: UInt64?
+    /// OpenSSL's long name, absent when OpenSSL does not know the pair.
+    let signatureAlgorithm: String?
+
+    init(_ sct: SignedCertificateTimestamp) {
+        source = sct.source.rawValue
+        version = Format.sctVersion(sct)
+        logID = sct.isVersion1 ? sct.logIDBase64 : nil
+        timestamp = sct.isVersion1 ? Format.timestamp(milliseconds: sct.timestampMilliseconds) : nil
+        timestampMilliseconds = sct.isVersion1 ? sct.timestampMilliseconds : nil
+        signatureAlgorithm = sct.signatureAlgorithm
+    }
+}
+
 /// What a URLSession-style challenge handler would answer for a verdict.
 struct Disposition {
     let name: String
@@ -119,6 +144,19 @@ struct Disposition {
 enum Format {
     static func timestamp(_ date: Date) -> String {
         Timestamp.iso8601(date)
+    }
+
+    /// An SCT's time, `2024-03-01T12:00:00.123Z`: the milliseconds as sent, without a detour
+    /// through floating point.
+    static func timestamp(milliseconds: UInt64) -> String {
+        let seconds = timestamp(Date(timeIntervalSince1970: TimeInterval(milliseconds / 1000)))
+        let fraction = String(milliseconds % 1000)
+        return seconds.dropLast() + "." + String(repeating: "0", count: 3 - fraction.count) + fraction + "Z"
+    }
+
+    /// `v1` for the one version RFC 6962 defines.
+    static func sctVersion(_ sct: SignedCertificateTimestamp) -> String {
+        sct.isVersion1 ? "v1" : "unknown-\(sct.version)"
     }
 
     static func day(_ date: Date) -> String {
