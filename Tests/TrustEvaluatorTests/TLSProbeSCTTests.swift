@@ -95,8 +95,9 @@ struct TLSProbeSCTTests {
         let result = try probe(server)
         #expect(result.signedCertificateTimestamps.isEmpty)
         #expect(result.servedChain.count == 2)
-        // OpenSSL's complaint about the list does not leak into the next call's error queue.
-        #expect(OpenSSLErrorStack.drain().isEmpty)
+        // OpenSSL's complaint about the list ("CT routines: sct list invalid") does not stay queued
+        // for the next OpenSSL call on this thread. ERR_GET_LIB: bits 23–30; ERR_LIB_CT is 50.
+        #expect(!OpenSSLErrorStack.drain().contains { ($0.code >> 23) & 0xFF == 50 })
     }
 
     @Test("the model: base64 and hex of the log ID, the time from milliseconds, v1 only when version is 0")
