@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import TrustEvaluator
 
 /// `pincheck check HOST[:PORT]… [policy options]`: handshake with each host, evaluate what it served, report.
@@ -197,51 +197,83 @@ struct CheckOutcome: Sendable {
 
     /// The evaluation's JSON (VerdictJSON's fields) plus what the connection showed.
     func json(pretty: Bool) -> String {
-        var object: [String: Any]
+        let document: CheckJSON
         switch result {
         case .evaluated(let probe, let verdict):
-            object = Self.dictionary(VerdictJSON(verdict, requestedHost: host, action: action))
-            var warnings = object["warnings"] as? [Any] ?? []
-            warnings += extraWarnings.map { ["code": $0.code, "message": $0.message] }
-            object["warnings"] = warnings
-            var connection: [String: Any] = [
-                "address": probe.peerAddress,
-                "port": Int(probe.port),
-                "protocol": probe.protocolVersion,
-                "cipher": probe.cipher,
-                "stapledOCSP": probe.stapledOCSPResponse != nil,
-            ]
-            if let alpn = probe.alpn { connection["alpn"] = alpn }
-            if let sni = probe.serverName { connection["serverName"] = sni }
-            if let ocsp = probe.stapledOCSPResponse { connection["stapledOCSPBytes"] = ocsp.count }
-            if let status = probe.stapledOCSPStatus { connection["stapledOCSPStatus"] = status }
-            object["connection"] = connection
-            object["scts"] = probe.signedCertificateTimestamps.map { Self.dictionary(SignedCertificateTimestampJSON($0)) }
+            var evaluation = VerdictJSON(verdict, requestedHost: host, action: action)
+            evaluation.warnings += extraWarnings.map { ReasonJSON(code: $0.code, message: $0.message, evidence: nil) }
+            document = CheckJSON(target: target.description, status: statusName, body: .evaluated(
+                evaluation, ConnectionJSON(probe), probe.signedCertificateTimestamps.map(SignedCertificateTimestampJSON.init)))
         case .networkFailure(let error):
-            object = [
-                "trusted": false,
-                "disposition": "cancelAuthenticationChallenge",
-                "host": host,
-                "reasons": [["code": error.code.description, "message": error.message]],
-                "warnings": [Any](),
-                "chain": [Any](),
-                "served": [Any](),
-                "matchedPins": [Any](),
-                "scts": [Any](),
-            ]
+            document = CheckJSON(target: target.description, status: statusName, body: .networkFailure(
+                host: host, reason: ReasonJSON(code: error.code.description, message: error.message, evidence: nil)))
         }
-        object["target"] = target.description
-        object["status"] = statusName
-        var options: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
-        if pretty { options.insert(.prettyPrinted) }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: options) else { return "{}" }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(document) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
     }
+}
 
-    private static func dictionary(_ value: some Encodable) -> [String: Any] {
-        guard let data = try? JSONEncoder().encode(value),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [:] }
-        return object
+/// One `check --json` document: the evaluation's fields and the connection's, in one object.
+struct CheckJSON: Encodable {
+    enum Body {
+        case evaluated(VerdictJSON, ConnectionJSON, [SignedCertificateTimestampJSON])
+        case networkFailure(host: String?, reason: ReasonJSON)
+    }
+
+    let target: String
+    let status: String
+    let body: Body
+
+    private enum Keys: String, CodingKey {
+        case target, status, connection, scts, trusted, disposition, host, reasons, warnings, chain, served, matchedPins
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        switch body {
+        case .evaluated(let evaluation, let connection, let scts):
+            // The evaluation's own fields first; JSONEncoder merges the keyed containers.
+            try evaluation.encode(to: encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(connection, forKey: .connection)
+            try container.encode(scts, forKey: .scts)
+        case .networkFailure(let host, let reason):
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(false, forKey: .trusted)
+            try container.encode("cancelAuthenticationChallenge", forKey: .disposition)
+            try container.encodeIfPresent(host, forKey: .host)
+            try container.encode([reason], forKey: .reasons)
+            for key in [Keys.warnings, .chain, .served, .matchedPins, .scts] { try container.encode([String](), forKey: key) }
+        }
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(target, forKey: .target)
+        try container.encode(status, forKey: .status)
+    }
+}
+
+/// What the handshake showed, in `check --json`.
+struct ConnectionJSON: Encodable {
+    let address: String
+    let port: Int
+    let `protocol`: String
+    let cipher: String
+    let stapledOCSP: Bool
+    let alpn: String?
+    let serverName: String?
+    let stapledOCSPBytes: Int?
+    let stapledOCSPStatus: String?
+
+    init(_ probe: ProbeResult) {
+        address = probe.peerAddress
+        port = Int(probe.port)
+        `protocol` = probe.protocolVersion
+        cipher = probe.cipher
+        stapledOCSP = probe.stapledOCSPResponse != nil
+        alpn = probe.alpn
+        serverName = probe.serverName
+        stapledOCSPBytes = probe.stapledOCSPResponse?.count
+        stapledOCSPStatus = probe.stapledOCSPStatus
     }
 }
 
@@ -288,7 +320,7 @@ struct CheckReport {
         let matchedDepths = Set(verdict.matchedPins.map(\.depth))
         if let path = verdict.verifiedPath {
             console.line()
-            console.line("Verified path (ends at a \(path.anchoring.rawValue.replacingOccurrences(of: "-", with: " "))):")
+            console.line("Verified path (ends at a \(String(path.anchoring.rawValue.map { $0 == "-" ? " " : $0 }))):")
             table(path.certificates, time: verdict.evaluationTime, matched: matchedDepths)
         } else {
             console.line()

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import TrustEvaluator
 
 /// The `--json` shape of one evaluation (DESIGN §6). Field names are a stable contract.
@@ -9,7 +9,7 @@ struct VerdictJSON: Encodable {
     let hostChecked: Bool
     let evaluatedAt: String
     let reasons: [ReasonJSON]
-    let warnings: [ReasonJSON]
+    var warnings: [ReasonJSON]
     let anchoring: String?
     let chain: [CertificateJSON]
     let served: [CertificateJSON]
@@ -37,6 +37,12 @@ struct ReasonJSON: Encodable {
     let code: String
     let message: String
     let evidence: EvidenceJSON?
+
+    init(code: String, message: String, evidence: EvidenceJSON?) {
+        self.code = code
+        self.message = message
+        self.evidence = evidence
+    }
 
     init(_ reason: Reason) {
         code = reason.code.description
@@ -168,7 +174,7 @@ enum Format {
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
+        bytes.map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
     }
 
     static func json(_ value: some Encodable) -> String {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import TrustEvaluator
 
 /// The human-readable report of one evaluation: verdict first, then reasons, warnings, paths.
@@ -30,7 +30,7 @@ struct VerdictReport {
         }
         if let path = verdict.verifiedPath {
             console.line()
-            console.line("Verified path (ends at a \(path.anchoring.rawValue.replacingOccurrences(of: "-", with: " "))):")
+            console.line("Verified path (ends at a \(String(path.anchoring.rawValue.map { $0 == "-" ? " " : $0 }))):")
             certificateTable(path.certificates, matched: Set(verdict.matchedPins.map(\.depth)))
         }
         console.line()
