@@ -114,7 +114,8 @@ public struct Evaluator: Sendable {
             cacheKey = key
         }
 
-        var run = Run(policy: policy, checks: pathChecks, served: servedChain, leaf: leaf, time: time)
+        var run = Run(policy: policy, checks: pathChecks, served: servedChain, leaf: leaf, time: time,
+                      tracksConsulted: cacheKey != nil)
         switch (policy.nameValidation, requested) {
         case (.required, let peer?):
             run.peer = peer
@@ -188,13 +189,17 @@ private struct Run {
     /// Certificates the verifier built paths from (besides the served ones): the validity of each
     /// bounds how long the verdict may be reused.
     var consulted: [Certificate] = []
+    /// Whether to collect ``consulted`` (only a verdict cache needs it).
+    private let tracksConsulted: Bool
     /// The path checks' findings for a path already checked while choosing it.
     private var checkedPath: (path: VerifiedPath, findings: PathFindings)?
 
-    init(policy: TrustPolicy, checks: [any PathCheck], served: [Certificate], leaf: Certificate, time: Date) {
+    init(policy: TrustPolicy, checks: [any PathCheck], served: [Certificate], leaf: Certificate, time: Date, tracksConsulted: Bool) {
         self.policy = policy
         self.checks = checks
         self.served = served
+        self.untrusted = Array(served.dropFirst()) + policy.additionalIntermediates
+        self.tracksConsulted = tracksConsulted
         self.leaf = leaf
         self.time = time
     }
@@ -220,7 +225,8 @@ private struct Run {
         return false
     }
 
-    private var untrusted: [Certificate] { Array(served.dropFirst()) + policy.additionalIntermediates }
+    /// The served certificates after the leaf, then the policy's intermediates.
+    private let untrusted: [Certificate]
 
     // MARK: The steps
 
@@ -257,6 +263,7 @@ private struct Run {
     }
 
     private mutating func consult(_ outcome: ChainVerification) {
+        guard tracksConsulted else { return }
         consulted += outcome.builtChain
         for error in outcome.errors { if let certificate = error.certificate { consulted.append(certificate) } }
     }

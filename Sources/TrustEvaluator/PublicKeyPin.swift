@@ -69,6 +69,13 @@ public struct PublicKeyPin: Sendable, Hashable, CustomStringConvertible, Compara
 
     public static func < (lhs: PublicKeyPin, rhs: PublicKeyPin) -> Bool { lhs.description < rhs.description }
 
+    /// The digest's bytes in one call (the synthesized hash feeds them one by one): pins are
+    /// looked up in sets on every evaluation.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(algorithm)
+        digest.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
     /// True when this pin names the key of `certificate`.
     public func matches(_ certificate: Certificate) -> Bool {
         switch algorithm {

@@ -156,6 +156,8 @@ public struct PinnedCertificates: Sendable {
 public struct PinnedPublicKeys: Sendable {
     /// The pins.
     public let pins: Set<PublicKeyPin>
+    /// Whether any pin is SHA-1 (checked once, not on every match).
+    private let hasSHA1Pins: Bool
 
     /// - Parameters:
     ///   - pins: Pins given as hashes.
@@ -167,6 +169,7 @@ public struct PinnedPublicKeys: Sendable {
             throw PincheckError(.emptyPinSet, "public-key pinning needs at least one pin")
         }
         self.pins = all
+        self.hasSHA1Pins = all.contains { $0.algorithm == .sha1 }
     }
 
     /// Parses pin strings (`sha256/…`, bare base64, `pin-sha256="…"`).
@@ -181,7 +184,7 @@ public struct PinnedPublicKeys: Sendable {
     func matches(_ certificate: Certificate) -> [PublicKeyPin] {
         var result: [PublicKeyPin] = []
         if pins.contains(certificate.publicKeyPin) { result.append(certificate.publicKeyPin) }
-        if pins.contains(where: { $0.algorithm == .sha1 }), pins.contains(certificate.publicKeySHA1Pin) {
+        if hasSHA1Pins, pins.contains(certificate.publicKeySHA1Pin) {
             result.append(certificate.publicKeySHA1Pin)
         }
         return result

@@ -165,15 +165,46 @@ final class X509Handle: @unchecked Sendable {
         return result
     }
 
+    /// The dotted form of an OID. Objects OpenSSL knows by number are looked up in a table made
+    /// once (formatting an OID costs about a microsecond, and every certificate has several).
+    private static func dottedOID(_ object: OpaquePointer?) -> String {
+        guard let object else { return "" }
+        let nid = OBJ_obj2nid(object)
+        if nid != NID_undef, let known = knownOIDs[nid] { return known }
+        return formatOID(object)
+    }
+
+    private static func formatOID(_ object: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 128)
+        let length = OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1)
+        guard length > 0, Int(length) < buffer.count else { return "" }
+        return String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The extensions and key purposes certificates carry most, formatted by OpenSSL itself.
+    private static let knownOIDs: [Int32: String] = {
+        let nids = [
+            NID_subject_alt_name, NID_basic_constraints, NID_key_usage, NID_ext_key_usage, NID_subject_key_identifier,
+            NID_authority_key_identifier, NID_info_access, NID_crl_distribution_points, NID_certificate_policies,
+            NID_name_constraints, NID_policy_constraints, NID_ct_precert_scts, NID_tlsfeature, NID_issuer_alt_name,
+            NID_inhibit_any_policy, NID_policy_mappings, NID_server_auth, NID_client_auth, NID_code_sign,
+            NID_email_protect, NID_time_stamp, NID_OCSP_sign, NID_anyExtendedKeyUsage, NID_ct_precert_poison,
+        ]
+        var table: [Int32: String] = [:]
+        for nid in nids {
+            guard let object = OBJ_nid2obj(nid) else { continue }
+            let text = formatOID(object)
+            if !text.isEmpty { table[nid] = text }
+        }
+        return table
+    }()
+
     private static func readFacts(_ x: OpaquePointer) -> CertificateFacts {
         defer { OpenSSLErrorStack.clear() }
         var facts = CertificateFacts()
         for index in 0..<X509_get_ext_count(x) {
             guard let ext = X509_get_ext(x, index) else { continue }
-            var buffer = [CChar](repeating: 0, count: 128)
-            let length = OBJ_obj2txt(&buffer, Int32(buffer.count), X509_EXTENSION_get_object(ext), 1)
-            let oid = length > 0 ? String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-            facts.extensions.append(.init(oid: oid, critical: X509_EXTENSION_get_critical(ext) == 1))
+            facts.extensions.append(.init(oid: dottedOID(X509_EXTENSION_get_object(ext)), critical: X509_EXTENSION_get_critical(ext) == 1))
         }
         if let subject = X509_get_subject_name(x) {
             facts.subjectIsEmpty = X509_NAME_entry_count(subject) == 0
@@ -195,9 +226,8 @@ final class X509Handle: @unchecked Sendable {
                 var oids: [String] = []
                 for index in 0..<OPENSSL_sk_num(stack) {
                     guard let object = OPENSSL_sk_value(stack, index) else { continue }
-                    var buffer = [CChar](repeating: 0, count: 128)
-                    let length = OBJ_obj2txt(&buffer, Int32(buffer.count), OpaquePointer(object), 1)
-                    if length > 0 { oids.append(String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
+                    let oid = dottedOID(OpaquePointer(object))
+                    if !oid.isEmpty { oids.append(oid) }
                 }
                 EXTENDED_KEY_USAGE_free(stack)
                 facts.extendedKeyUsage = oids
@@ -232,7 +262,7 @@ final class X509Handle: @unchecked Sendable {
         var digest: Int32 = NID_undef, keyType: Int32 = NID_undef
         if OBJ_find_sigid_algs(X509_get_signature_nid(x), &digest, &keyType) == 1, digest != NID_undef,
            let name = OBJ_nid2sn(digest) {
-            facts.signatureDigest = String(cString: name)
+            facts.signatureDigest = String(cString: name).uppercased()
         }
         return facts
     }

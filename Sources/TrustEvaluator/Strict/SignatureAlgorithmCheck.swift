@@ -8,7 +8,7 @@ struct SignatureAlgorithmCheck: PathCheck {
         let judged = input.path.anchoring == .trustAnchor && input.path.count > 1
             ? input.path.certificates.dropLast() : input.path.certificates[...]
         for (depth, certificate) in judged.enumerated() {
-            if let digest = certificate.facts.signatureDigest, Self.weakDigests.contains(digest.uppercased()) {
+            if let digest = certificate.facts.signatureDigest, Self.weakDigests.contains(digest) {
                 findings.failures.append(Reason(.profileViolation,
                     "the certificate at depth \(depth) (\(certificate.subject)) is signed with \(digest), which the Web PKI no longer accepts"))
             }
