@@ -102,7 +102,7 @@ public struct Evaluator: Sendable {
         }
 
         // The same rounding as the verifier's: OpenSSL judges whole seconds.
-        let second = Int64(time.timeIntervalSince1970.rounded(.down))
+        let second = Timestamp.seconds(time)
         var cacheKey: VerdictCache.Key? = nil
         if let verdictCache, cacheable {
             let key = VerdictCache.key(evaluator: identity, chain: servedChain, host: requested?.text)

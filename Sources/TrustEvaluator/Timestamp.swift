@@ -61,6 +61,15 @@ public enum Timestamp {
         return Date(timeIntervalSince1970: TimeInterval(seconds) + fraction)
     }
 
+    /// Whole seconds since 1970 (rounded down) for a verification time, clamped to years
+    /// 0001–9999; NaN reads as the earliest, so certificates are "not yet valid" (fail closed).
+    /// Never traps, whatever `Date` a caller passes.
+    static func seconds(_ date: Date) -> Int64 {
+        let value = date.timeIntervalSince1970
+        guard !value.isNaN else { return -62_135_596_800 }
+        return Int64(max(-62_135_596_800, min(253_402_300_799, value.rounded(.down))))
+    }
+
     // MARK: Calendar arithmetic (H. Hinnant's days-from-civil algorithms)
 
     private static func split(_ date: Date) -> (days: Int, seconds: Int) {

@@ -261,3 +261,20 @@ struct SplitMix: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+@Suite("verification times out of range")
+struct ExtremeTimeTests {
+    @Test("NaN and infinite times never trap, and fail closed", arguments: [
+        TimeInterval.nan, .infinity, -.infinity, 1e300, -1e300,
+    ])
+    func extremes(seconds: TimeInterval) throws {
+        let time = Date(timeIntervalSince1970: seconds)
+        for cache in [nil, VerdictCache()] {
+            let evaluator = Evaluator(policy: Fixtures.policy(), verdictCache: cache)
+            let verdict = try evaluator.evaluate(Fixtures.chain("rsa-good"), host: Fixtures.host, at: time)
+            #expect(!verdict.isTrusted)
+            #expect(verdict.failures.contains { $0.code == .expired || $0.code == .notYetValid })
+        }
+        #expect(!Timestamp.iso8601(time).isEmpty)
+    }
+}

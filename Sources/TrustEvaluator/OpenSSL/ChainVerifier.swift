@@ -90,7 +90,7 @@ enum ChainVerifier {
             if request.revocationScope == .wholeChain { flags |= UInt(X509_V_FLAG_CRL_CHECK_ALL) }
         }
         _ = X509_VERIFY_PARAM_set_flags(parameters, flags)
-        let time = time_t(request.time.timeIntervalSince1970.rounded(.down))
+        let time = time_t(Timestamp.seconds(request.time))
         X509_VERIFY_PARAM_set_time(parameters, time)
         X509_VERIFY_PARAM_set_depth(parameters, Int32(clamping: request.maximumDepth))
         // Set for every peer kind (and none): besides the host check, NEVER_CHECK_SUBJECT stops

@@ -41,7 +41,7 @@ enum StapledOCSP {
         defer { X509_STORE_free(store) }
         _ = X509_STORE_add_cert(store, issuer.handle.ref)
         let parameters = X509_STORE_get0_param(store)
-        X509_VERIFY_PARAM_set_time(parameters, time_t(time.timeIntervalSince1970.rounded(.down)))
+        X509_VERIFY_PARAM_set_time(parameters, time_t(Timestamp.seconds(time)))
         _ = X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN))
         guard let untrusted = shim_sk_X509_new_null() else { return .unusable("sk_X509_new_null failed") }
         defer { shim_sk_X509_free(untrusted) }
