@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A bounded, thread-safe map that forgets its least recently used entries first.
 ///
@@ -7,8 +6,8 @@ import Synchronization
 /// and evicts its own least recently used entry when full.
 final class BoundedCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private final class Shard: Sendable {
-        let storage: Mutex<LRUStorage<Key, Value>>
-        init(capacity: Int) { storage = Mutex(LRUStorage(capacity: capacity)) }
+        let storage: Locked<LRUStorage<Key, Value>>
+        init(capacity: Int) { storage = Locked(LRUStorage(capacity: capacity)) }
     }
 
     private let shards: [Shard]

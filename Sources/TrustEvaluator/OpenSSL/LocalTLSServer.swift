@@ -17,7 +17,7 @@ public final class LocalTLSServer: @unchecked Sendable {
     private let context: OpaquePointer
     private let listener: Int32
     /// Whether `stop()` ran; set once, under the lock `stop()` holds while it shuts down.
-    private let stopped = Mutex(false)
+    private let stopped = Locked(false)
     /// Signalled by the accept loop when it ends.
     private let finished = Latch()
 

@@ -223,7 +223,7 @@ final class NameResolver: Sendable {
     /// Where a worker leaves its answer. The caller may stop waiting at any time; the answer is
     /// then released with this object when the worker lets go of it.
     private final class PendingLookup: Sendable {
-        private let result = Mutex<Result<[ResolvedAddress], ProbeError>?>(nil)
+        private let result = Locked<Result<[ResolvedAddress], ProbeError>?>(nil)
         private let done = DispatchSemaphore(value: 0)
 
         func finish(_ answer: Result<[ResolvedAddress], ProbeError>) {

@@ -70,3 +70,29 @@ public final class Latch: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 }
+
+/// A value behind a POSIX mutex.
+///
+/// Used instead of `Synchronization.Mutex` where threads share state in the engine: on Linux that
+/// lock's fast path lives in code ThreadSanitizer does not see, so TSan reports the accesses it
+/// protects as races; `pthread_mutex_lock` is intercepted and understood.
+final class Locked<Value>: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}
