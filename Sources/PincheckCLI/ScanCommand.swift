@@ -106,7 +106,7 @@ final class HostList: @unchecked Sendable {
 
     static func strip(_ raw: String) -> String {
         let uncommented = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return String(uncommented.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        return uncommented.trimmingWhitespaceCharacters()
     }
 
     private static func readLine(_ file: UnsafeMutablePointer<FILE>) -> String? {

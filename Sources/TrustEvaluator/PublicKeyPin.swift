@@ -86,7 +86,9 @@ public struct PublicKeyPin: Sendable, Hashable, CustomStringConvertible, Compara
 }
 
 extension StringProtocol {
-    func trimmingWhitespaceCharacters() -> String {
+    /// Without leading and trailing white space (`Character.isWhitespace`).
+    @_spi(PincheckInternal)
+    public func trimmingWhitespaceCharacters() -> String {
         String(Substring(self).trimmingWhitespace())
     }
 }

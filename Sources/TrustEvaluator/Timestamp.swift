@@ -74,7 +74,7 @@ public enum Timestamp {
 
     private static func split(_ date: Date) -> (days: Int, seconds: Int) {
         // Clamped to 0001-01-01 … 9999-12-31T23:59:59Z, the range four-digit years can show.
-        let total = Int(max(-62_135_596_800, min(253_402_300_799, date.timeIntervalSince1970.rounded(.down))))
+        let total = Int(seconds(date))
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
         return (days, total - days * 86_400)
     }

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import TrustEvaluator
+@_spi(PincheckInternal) import TrustEvaluator
 
 /// The `--json` shape of one evaluation (DESIGN §6). Field names are a stable contract.
 struct VerdictJSON: Encodable {
@@ -174,7 +174,7 @@ enum Format {
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
+        Hex.encode(bytes)
     }
 
     static func json(_ value: some Encodable) -> String {

@@ -312,6 +312,8 @@ enum PlistValue: Decodable {
         return result
     }
 
+    private static let nestingNames = [Array("dict".utf8), Array("array".utf8)]
+
     /// The deepest nesting of `<dict>` and `<array>` elements in plist XML, counted on the bytes
     /// (self-closing `<dict/>` and `<array/>` do not nest).
     static func nestingDepth(_ data: Data) -> Int {
@@ -319,16 +321,15 @@ enum PlistValue: Decodable {
         var deepest = 0
         let bytes = [UInt8](data)
         var index = 0
-        func matches(_ word: String, at start: Int) -> Bool {
-            let word = Array(word.utf8)
-            return start + word.count <= bytes.count && bytes[start..<(start + word.count)].elementsEqual(word)
+        func matches(_ word: [UInt8], at start: Int) -> Bool {
+            start + word.count <= bytes.count && bytes[start..<(start + word.count)].elementsEqual(word)
         }
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "<") {
                 let closing = index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "/")
                 let nameStart = closing ? index + 2 : index + 1
-                for name in ["dict", "array"] where matches(name, at: nameStart) {
-                    let after = nameStart + name.utf8.count
+                for name in nestingNames where matches(name, at: nameStart) {
+                    let after = nameStart + name.count
                     let end = after < bytes.count ? bytes[after] : 0
                     let selfClosing = end == UInt8(ascii: "/")
                     guard end == UInt8(ascii: ">") || end == UInt8(ascii: " ") || selfClosing else { continue }

@@ -21,11 +21,12 @@ enum FilePath {
     }
 }
 
-enum Hex {
+@_spi(PincheckInternal)
+public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
     /// Lowercase hexadecimal, two digits a byte.
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var out: [UInt8] = []
         for byte in bytes {
             out.append(digits[Int(byte >> 4)])
