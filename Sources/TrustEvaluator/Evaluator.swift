@@ -29,7 +29,7 @@ public struct Evaluator: Sendable {
     public let verdictCache: VerdictCache?
     private let diagnostics: (@Sendable (DiagnosticEvent) -> Void)?
     /// The policy's path checks, assembled once.
-    private let pathChecks: [any PathCheck]
+    private let pathChecks: PathChecks
     /// Tells this evaluator's cached verdicts from every other's (never reused in a process).
     private let identity: UInt64
     /// False when a check depends on time beyond validity periods: then nothing is cached.
@@ -48,7 +48,7 @@ public struct Evaluator: Sendable {
         self.diagnostics = diagnostics
         self.pathChecks = policy.pathChecks
         self.identity = evaluatorIdentities.wrappingAdd(1, ordering: .relaxed).newValue
-        self.cacheable = !pathChecks.contains { $0.dependsOnVerificationTime }
+        self.cacheable = !pathChecks.dependsOnVerificationTime
     }
 
     /// Judges a served chain given as DER, as TLS stacks hand it over: each certificate comes from
@@ -177,7 +177,7 @@ extension PeerName {
 /// The state of one evaluation.
 private struct Run {
     let policy: TrustPolicy
-    let checks: [any PathCheck]
+    let checks: PathChecks
     let served: [Certificate]
     let leaf: Certificate
     let time: Date
@@ -186,6 +186,8 @@ private struct Run {
     var warnings: [Reason] = []
     var path: VerifiedPath?
     var matches: [PinMatch] = []
+    /// OpenSSL's strict-rule findings on the chosen path that count as warnings only.
+    var toleratedFindings: [String] = []
     /// Certificates the verifier built paths from (besides the served ones): the validity of each
     /// bounds how long the verdict may be reused.
     var consulted: [Certificate] = []
@@ -194,7 +196,7 @@ private struct Run {
     /// The path checks' findings for a path already checked while choosing it.
     private var checkedPath: (path: VerifiedPath, findings: PathFindings)?
 
-    init(policy: TrustPolicy, checks: [any PathCheck], served: [Certificate], leaf: Certificate, time: Date, tracksConsulted: Bool) {
+    init(policy: TrustPolicy, checks: PathChecks, served: [Certificate], leaf: Certificate, time: Date, tracksConsulted: Bool) {
         self.policy = policy
         self.checks = checks
         self.served = served
@@ -215,7 +217,7 @@ private struct Run {
     }
 
     func verdict() -> Verdict {
-        Verdict(failures: failures, warnings: warnings, verifiedPath: failures.isEmpty ? path : nil,
+        Verdict(failures: failures, warnings: warnings + toleratedFindings.map { Reason(.profileViolation, $0) }, verifiedPath: failures.isEmpty ? path : nil,
                 servedChain: served, checkedHost: peer?.text, matchedPins: failures.isEmpty ? matches : [],
                 evaluationTime: time)
     }
@@ -248,7 +250,15 @@ private struct Run {
     private func pathFindings(_ path: VerifiedPath) -> PathFindings {
         var findings = PathFindings()
         let input = PathCheckInput(path: path, servedChain: served, peer: peer, time: time)
-        for check in checks { check.check(input, into: &findings) }
+        for check in checks.profile { check.check(input, into: &findings) }
+        if !validatesChain, !findings.failures.isEmpty {
+            // Chain validation is disabled: the pins (and the name) decide, and the profile only informs.
+            findings.warnings += findings.failures.map {
+                Reason($0.code, "\($0.message) (not counted: chain validation is disabled)", evidence: $0.evidence)
+            }
+            findings.failures = []
+        }
+        for check in checks.policy { check.check(input, into: &findings) }
         return findings
     }
 
@@ -313,6 +323,7 @@ private struct Run {
         consult(outcome)
         if outcome.succeeded, passesPathChecks(outcome.builtChain) {
             path = VerifiedPath(outcome.builtChain, anchoring: .trustAnchor)
+            toleratedFindings = outcome.tolerated
             return path
         }
         // OpenSSL stops at the first path it builds. When that one fails (or fails the policy's
@@ -328,6 +339,7 @@ private struct Run {
         }
         let verified = VerifiedPath(outcome.builtChain, anchoring: .trustAnchor)
         path = verified
+        toleratedFindings = outcome.tolerated
         return verified
     }
 
@@ -343,6 +355,7 @@ private struct Run {
             let outcome = ChainVerifier.verify(forced)
             consult(outcome)
             if outcome.succeeded, passesPathChecks(outcome.builtChain) {
+                toleratedFindings = outcome.tolerated
                 return VerifiedPath(outcome.builtChain, anchoring: .trustAnchor)
             }
         }
@@ -355,8 +368,10 @@ private struct Run {
         let outcome = ChainVerifier.verify(ChainVerificationRequest(
             leaf: leaf, untrusted: untrusted, anchors: pinned.anchors, peer: peer, time: time,
             allowPartialChain: true, maximumDepth: policy.maximumChainDepth,
-            purpose: policy.purpose, revocationLists: policy.revocationLists, revocationScope: policy.revocationScope))
+            purpose: policy.purpose, revocationLists: policy.revocationLists, revocationScope: policy.revocationScope,
+            strictRules: validatesChain ? .webPKI : .warningsOnly))
         consult(outcome)
+        toleratedFindings = outcome.tolerated
         let configured = pinned.certificates.map(\.publicKeyPin)
         let noPathToPin = outcome.errors.allSatisfy { Self.issuerNotFound.contains($0.code) }
         if !outcome.succeeded && noPathToPin {

@@ -35,3 +35,17 @@ struct PathFindings {
     var failures: [Reason] = []
     var warnings: [Reason] = []
 }
+
+/// A policy's path checks in their two kinds.
+struct PathChecks: Sendable {
+    /// The certificate profile's checks (``TrustPolicy/Profile``): with chain validation disabled
+    /// their failures are warnings, since the pins decide then.
+    var profile: [any PathCheck]
+    /// Checks the policy asked for, which decide whatever the chain validation.
+    var policy: [any PathCheck]
+
+    var isEmpty: Bool { profile.isEmpty && policy.isEmpty }
+    var dependsOnVerificationTime: Bool {
+        profile.contains { $0.dependsOnVerificationTime } || policy.contains { $0.dependsOnVerificationTime }
+    }
+}

@@ -41,8 +41,11 @@ public struct PublicKeyPin: Sendable, Hashable, CustomStringConvertible, Compara
         let trimmed = text.trimmingWhitespaceCharacters()
         var algorithm = Algorithm.sha256
         var body = Substring(trimmed)
-        if let rest = body.strippingPrefix("sha256//") ?? body.strippingPrefix("sha256/") {
-            body = rest
+        if let rest = body.strippingPrefix("sha256/") {
+            // curl writes `sha256//B64`, and a digest's base64 may itself start with `/` (one key
+            // in 64): the length decides, never the prefix order. A SHA-256 digest is 44 base64
+            // characters, so 45 starting with `/` is curl's form.
+            body = rest.utf8.count == Self.sha256Base64Length + 1 && rest.first == "/" ? rest.dropFirst() : rest
         } else if let rest = body.strippingPrefix("sha1/") {
             algorithm = .sha1
             body = rest
@@ -60,6 +63,9 @@ public struct PublicKeyPin: Sendable, Hashable, CustomStringConvertible, Compara
         }
         self.init(algorithm: algorithm, unchecked: digest)
     }
+
+    /// The length of a SHA-256 digest in padded base64.
+    static let sha256Base64Length = 44
 
     /// The base64 of the digest.
     public var base64: String { Base64.encode(digest) }

@@ -91,12 +91,15 @@ public struct TrustPolicy: Sendable {
     /// Extra checks run over every verified path, after OpenSSL's and the profile's (see ``PathCheck``).
     var additionalPathChecks: [any PathCheck] = []
 
-    /// Checks run over every verified path, after OpenSSL's (see ``PathCheck``).
-    var pathChecks: [any PathCheck] {
-        var checks: [any PathCheck] = []
-        if case .strictWebPKI = profile { checks += StrictWebPKI.checks(for: purpose) }
-        if !requiredKeyUsages.isEmpty { checks.append(RequiredKeyUsageCheck(required: requiredKeyUsages)) }
-        return checks + additionalPathChecks
+    /// Checks run over every verified path, after OpenSSL's (see ``PathCheck``): the profile's,
+    /// whose failures count only while the chain is validated, then the policy's own, which
+    /// always count (the host name, required key usages, revocation).
+    var pathChecks: PathChecks {
+        var policyChecks: [any PathCheck] = []
+        if purpose == .serverAuthentication { policyChecks.append(RegistryWildcardCheck()) }
+        if !requiredKeyUsages.isEmpty { policyChecks.append(RequiredKeyUsageCheck(required: requiredKeyUsages)) }
+        let profileChecks: [any PathCheck] = if case .strictWebPKI = profile { StrictWebPKI.checks(for: purpose) } else { [] }
+        return PathChecks(profile: profileChecks, policy: policyChecks + additionalPathChecks)
     }
 
     /// Creates a policy; the defaults fail closed: system anchors, chain and name required.

@@ -26,6 +26,22 @@ struct PublicKeyPinTests {
         #expect(!pin.matches(Fixtures.certificate("rsa-leaf-rotated")))
     }
 
+    /// A digest whose base64 starts with `/` (first byte 0xFC or above: one key in 64).
+    static let slashDigest: [UInt8] = [0xFC] + (1..<32).map { UInt8($0 * 5) }
+
+    @Test("a pin whose base64 starts with / parses in every spelling, curl's sha256// included", arguments: [
+        "sha256/", "sha256//", "", "  sha256/",
+    ])
+    func pinStartingWithSlash(prefix: String) throws {
+        let base64 = Data(Self.slashDigest).base64EncodedString()
+        try #require(base64.hasPrefix("/"))
+        let pin = try PublicKeyPin(prefix + base64)
+        #expect(pin.digest == Self.slashDigest)
+        #expect(pin.description == "sha256/" + base64)
+        // The pins Pincheck prints read back as themselves.
+        #expect(try PublicKeyPin(pin.description) == pin)
+    }
+
     @Test("a sha1/ pin parses to 20 bytes and keeps its algorithm")
     func sha1Pin() throws {
         let digest = (0..<20).map { UInt8($0 * 7) }

@@ -12,16 +12,27 @@ public struct PublicSuffixList: Sendable {
     private let rules: Set<String>
     private let wildcards: Set<String>
     private let exceptions: Set<String>
+    /// The rules of the list's ICANN section (all rules when the text has no section markers).
+    private let icann: (rules: Set<String>, wildcards: Set<String>, exceptions: Set<String>)
     /// Every proper ancestor of some rule: names with public suffixes beneath them.
     private let ancestors: Set<String>
 
-    /// Parses the list's text (rules one a line, `//` comments, `*.` wildcards, `!` exceptions).
+    /// Parses the list's text (rules one a line, `//` comments, `*.` wildcards, `!` exceptions;
+    /// the `===BEGIN PRIVATE DOMAINS===` comment starts the private section).
     public init(text: String) {
         var rules = Set<String>(), wildcards = Set<String>(), exceptions = Set<String>(), ancestors = Set<String>()
+        var icann = (rules: Set<String>(), wildcards: Set<String>(), exceptions: Set<String>())
+        var inPrivateSection = false
+        let privateMarker = Array("===BEGIN PRIVATE DOMAINS===".utf8)
         // Byte-level: the list has 12,000 lines, and Character-level splitting costs tens of
         // milliseconds at start-up. Only the few non-ASCII rules go through Punycode.
         for rawLine in text.utf8.split(separator: UInt8(ascii: "\n")) {
             let rule = rawLine.prefix { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") }
+            if rawLine.first == UInt8(ascii: "/"), rawLine.count >= privateMarker.count + 3,
+               rawLine.dropFirst(3).starts(with: privateMarker) {
+                inPrivateSection = true
+                continue
+            }
             guard !rule.isEmpty, !(rule.first == UInt8(ascii: "/") && rule.dropFirst().first == UInt8(ascii: "/")) else { continue }
             let line = String(decoding: rule, as: UTF8.self)
             let ascii = rule.allSatisfy { $0 < 0x80 } ? line.lowercased()
@@ -29,10 +40,13 @@ public struct PublicSuffixList: Sendable {
             let name: String
             if ascii.hasPrefix("!") {
                 name = String(ascii.dropFirst()); exceptions.insert(name)
+                if !inPrivateSection { icann.exceptions.insert(name) }
             } else if ascii.hasPrefix("*.") {
                 name = String(ascii.dropFirst(2)); wildcards.insert(name)
+                if !inPrivateSection { icann.wildcards.insert(name) }
             } else {
                 name = ascii; rules.insert(name)
+                if !inPrivateSection { icann.rules.insert(name) }
             }
             var labels = name.split(separator: ".")
             while labels.count > 1 {
@@ -45,6 +59,7 @@ public struct PublicSuffixList: Sendable {
         self.wildcards = wildcards
         self.exceptions = exceptions
         self.ancestors = ancestors
+        self.icann = icann
     }
 
     /// Reads the list from a file (Debian's by default).
@@ -59,8 +74,20 @@ public struct PublicSuffixList: Sendable {
     /// The list loaded once from Debian's copy, or nil when it is not installed.
     public static let system: PublicSuffixList? = try? PublicSuffixList()
 
-    /// True when `name` (lowercase A-labels) is itself a public suffix.
+    /// True when `name` (lowercase A-labels) is itself a public suffix, of either section.
     public func isPublicSuffix(_ name: String) -> Bool {
+        Self.isSuffix(name, rules: rules, wildcards: wildcards, exceptions: exceptions)
+    }
+
+    /// True when `name` (lowercase A-labels) is a suffix of the list's ICANN section, or an
+    /// unknown top-level domain: a registry, as Chromium's host check counts them
+    /// (`EXCLUDE_PRIVATE_REGISTRIES`, `INCLUDE_UNKNOWN_REGISTRIES`). `s3.amazonaws.com` and
+    /// `github.io`, suffixes of the private section, are not.
+    public func isICANNSuffix(_ name: String) -> Bool {
+        Self.isSuffix(name, rules: icann.rules, wildcards: icann.wildcards, exceptions: icann.exceptions)
+    }
+
+    private static func isSuffix(_ name: String, rules: Set<String>, wildcards: Set<String>, exceptions: Set<String>) -> Bool {
         if exceptions.contains(name) { return false }
         if rules.contains(name) { return true }
         if let dot = name.firstIndex(of: "."), wildcards.contains(String(name[name.index(after: dot)...])) { return true }

@@ -23,6 +23,18 @@ struct ChainVerification: Sendable {
     /// Every error the verifier reported (the callback keeps going so all of them are seen).
     let errors: [ChainVerificationError]
     let succeeded: Bool
+    /// Findings of `X509_V_FLAG_X509_STRICT` rules that were reported but not counted (see
+    /// ``StrictRules``), as messages for the verdict's warnings.
+    var tolerated: [String] = []
+}
+
+/// How the rules that `X509_V_FLAG_X509_STRICT` adds in OpenSSL 3.0 count.
+enum StrictRules: Sendable {
+    /// As the README's strict-profile table says: rules that Chromium, Firefox, Go and rustls all
+    /// leave alone on real server certificates, and that stop no attack, are warnings; the rest reject.
+    case webPKI
+    /// Every such rule is a warning (chain validation disabled: the pins decide).
+    case warningsOnly
 }
 
 /// The settings of one verification run.
@@ -39,6 +51,7 @@ struct ChainVerificationRequest {
     /// Supplied CRLs; when non-empty the leaf's (or the whole path's) revocation status is checked against them.
     var revocationLists: [CertificateRevocationList] = []
     var revocationScope: TrustPolicy.RevocationScope = .leaf
+    var strictRules: StrictRules = .webPKI
 }
 
 /// Wraps `X509_verify_cert` with Pincheck's hardened settings: purpose sslserver, X509_STRICT,
@@ -47,10 +60,39 @@ enum ChainVerifier {
     /// Collects errors from the verify callback; reached through the context's app data.
     private final class Collector {
         var errors: [ChainVerificationError] = []
+        var tolerated: [String] = []
         /// The verification time, to tell "expired" from "expires exactly now".
         let time: time_t
-        init(time: time_t) { self.time = time }
+        /// The strict rules reported as warnings.
+        let tolerating: Set<Int32>
+        init(time: time_t, tolerating: Set<Int32>) {
+            self.time = time
+            self.tolerating = tolerating
+        }
     }
+
+    /// The rules `X509_V_FLAG_X509_STRICT` adds (OpenSSL 3.0 `check_extensions`).
+    static let strictOnlyErrors: Set<Int32> = [
+        X509_V_ERR_EC_KEY_EXPLICIT_PARAMS, X509_V_ERR_PATHLEN_INVALID_FOR_NON_CA, X509_V_ERR_PATHLEN_WITHOUT_KU_KEY_CERT_SIGN,
+        X509_V_ERR_CA_BCONS_NOT_CRITICAL, X509_V_ERR_CA_CERT_MISSING_KEY_USAGE, X509_V_ERR_KU_KEY_CERT_SIGN_INVALID_FOR_NON_CA,
+        X509_V_ERR_ISSUER_NAME_EMPTY, X509_V_ERR_SUBJECT_NAME_EMPTY, X509_V_ERR_EMPTY_SUBJECT_SAN_NOT_CRITICAL,
+        X509_V_ERR_EMPTY_SUBJECT_ALT_NAME, X509_V_ERR_SIGNATURE_ALGORITHM_INCONSISTENCY,
+        X509_V_ERR_AUTHORITY_KEY_IDENTIFIER_CRITICAL, X509_V_ERR_SUBJECT_KEY_IDENTIFIER_CRITICAL,
+        X509_V_ERR_MISSING_AUTHORITY_KEY_IDENTIFIER, X509_V_ERR_MISSING_SUBJECT_KEY_IDENTIFIER,
+        X509_V_ERR_EXTENSIONS_REQUIRE_VERSION_3,
+    ]
+
+    /// The strict rules that are warnings in the Web PKI profile: none of Chromium, Firefox
+    /// (mozilla::pkix), Go's crypto/x509 and rustls-webpki enforces them, and none stops an
+    /// attack (key identifiers and these flags only help path building). The README's table
+    /// gives the evidence rule by rule; real chains need some of them (a cross-signed
+    /// intermediate without authorityKeyIdentifier, a Mozilla root without subjectKeyIdentifier).
+    static let webPKIWarnings: Set<Int32> = [
+        X509_V_ERR_MISSING_AUTHORITY_KEY_IDENTIFIER, X509_V_ERR_MISSING_SUBJECT_KEY_IDENTIFIER,
+        X509_V_ERR_CA_BCONS_NOT_CRITICAL, X509_V_ERR_CA_CERT_MISSING_KEY_USAGE,
+        X509_V_ERR_PATHLEN_INVALID_FOR_NON_CA, X509_V_ERR_PATHLEN_WITHOUT_KU_KEY_CERT_SIGN,
+        X509_V_ERR_KU_KEY_CERT_SIGN_INVALID_FOR_NON_CA,
+    ]
 
     static func verify(_ request: ChainVerificationRequest) -> ChainVerification {
         OpenSSLErrorStack.clear()
@@ -109,7 +151,11 @@ enum ChainVerifier {
             break
         }
 
-        let collector = Collector(time: time)
+        let tolerating = switch request.strictRules {
+        case .webPKI: webPKIWarnings
+        case .warningsOnly: strictOnlyErrors
+        }
+        let collector = Collector(time: time, tolerating: tolerating)
         let returned: Int32 = withExtendedLifetime(collector) {
             _ = shim_X509_STORE_CTX_set_app_data(context, Unmanaged.passUnretained(collector).toOpaque())
             X509_STORE_CTX_set_verify_cb(context) { ok, context in
@@ -122,12 +168,23 @@ enum ChainVerifier {
                    let notAfter = X509_get0_notAfter(current), ASN1_TIME_cmp_time_t(notAfter, collector.time) == 0 {
                     return 1
                 }
-                // X509_STRICT wants keyUsage on every CA, the trust anchor included. An anchor is
-                // trusted as configured (RFC 5280 §6.1.1 d: its key and name, not its extensions),
-                // so a root without keyUsage is accepted; intermediates still need it.
-                if code == X509_V_ERR_CA_CERT_MISSING_KEY_USAGE,
-                   Int(X509_STORE_CTX_get_error_depth(context)) == Int(shim_sk_X509_num(X509_STORE_CTX_get0_chain(context))) - 1,
-                   let current = X509_STORE_CTX_get_current_cert(context), X509_self_signed(current, 0) == 1 {
+                let depth = Int(X509_STORE_CTX_get_error_depth(context))
+                // X509_STRICT refuses a CA certificate without basicConstraints (X.509 v1), the
+                // trust anchor included. An anchor is trusted as configured (RFC 5280 §6.1.1 d: its
+                // name and key), and Mozilla shipped v1 roots (VeriSign Class 3 G3) that browsers
+                // trusted: for the self-signed anchor this is a warning; intermediates still need it.
+                if code == X509_V_ERR_INVALID_CA, depth == Int(shim_sk_X509_num(X509_STORE_CTX_get0_chain(context))) - 1,
+                   let current = X509_STORE_CTX_get_current_cert(context), X509_self_signed(current, 0) == 1,
+                   X509_check_ca(current) == 3 {
+                    let subject = X509Handle(borrowing: current).map { " (\($0.subject))" } ?? ""
+                    let finding = "the trust anchor at depth \(depth)\(subject) is an X.509 v1 root without basicConstraints; trusted as configured"
+                    if !collector.tolerated.contains(finding) { collector.tolerated.append(finding) }
+                    return 1
+                }
+                if collector.tolerating.contains(code) {
+                    let subject = X509_STORE_CTX_get_current_cert(context).flatMap { X509Handle(borrowing: $0) }.map { " (\($0.subject))" } ?? ""
+                    let finding = "the certificate at depth \(depth)\(subject): \(String(cString: X509_verify_cert_error_string(Int(code)))) (RFC 5280 strict rule, not counted)"
+                    if !collector.tolerated.contains(finding) { collector.tolerated.append(finding) }
                     return 1
                 }
                 let certificate = X509_STORE_CTX_get_current_cert(context).flatMap { X509Handle(borrowing: $0) }.map(Certificate.init(handle:))
@@ -153,7 +210,8 @@ enum ChainVerifier {
                 certificate: nil))
         }
         let built = builtChain(context, request)
-        return ChainVerification(builtChain: built, errors: errors, succeeded: returned == 1 && errors.isEmpty)
+        return ChainVerification(builtChain: built, errors: errors, succeeded: returned == 1 && errors.isEmpty,
+                                 tolerated: collector.tolerated)
     }
 
     /// The context's chain (borrowed: it lives as long as the context), mapped back to the caller's

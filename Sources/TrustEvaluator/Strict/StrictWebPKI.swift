@@ -12,7 +12,6 @@ enum StrictWebPKI {
         case .serverAuthentication:
             return common + [
                 SubjectAltNameCheck(), SubjectCommonNameCheck(), ExtendedKeyUsageCheck(), RootExtendedKeyUsageCheck(),
-                PublicSuffixWildcardCheck(),
             ]
         case .clientAuthentication:
             return common + [EmailAddressCheck()]
