@@ -74,3 +74,24 @@ crl crl-intermediate-empty rsa-intermediate "$TMP/empty.idx"
 crl crl-root-revokes-intermediate rsa-root "$TMP/root-revoked.idx"
 crl crl-root-empty rsa-root "$TMP/empty.idx"
 echo "Generated revocation fixtures in $OUT"
+
+# A leaf issued directly by rsa-root, and a revoked staple for it signed by the root itself: the
+# response's issuer is the trust anchor, not a served certificate (issue 12, "every route").
+mkdir -p $K/revocation
+openssl req -new -newkey rsa:2048 -nodes -keyout "$K/revocation/rsa-direct-leaf.key" -subj "/O=Pincheck Tests/CN=www.example.test" \
+  -out "$TMP/direct.csr" 2>/dev/null
+cat > "$TMP/direct.ext" <<EXT
+basicConstraints = CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+subjectAltName = DNS:www.example.test
+EXT
+openssl x509 -req -in "$TMP/direct.csr" -CA $C/rsa-root.pem -CAkey $K/rsa-root.key -set_serial 0xd12ec7 \
+  -days 36500 -sha256 -extfile "$TMP/direct.ext" -out "$OUT/rsa-direct-leaf.pem" 2>/dev/null
+printf 'R\t%s\t250101000000Z,keyCompromise\t%s\tunknown\t%s\n' $exp "$(serial $OUT/rsa-direct-leaf.pem)" "$(subject $OUT/rsa-direct-leaf.pem)" > "$TMP/direct.idx"
+echo "unique_subject = no" > "$TMP/direct.idx.attr"
+openssl ocsp -issuer $C/rsa-root.pem -cert "$OUT/rsa-direct-leaf.pem" -no_nonce -reqout "$TMP/direct.req" 2>/dev/null
+openssl ocsp -index "$TMP/direct.idx" -rsigner $C/rsa-root.pem -rkey $K/rsa-root.key -CA $C/rsa-root.pem -reqin "$TMP/direct.req" \
+  -ndays 36500 -respout "$OUT/ocsp-direct-revoked.der" 2>/dev/null

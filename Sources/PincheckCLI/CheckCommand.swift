@@ -133,11 +133,10 @@ struct HostCheck: Sendable {
             warnings.append(CheckWarning(code: "served.incomplete-chain",
                 message: "the server sent \(result.servedChain.count) certificate\(result.servedChain.count == 1 ? "" : "s") and no path to an anchor could be built: an intermediate is probably missing"))
         }
+        // A stapled response is judged with the chain, on every route (its reasons are the
+        // verdict's); only its absence is a warning of the live check's own.
         if result.stapledOCSPResponse == nil {
             warnings.append(CheckWarning(code: "ocsp.not-stapled", message: "no stapled OCSP response: clients must fetch revocation status themselves, or go without"))
-        } else if let status = result.stapledOCSPStatus, status != "good" {
-            warnings.append(CheckWarning(code: "ocsp.stapled-not-good",
-                message: "the stapled OCSP response says \"\(status)\" (check reports the claim; it does not verify the response's signature)"))
         }
         let existing = Set(verdict.warnings.map(\.code.description))
         let pinCount: Int? = switch policy?.pinning {

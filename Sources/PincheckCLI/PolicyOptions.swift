@@ -132,7 +132,7 @@ struct Judge: Sendable {
                stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> (verdict: Verdict, action: Decision.Action) {
         switch kind {
         case .policy(let evaluator):
-            let verdict = try evaluator.evaluate(chain, host: host, at: time)
+            let verdict = try evaluator.evaluate(chain, host: host, at: time, stapledOCSPResponse: stapledOCSPResponse)
             return (verdict, verdict.isTrusted ? .useCredential : .reject)
         case .manager(let manager):
             guard let host else { throw PincheckError(.invalidHost, "--config chooses policies by host name: give --host") }

@@ -156,7 +156,8 @@ public struct ChallengeAdapter: Sendable {
         }
         let decision: Decision
         do {
-            decision = try trustManager.evaluate(chain, host: space.host, port: space.port, at: now())
+            decision = try trustManager.evaluate(chain, host: space.host, port: space.port, at: now(),
+                                                 stapledOCSPResponse: space.serverTrust?.stapledOCSPResponse)
         } catch {
             return ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
                 error: ServerTrustError(.evaluationFailed, "the chain served by \(space.host) could not be evaluated: \(error)", underlying: error))

@@ -58,13 +58,18 @@ public struct PeerTrust: Sendable {
     public let servedChain: [Certificate]
     /// Pincheck's judgement, once one was made.
     public let verdict: Verdict?
+    /// The OCSP response the peer stapled for its leaf (DER), if the stack received one: it is
+    /// judged with the chain, and a *revoked* status refuses it.
+    public let stapledOCSPResponse: [UInt8]?
 
     /// - Parameters:
     ///   - servedChain: What the peer sent, leaf first.
     ///   - verdict: A verdict already reached for this chain, if any.
-    public init(servedChain: [Certificate], verdict: Verdict? = nil) {
+    ///   - stapledOCSPResponse: The stapled OCSP response (DER), if the stack has one.
+    public init(servedChain: [Certificate], verdict: Verdict? = nil, stapledOCSPResponse: [UInt8]? = nil) {
         self.servedChain = servedChain
         self.verdict = verdict
+        self.stapledOCSPResponse = stapledOCSPResponse
     }
 }
 

@@ -138,6 +138,25 @@ public struct Evaluator: Sendable {
         return verdict
     }
 
+    /// Judges a served chain together with the OCSP response the server stapled for its leaf,
+    /// as a TLS client that received it would: the response is checked against the verified path
+    /// (its issuer may be the trust anchor, which the server never sends). A response that
+    /// verifies and says *revoked* is `revocation.revoked` and the chain is not trusted; one that
+    /// is unusable, stale or *unknown* is a warning, unless the leaf is must-staple.
+    /// - Parameters:
+    ///   - stapledOCSPResponse: The DER OCSP response, or nil when none was stapled.
+    ///   - servedChain, host, time: As in ``evaluate(_:host:at:)``.
+    /// - Throws: As ``evaluate(_:host:at:)``.
+    public func evaluate(_ servedChain: [Certificate], host: String?, at time: Date,
+                         stapledOCSPResponse: [UInt8]?) throws(PincheckError) -> Verdict {
+        guard let stapledOCSPResponse else { return try evaluate(servedChain, host: host, at: time) }
+        var stapled = policy
+        stapled.additionalPathChecks.append(StapledOCSPCheck(response: stapledOCSPResponse, policy: RevocationPolicy()))
+        // A response's freshness depends on the time: no verdict cache.
+        return try Evaluator(policy: stapled, certificateCache: certificateCache, verdictCache: nil, diagnostics: diagnostics)
+            .evaluate(servedChain, host: host, at: time)
+    }
+
     /// Every certificate and CRL whose validity could have decided the verdict bounds its reuse.
     private func validityWindow(at second: Int64, served: [Certificate], consulted: [Certificate]) -> ValidityWindow {
         var window = ValidityWindow(at: second)

@@ -189,3 +189,24 @@ struct ChallengeAdapterTests {
         #expect(AuthenticationMethod.all.filter(\.isSessionWide) == [.serverTrust, .clientCertificate, .ntlm, .negotiate])
     }
 }
+
+@Suite("Adapter: a stapled OCSP response travels with the server trust and is judged")
+struct ChallengeAdapterStapleTests {
+    @Test("a revoked staple for a leaf issued by the root cancels the challenge; without it the chain is trusted")
+    func revokedStaple() throws {
+        let leaf = PKI.certificate("revocation/rsa-direct-leaf")
+        let staple = Array(try Data(contentsOf: URL(fileURLWithPath: PKI.path("revocation/ocsp-direct-revoked.der"))))
+        let manager = TrustManager(policies: [try HostPolicy("www.example.test", policy: TrustPolicy(anchors: try TrustAnchors(certificates: [PKI.root])))],
+                                   allHostsMustBeEvaluated: true, defaultValidation: TrustPolicy(anchors: PKI.anchors))
+        let adapter = ChallengeAdapter(trustManager: manager, now: { PKI.time })
+        func challenge(_ staple: [UInt8]?) -> Challenge {
+            Challenge(protectionSpace: ProtectionSpace(host: "www.example.test", port: 443, authenticationMethod: .serverTrust,
+                                                       serverTrust: PeerTrust(servedChain: [leaf], stapledOCSPResponse: staple)))
+        }
+        let revoked = adapter.decide(challenge(staple))
+        #expect(revoked.disposition == .cancelAuthenticationChallenge)
+        #expect(revoked.verdict?.failures.map(\.code) == [.revoked])
+        let plain = adapter.decide(challenge(nil))
+        #expect(plain.disposition == .useCredential)
+    }
+}
