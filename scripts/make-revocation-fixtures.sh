@@ -12,20 +12,18 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 serial() { openssl x509 -in "$1" -noout -serial | cut -d= -f2; }
 subject() { openssl x509 -in "$1" -noout -subject -nameopt compat | sed 's/^subject=//'; }
 
+# A server leaf for www.example.test: name, issuer, serial, key file, extra extension lines.
+leaf() {
+  openssl req -new -newkey rsa:2048 -nodes -keyout "$4" -subj "/O=Pincheck Tests/CN=www.example.test" -out "$TMP/$1.csr" 2>/dev/null
+  printf '%s\n' "basicConstraints = CA:FALSE" "keyUsage = critical, digitalSignature, keyEncipherment" \
+    "extendedKeyUsage = serverAuth" "subjectKeyIdentifier = hash" "authorityKeyIdentifier = keyid" \
+    "subjectAltName = DNS:www.example.test" "${@:5}" > "$TMP/$1.ext"
+  openssl x509 -req -in "$TMP/$1.csr" -CA $C/$2.pem -CAkey $K/$2.key -set_serial "$3" \
+    -days 36500 -sha256 -extfile "$TMP/$1.ext" -out "$OUT/$1.pem" 2>/dev/null
+}
+
 # A leaf that requires stapling (TLS feature extension, status_request), issued by rsa-intermediate.
-openssl req -new -newkey rsa:2048 -nodes -keyout "$OUT/rsa-must-staple.key" -subj "/O=Pincheck Tests/CN=www.example.test" \
-  -out "$TMP/ms.csr" 2>/dev/null
-cat > "$TMP/ms.ext" <<EXT
-basicConstraints = CA:FALSE
-keyUsage = critical, digitalSignature, keyEncipherment
-extendedKeyUsage = serverAuth
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-subjectAltName = DNS:www.example.test
-tlsfeature = status_request
-EXT
-openssl x509 -req -in "$TMP/ms.csr" -CA $C/rsa-intermediate.pem -CAkey $K/rsa-intermediate.key -set_serial 0x5ea1ed \
-  -days 36500 -sha256 -extfile "$TMP/ms.ext" -out "$OUT/rsa-must-staple.pem" 2>/dev/null
+leaf rsa-must-staple rsa-intermediate 0x5ea1ed "$OUT/rsa-must-staple.key" "tlsfeature = status_request"
 cat "$OUT/rsa-must-staple.pem" $C/rsa-intermediate.pem > "$OUT/must-staple-chain.pem"
 
 # The CA database the responder answers from: rsa-leaf and the must-staple leaf are valid, the
@@ -73,25 +71,14 @@ crl crl-intermediate-revokes-leaf rsa-intermediate "$TMP/revoked.idx"
 crl crl-intermediate-empty rsa-intermediate "$TMP/empty.idx"
 crl crl-root-revokes-intermediate rsa-root "$TMP/root-revoked.idx"
 crl crl-root-empty rsa-root "$TMP/empty.idx"
-echo "Generated revocation fixtures in $OUT"
 
 # A leaf issued directly by rsa-root, and a revoked staple for it signed by the root itself: the
 # response's issuer is the trust anchor, not a served certificate (issue 12, "every route").
 mkdir -p $K/revocation
-openssl req -new -newkey rsa:2048 -nodes -keyout "$K/revocation/rsa-direct-leaf.key" -subj "/O=Pincheck Tests/CN=www.example.test" \
-  -out "$TMP/direct.csr" 2>/dev/null
-cat > "$TMP/direct.ext" <<EXT
-basicConstraints = CA:FALSE
-keyUsage = critical, digitalSignature, keyEncipherment
-extendedKeyUsage = serverAuth
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-subjectAltName = DNS:www.example.test
-EXT
-openssl x509 -req -in "$TMP/direct.csr" -CA $C/rsa-root.pem -CAkey $K/rsa-root.key -set_serial 0xd12ec7 \
-  -days 36500 -sha256 -extfile "$TMP/direct.ext" -out "$OUT/rsa-direct-leaf.pem" 2>/dev/null
+leaf rsa-direct-leaf rsa-root 0xd12ec7 "$K/revocation/rsa-direct-leaf.key"
 printf 'R\t%s\t250101000000Z,keyCompromise\t%s\tunknown\t%s\n' $exp "$(serial $OUT/rsa-direct-leaf.pem)" "$(subject $OUT/rsa-direct-leaf.pem)" > "$TMP/direct.idx"
 echo "unique_subject = no" > "$TMP/direct.idx.attr"
 openssl ocsp -issuer $C/rsa-root.pem -cert "$OUT/rsa-direct-leaf.pem" -no_nonce -reqout "$TMP/direct.req" 2>/dev/null
 openssl ocsp -index "$TMP/direct.idx" -rsigner $C/rsa-root.pem -rkey $K/rsa-root.key -CA $C/rsa-root.pem -reqin "$TMP/direct.req" \
   -ndays 36500 -respout "$OUT/ocsp-direct-revoked.der" 2>/dev/null
+echo "Generated revocation fixtures in $OUT"
