@@ -22,10 +22,13 @@ let package = Package(
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
         .target(name: "TrustEvaluator", dependencies: ["COpenSSL"]),
+        // glibc's mallopt (malloc.h), which the Glibc module does not import: scan bounds its arenas.
+        .systemLibrary(name: "CGlibcMalloc"),
         .target(
             name: "PincheckCLI",
             dependencies: [
                 "TrustEvaluator",
+                "CGlibcMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -126,17 +126,17 @@ struct HostCheck: Sendable {
         if let path = verdict.verifiedPath, path.count > 1 {
             let missing = path.certificates.dropFirst().dropLast().filter { !served.contains($0) }
             for certificate in missing {
-                warnings.append(CheckWarning(code: "served.incomplete-chain",
+                warnings.append(CheckWarning(code: .incompleteChain,
                     message: "the server did not send the intermediate \(certificate.subject); clients that do not already hold it will fail"))
             }
         } else if verdict.failures.contains(where: { $0.code == .unknownIssuer }) {
-            warnings.append(CheckWarning(code: "served.incomplete-chain",
+            warnings.append(CheckWarning(code: .incompleteChain,
                 message: "the server sent \(result.servedChain.count) certificate\(result.servedChain.count == 1 ? "" : "s") and no path to an anchor could be built: an intermediate is probably missing"))
         }
         // A stapled response is judged with the chain, on every route (its reasons are the
         // verdict's); only its absence is a warning of the live check's own.
         if result.stapledOCSPResponse == nil {
-            warnings.append(CheckWarning(code: "ocsp.not-stapled", message: "no stapled OCSP response: clients must fetch revocation status themselves, or go without"))
+            warnings.append(CheckWarning(code: .notStapled, message: "no stapled OCSP response: clients must fetch revocation status themselves, or go without"))
         }
         let existing = Set(verdict.warnings.map(\.code.description))
         let pinCount: Int? = switch policy?.pinning {
@@ -145,13 +145,13 @@ struct HostCheck: Sendable {
         case .some(.publicKeys(let pinned)): pinned.pins.count
         }
         if pinCount == 1, !existing.contains("pin.no-backup") {
-            warnings.append(CheckWarning(code: "pin.no-backup", message: "only one pin is configured: a key rotation or a compromise locks clients out; add a backup pin"))
+            warnings.append(CheckWarning(code: .noBackupPin, message: "only one pin is configured: a key rotation or a compromise locks clients out; add a backup pin"))
         }
         if !verdict.matchedPins.isEmpty, verdict.matchedPins.allSatisfy({ $0.depth == 0 }),
            let leaf = verdict.matchedPins.first?.certificate {
             let days = Format.daysLeft(leaf, at: verdict.evaluationTime)
             if days < 30 {
-                warnings.append(CheckWarning(code: "pin.leaf-expiring",
+                warnings.append(CheckWarning(code: .leafExpiring,
                     message: "only the leaf's key is pinned and the leaf expires in \(days) days: if the renewed certificate gets a new key, clients are locked out"))
             }
         }
@@ -160,8 +160,21 @@ struct HostCheck: Sendable {
 }
 
 struct CheckWarning: Sendable, Hashable {
+    /// The warnings only a live check gives.
+    enum Code: String, CaseIterable {
+        case incompleteChain = "served.incomplete-chain"
+        case notStapled = "ocsp.not-stapled"
+        case noBackupPin = "pin.no-backup"
+        case leafExpiring = "pin.leaf-expiring"
+    }
+
     let code: String
     let message: String
+
+    init(code: Code, message: String) {
+        self.code = code.rawValue
+        self.message = message
+    }
 }
 
 /// The result of checking one host.
@@ -286,7 +299,7 @@ struct CheckReport {
         case .networkFailure(let error):
             console.line("\(console.paint(console.paint("NETWORK ERROR", .red), .bold))  \(outcome.target) for \(outcome.host)")
             console.line()
-            console.line("  \(console.paint(error.code.description, .red))  \(error.message)")
+            console.line("  \(console.paint(error.code.description, .red))  \(Terminal.printable(error.message))")
         case .evaluated(let probe, let verdict):
             render(probe, verdict)
         }
@@ -339,7 +352,8 @@ struct CheckReport {
     }
 
     private func reasonLines(_ code: String, _ message: String, _ colour: Console.Colour) {
-        let lines = message.split(separator: "\n", omittingEmptySubsequences: false)
+        // Messages quote what the peer sent (its names): no control character reaches the terminal.
+        let lines = Terminal.printable(message, keepingNewlines: true).split(separator: "\n", omittingEmptySubsequences: false)
         console.line("  \(console.paint(code, colour))  \(lines.first ?? "")")
         for line in lines.dropFirst() { console.line("    \(line)") }
     }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
-import TrustEvaluator
+@_spi(PincheckInternal) import TrustEvaluator
 
 extension ConfigurationFormat: ExpressibleByArgument {}
 
@@ -18,9 +18,7 @@ struct Import: ConsoleCommand {
     var file: String
 
     func execute(_ console: Console) throws -> ExitStatus {
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw PincheckError(.unreadableFile, "the file cannot be read", source: file)
-        }
+        let data = Data(try InputFile.read(file, limit: InputFile.configurationLimit, what: "configuration file"))
         let json = try ConfigurationImporter.pincheckJSON(from: data, format: kind, source: file)
         // Check that what was printed loads (patterns, pins), so a bad import fails here, not later.
         _ = try Configuration.decode(Data(json.utf8), source: file, baseDirectory: ".")

@@ -39,29 +39,73 @@ public struct Pincheck: ParsableCommand {
 
     /// Parses `arguments` (without the program name), runs the command, and returns its exit code,
     /// mapping swift-argument-parser's codes to Pincheck's contract (usage errors → 2).
+    ///
+    /// Every error is one line on `errors`, `pincheck: error[CODE]: message`, and with `--json` also
+    /// a JSON object `{"error":{"code":…,"message":…}}` on `output`. When `output` cannot be
+    /// written (a full disk, a closed descriptor), the command fails with exit 2 and says so on
+    /// `errors`: a result nobody received is not a success.
     public static func run(_ arguments: [String], output: Console = .standardOutput, errors: Console = .standardError) -> Int32 {
+        let json = arguments.contains("--json")
+        var status: Int32
         do {
             let command = try parseAsRoot(arguments)
             if let command = command as? any ConsoleCommand {
-                return try command.execute(output).rawValue
+                status = try command.execute(output).rawValue
+            } else {
+                var other = command
+                try other.run()
+                status = ExitStatus.trusted.rawValue
             }
-            var other = command
-            try other.run()
-            return ExitStatus.trusted.rawValue
         } catch let error as PincheckError {
-            errors.line("pincheck: error: \(error)")
-            return ExitStatus.badInput.rawValue
+            status = fail(code: error.code.description, message: error.description, json: json, output: output, errors: errors)
         } catch {
             let code = exitCode(for: error)
             let message = fullMessage(for: error)
             if code == .success {
                 if !message.isEmpty { output.line(message) }
-                return 0
+                status = 0
+            } else if error is ExitCode {
+                // A status a command chose itself, after printing its own report.
+                status = code.rawValue
+            } else {
+                // Usage and validation errors (64), and anything else thrown, are "bad input".
+                let first = message.split(separator: "\n", maxSplits: 1).first.map(String.init) ?? message
+                let text = first.hasPrefix("Error: ") ? String(first.dropFirst("Error: ".count)) : first
+                status = fail(code: usageCode, message: text, json: json, output: output, errors: errors, detail: message)
             }
-            if !message.isEmpty { errors.line(message) }
-            // Usage and validation errors (64), and anything else thrown, are "bad input".
+        }
+        if let failure = output.writeFailure {
+            errors.line("pincheck: error[\(outputWriteFailedCode)]: cannot write the result to standard output: \(failure)")
             return ExitStatus.badInput.rawValue
         }
+        return status
+    }
+
+    /// The code of command-line usage errors (unknown options, missing arguments, invalid values).
+    static let usageCode = "input.usage"
+    /// The code of an output that could not be written.
+    static let outputWriteFailedCode = "output.write-failed"
+
+    /// The most of an error message that is printed: messages may quote inputs, which can be huge.
+    static let messageLimit = 2_048
+
+    private static func fail(code: String, message full: String, json: Bool, output: Console, errors: Console, detail: String? = nil) -> Int32 {
+        let message = full.utf8.count <= messageLimit ? full
+            : String(decoding: full.utf8.prefix(messageLimit), as: UTF8.self) + "… (\(full.utf8.count) bytes in all)"
+        errors.line("pincheck: error[\(code)]: \(Terminal.printable(message))")
+        if let detail, detail.contains("\n") {
+            // swift-argument-parser's usage lines, after the one-line error.
+            for line in detail.split(separator: "\n", omittingEmptySubsequences: false).dropFirst() { errors.line(Terminal.printable(String(line))) }
+        }
+        if json {
+            struct Body: Encodable { let code: String; let message: String }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            if let data = try? encoder.encode(["error": Body(code: code, message: message)]) {
+                output.line(String(decoding: data, as: UTF8.self))
+            }
+        }
+        return ExitStatus.badInput.rawValue
     }
 
     /// The `pincheck` binary's entry point.

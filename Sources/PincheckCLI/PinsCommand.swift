@@ -36,8 +36,9 @@ struct Pins: ConsoleCommand {
     func execute(_ console: Console) throws -> ExitStatus {
         let time = at.flatMap(PolicyOptions.parseTime) ?? Date()
         if !FileManager.default.fileExists(atPath: file) {
-            guard let target = try? ProbeTarget(parsing: file, defaultPort: connection.port) else {
-                throw PincheckError(.unreadableFile, "no such file, and not HOST[:PORT] either", source: file)
+            // A missing file is not a host to look up: `pins chian.pem` says so, without DNS.
+            guard Self.looksLikeHost(file), let target = try? ProbeTarget(parsing: file, defaultPort: connection.port) else {
+                throw PincheckError(.unreadableFile, "no such file (HOST[:PORT] is read as a host only when it looks like one)", source: file)
             }
             return try HostPins(target: target, caFiles: caFiles, connection: connection, time: time, json: output.json).run(console)
         }
@@ -48,6 +49,20 @@ struct Pins: ConsoleCommand {
         }
         Self.render(certificates, at: time, console)
         return .trusted
+    }
+
+    /// File name endings that say "a file", never a host (`chain.pem` is a valid DNS name).
+    static let fileExtensions: Set<String> = ["pem", "crt", "cer", "der", "key", "csr", "p7b", "p7c", "p12", "pfx", "txt", "json", "plist", "xml", "conf"]
+
+    /// Whether a missing file's name reads as HOST[:PORT]: no path separator, and an IP literal, an
+    /// explicit port, or a last label that is not a certificate file's extension.
+    static func looksLikeHost(_ argument: String) -> Bool {
+        guard !argument.contains("/") else { return false }
+        if argument.hasPrefix("[") || argument.filter({ $0 == ":" }).count > 1 { return true }   // IPv6
+        if argument.contains(":") { return true }                                                 // HOST:PORT
+        guard let last = argument.split(separator: ".").last else { return false }
+        if argument.allSatisfy({ $0.isNumber || $0 == "." }) { return true }                      // IPv4
+        return !fileExtensions.contains(last.lowercased())
     }
 
     static func render(_ certificates: [Certificate], at time: Date, _ console: Console) {

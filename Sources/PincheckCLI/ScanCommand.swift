@@ -1,4 +1,5 @@
 import ArgumentParser
+internal import CGlibcMalloc
 import FoundationEssentials
 @_spi(PincheckInternal) import TrustEvaluator
 #if canImport(Glibc)
@@ -32,90 +33,226 @@ struct Scan: ConsoleCommand {
 
     func execute(_ console: Console) throws -> ExitStatus {
         let runner = HostCheck(judge: try policy.makeJudge(), connection: connection, policy: policy)
-        let source = try HostList(path: hosts)
-        let state = ScanState(console: console, json: output.json, total: hosts == "-" ? nil : try HostList.count(path: hosts))
+        // Opened once and read once, streaming: a pipe, a FIFO or standard input is read as it comes.
+        let source = try HostList(path: hosts, writerTimeout: connection.timeout)
+        let state = ScanState(console: console, json: output.json, total: source.countHostsAndRewind())
+        // glibc gives each thread that allocates its own malloc arena, reserving 64 MiB of address
+        // space apiece (up to 8 per core): 64 workers reserved about 1 GiB for 30 MiB of use and
+        // crashed under an address-space limit. One arena per core is plenty for workers that
+        // mostly wait on the network.
+        _ = pincheck_limit_malloc_arenas(Int32(max(2, sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
         let started = ContinuousClock.now
         let finished = Latch(count: concurrency)
-        for _ in 0..<concurrency {
-            let started = DetachedThread.start(stackSize: 1 << 20) {
-                defer { finished.signal() }
-                while let line = source.next() {
-                    let item: ScanItem
+        let work: @Sendable () -> Void = {
+            while let line = source.next() {
+                let item: ScanItem
+                if let problem = line.problem {
+                    item = .invalid(line: line.number, text: line.text, code: problem.code.description, message: problem.message)
+                } else {
                     do {
                         let target = try ProbeTarget(parsing: line.text, defaultPort: connection.port)
                         item = .checked(try runner.run(target))
+                    } catch let error as PincheckError {
+                        item = .invalid(line: line.number, text: line.text, code: error.code.description, message: error.message)
                     } catch {
-                        item = .invalid(line: line.number, text: line.text, message: "\(error)")
+                        item = .invalid(line: line.number, text: line.text, code: PincheckError.Code.invalidHost.description, message: "\(error)")
                     }
-                    state.record(item)
                 }
+                state.record(item)
             }
-            // No thread: the hosts are still checked, by the workers that did start.
-            if !started { finished.signal() }
         }
+        var workers = 0
+        for _ in 0..<concurrency {
+            // 256 KiB of stack: a worker runs the probe and the evaluator, never deep recursion.
+            if DetachedThread.start(stackSize: Self.workerStackSize, { defer { finished.signal() }; work() }) {
+                workers += 1
+            } else {
+                finished.signal()
+            }
+        }
+        // No thread could be started (a process limit): the hosts are still checked, here.
+        if workers == 0 { work() }
         finished.wait()
+        if let error = source.error { throw error }
+        guard state.count > 0 else {
+            throw PincheckError(.emptyInput, "the host list names no host (one HOST[:PORT] per line)", source: hosts)
+        }
         return state.finish(elapsed: ContinuousClock.now - started)
     }
+
+    static let workerStackSize = 256 * 1024
 }
 
 enum ScanItem: Sendable {
     case checked(CheckOutcome)
-    case invalid(line: Int, text: String, message: String)
+    case invalid(line: Int, text: String, code: String, message: String)
 }
 
-/// The lines of a host list, read one at a time under a lock (a file or standard input).
+/// The lines of a host list, read once, one at a time under a lock, from whatever the path is:
+/// a file, standard input (`-`), a pipe or a FIFO. Lines are bounded (``maximumLineLength``) and
+/// so is the whole list (``maximumSize``): a line past the bound is reported, not kept.
 final class HostList: @unchecked Sendable {
-    // @unchecked Sendable: `file` and `number` are only touched under `lock`.
+    // @unchecked Sendable: every stored property but the constants is only touched under `lock`.
     private let lock = Lock()
-    private let file: UnsafeMutablePointer<FILE>
+    private let descriptor: Int32
+    private let isRegularFile: Bool
+    private let path: String
     private var number = 0
+    private var buffer: [UInt8] = []
+    private var atEnd = false
+    private var bytesRead = 0
+    private var failure: PincheckError?
 
-    struct Line { let number: Int; let text: String }
+    /// The longest host-list line read (a host name is at most 253 bytes; comments fit too).
+    static let maximumLineLength = 4_096
+    /// The most a host list may hold (two million hosts fit).
+    static let maximumSize = 64 << 20
+    /// How much of a refused line is echoed back.
+    static let echoLength = 64
 
-    /// - Throws: `PincheckError` when the file cannot be opened.
-    init(path: String) throws(PincheckError) {
-        // Standard input through its own FILE over a duplicate of descriptor 0.
-        let opened = path == "-" ? fdopen(dup(0), "r") : fopen(path, "r")
-        guard let opened else {
-            throw PincheckError(.unreadableFile, "cannot open the host list: \(String(cString: strerror(errno)))", source: path)
-        }
-        file = opened
+    struct Line {
+        let number: Int
+        /// The host text, or a bounded, printable excerpt of a refused line.
+        let text: String
+        /// Why the line is refused before it is parsed (too long, not UTF-8, a NUL byte).
+        let problem: PincheckError?
     }
 
-    deinit { fclose(file) }
+    /// - Parameters:
+    ///   - path: The list's path, or `-` for standard input.
+    ///   - writerTimeout: How long a named FIFO may wait for a writer's first line, in seconds.
+    /// - Throws: `PincheckError` when the path cannot be opened, is a directory, or is a FIFO no
+    ///   one writes to within `writerTimeout`.
+    init(path: String, writerTimeout: Double = 10) throws(PincheckError) {
+        self.path = path
+        // Non-blocking open: a FIFO without a writer opens at once (and then reads as empty)
+        // instead of blocking the command for ever; reads are blocking again after.
+        let opened = path == "-" ? dup(0) : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard opened >= 0 else {
+            throw PincheckError(.unreadableFile, "cannot open the host list: \(String(cString: strerror(errno)))", source: path)
+        }
+        var status = stat()
+        guard fstat(opened, &status) == 0 else {
+            close(opened)
+            throw PincheckError(.unreadableFile, "cannot read the host list: \(String(cString: strerror(errno)))", source: path)
+        }
+        if status.st_mode & S_IFMT == S_IFDIR {
+            close(opened)
+            throw PincheckError(.unreadableFile, "the host list is a directory", source: path)
+        }
+        // A named FIFO (not a pipe from `<(…)` or `-`, whose writer already exists) waits for its
+        // writer no longer than the command's --timeout.
+        var linkStatus = stat()
+        if path != "-", lstat(path, &linkStatus) == 0, linkStatus.st_mode & S_IFMT == S_IFIFO {
+            var poller = pollfd(fd: opened, events: Int16(POLLIN), revents: 0)
+            var ready: Int32
+            repeat { ready = poll(&poller, 1, Int32(clamping: Int(writerTimeout * 1000))) } while ready < 0 && errno == EINTR
+            if ready == 0 {
+                close(opened)
+                throw PincheckError(.unreadableFile, "no one wrote to the FIFO within \(writerTimeout) s (--timeout)", source: path)
+            }
+        }
+        let flags = fcntl(opened, F_GETFL)
+        if flags >= 0 { _ = fcntl(opened, F_SETFL, flags & ~O_NONBLOCK) }
+        descriptor = opened
+        isRegularFile = status.st_mode & S_IFMT == S_IFREG
+    }
+
+    deinit { close(descriptor) }
+
+    /// Why reading stopped early, if it did (a read error, or a list over ``maximumSize``).
+    var error: PincheckError? { lock.withLock { failure } }
+
+    /// For a regular file, how many hosts it lists (so the progress bar knows the total), read
+    /// through the same descriptor and rewound; nil for anything that can be read only once.
+    func countHostsAndRewind() -> Int? {
+        guard isRegularFile else { return nil }
+        var count = 0
+        while next() != nil { count += 1 }
+        return lock.withLock {
+            guard failure == nil, lseek(descriptor, 0, SEEK_SET) == 0 else { return nil }
+            number = 0; buffer = []; atEnd = false; bytesRead = 0
+            return count
+        }
+    }
 
     /// The next host line, without comments and surrounding blanks; `nil` at the end.
     func next() -> Line? {
         lock.withLock {
-            while let raw = Self.readLine(file) {
+            while let (raw, tooLong) = readLine() {
                 number += 1
-                let text = Self.strip(raw)
-                if !text.isEmpty { return Line(number: number, text: text) }
+                if tooLong {
+                    return Line(number: number, text: Self.excerpt(raw), problem: PincheckError(.tooLarge,
+                        "line \(number) is longer than \(Self.maximumLineLength) bytes; a host list holds one HOST[:PORT] per line"))
+                }
+                if raw.contains(0) {
+                    return Line(number: number, text: Self.excerpt(raw), problem: PincheckError(.invalidHost, "line \(number) holds a NUL byte"))
+                }
+                guard let decoded = String(validating: raw, as: UTF8.self) else {
+                    return Line(number: number, text: Self.excerpt(raw), problem: PincheckError(.invalidHost, "line \(number) is not UTF-8"))
+                }
+                let text = Self.strip(decoded)
+                if !text.isEmpty { return Line(number: number, text: text, problem: nil) }
             }
             return nil
         }
     }
 
-    /// How many hosts a file lists (a first pass, so the progress bar knows the total).
-    static func count(path: String) throws(PincheckError) -> Int {
-        let list = try HostList(path: path)
-        var count = 0
-        while list.next() != nil { count += 1 }
-        return count
+    /// One line (without its newline), or its first ``maximumLineLength`` bytes and `true` when
+    /// it is longer (the rest is read and dropped). Called under `lock`.
+    private func readLine() -> ([UInt8], Bool)? {
+        var tooLong = false
+        var kept: [UInt8] = []
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                if !tooLong { kept += buffer[..<newline] }
+                buffer.removeSubrange(...newline)
+                return (Array(kept.prefix(Self.maximumLineLength)), tooLong || kept.count > Self.maximumLineLength)
+            }
+            // No newline yet: keep at most one line's worth, and say so past it.
+            if !tooLong {
+                kept += buffer
+                if kept.count > Self.maximumLineLength { tooLong = true; kept.removeSubrange(Self.maximumLineLength...) }
+            }
+            buffer.removeAll(keepingCapacity: true)
+            if atEnd || failure != nil {
+                return kept.isEmpty && !tooLong ? nil : (kept, tooLong)
+            }
+            fill()
+        }
+    }
+
+    /// Reads the next chunk into `buffer`. Called under `lock`.
+    private func fill() {
+        guard bytesRead < Self.maximumSize else {
+            failure = PincheckError(.tooLarge, "the host list is larger than \(Self.maximumSize >> 20) MiB", source: path)
+            return
+        }
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 {
+                failure = PincheckError(.unreadableFile, "cannot read the host list: \(String(cString: strerror(errno)))", source: path)
+            } else if count == 0 {
+                atEnd = true
+            } else {
+                bytesRead += count
+                buffer += chunk[..<count]
+            }
+            return
+        }
+    }
+
+    /// A refused line as it may be shown: its first ``echoLength`` bytes, printable.
+    static func excerpt(_ raw: [UInt8]) -> String {
+        let head = String(decoding: raw.prefix(echoLength), as: UTF8.self)
+        return Terminal.printable(head) + (raw.count > echoLength ? "…" : "")
     }
 
     static func strip(_ raw: String) -> String {
         let uncommented = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         return uncommented.trimmingWhitespaceCharacters()
-    }
-
-    private static func readLine(_ file: UnsafeMutablePointer<FILE>) -> String? {
-        var buffer: UnsafeMutablePointer<CChar>? = nil
-        var capacity = 0
-        defer { free(buffer) }
-        let length = getline(&buffer, &capacity, file)
-        guard length >= 0, let buffer else { return nil }
-        return String(decoding: UnsafeRawBufferPointer(start: buffer, count: length), as: UTF8.self)
     }
 }
 
@@ -137,6 +274,9 @@ final class ScanState: @unchecked Sendable {
     private var pinFailureCount = 0
     private var networkFailures: [(target: String, code: String)] = []
     private static let listLimit = 50
+
+    /// How many lines were recorded (hosts checked and lines refused).
+    var count: Int { lock.withLock { done } }
 
     init(console: Console, json: Bool, total: Int?) {
         self.console = console
@@ -174,13 +314,13 @@ final class ScanState: @unchecked Sendable {
                 } else {
                     console.line(humanLine(outcome))
                 }
-            case .invalid(let line, let text, let message):
+            case .invalid(let line, let text, let code, let message):
                 invalid += 1
                 worst = .worst(worst, .badInput)
                 if json {
-                    console.line(Self.compactJSON(BadInputLine(target: text, line: line, message: message)))
+                    console.line(Self.compactJSON(BadInputLine(target: text, line: line, code: code, message: message)))
                 } else {
-                    console.line("\(pad(console.paint("bad input", .red), 14))  line \(line): \(text): \(message)")
+                    console.line("\(pad(console.paint("bad input", .red), 14))  line \(line): \(Terminal.printable(text)): \(code): \(Terminal.printable(message))")
                 }
             }
             drawProgress()
@@ -197,7 +337,7 @@ final class ScanState: @unchecked Sendable {
             let why = verdict.failures.map(\.code.description).joined(separator: ", ")
             return "\(pad(console.paint("not trusted", .red), 14))  \(target)  \(outcome.host)  \(why)"
         case .networkFailure(let error):
-            return "\(pad(console.paint("network error", .yellow), 14))  \(target)  \(error.code): \(error.message)"
+            return "\(pad(console.paint("network error", .yellow), 14))  \(target)  \(error.code): \(Terminal.printable(error.message))"
         }
     }
 
@@ -291,7 +431,7 @@ struct ScanSummary: Encodable {
 /// A `scan --json` line for a host-list line that is not a host.
 struct BadInputLine: Encodable {
     struct Reason: Encodable {
-        let code = "input.invalid-host"
+        let code: String
         let message: String
     }
     let target: String
@@ -300,9 +440,9 @@ struct BadInputLine: Encodable {
     let trusted = false
     let reasons: [Reason]
 
-    init(target: String, line: Int, message: String) {
+    init(target: String, line: Int, code: String, message: String) {
         self.target = target
         self.line = line
-        self.reasons = [Reason(message: message)]
+        self.reasons = [Reason(code: code, message: message)]
     }
 }

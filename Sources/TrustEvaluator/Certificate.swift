@@ -106,11 +106,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// Reads and parses a PEM bundle or DER certificate file.
     /// - Throws: ``PincheckError`` naming the file: unreadable, empty or malformed.
     public static func load(contentsOf path: String) throws(PincheckError) -> [Certificate] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
-            throw PincheckError(.unreadableFile, "the file \(reason)", source: path)
-        }
-        return try parseBundle(Array(data), source: path)
+        try parseBundle(try InputFile.read(path, limit: InputFile.certificateLimit), source: path)
     }
 
     /// The certificate's DER encoding, byte for byte as parsed.

@@ -14,6 +14,11 @@ enum HostName {
     static func peerName(for host: String) throws(PincheckError) -> PeerName {
         // Nearly every caller passes a name that is already canonical: take it as it is.
         if isCanonicalDNSName(host) { return .dns(host) }
+        // C APIs (inet_pton, SNI) would read only up to a NUL: "127.0.0.1\0evil.example" must not
+        // become 127.0.0.1. No control character belongs in a host name.
+        guard !host.utf8.contains(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D || $0 == 0x7F }) else {
+            throw PincheckError(.invalidHost, "the host name contains a NUL or another control character")
+        }
         var name = host.trimmingWhitespaceCharacters()
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         if isIPv4(name) || isIPv6(name) { return .ipAddress(name.lowercased()) }

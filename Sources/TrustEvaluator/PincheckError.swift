@@ -5,7 +5,7 @@
 public struct PincheckError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A stable, machine-readable code. New codes may be added; match on the ones you handle.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
-        private enum Base: String, Sendable, Hashable {
+        enum Base: String, Sendable, Hashable, CaseIterable {
             case malformedDER = "input.malformed-der"
             case malformedPEM = "input.malformed-pem"
             case emptyInput = "input.empty"
@@ -22,6 +22,8 @@ public struct PincheckError: Error, Sendable, Hashable, CustomStringConvertible 
 
         private let base: Base
         private init(_ base: Base) { self.base = base }
+        /// Every code there is (the README's list is checked against it).
+        static var all: [Code] { Base.allCases.map(Code.init) }
 
         /// The code's stable text, such as `input.malformed-der`.
         public var description: String { base.rawValue }

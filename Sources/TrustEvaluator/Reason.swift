@@ -3,7 +3,7 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
     /// A stable, machine-readable code such as `chain.expired` or `pin.mismatch`.
     /// New codes may be added in later versions.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
-        private enum Base: String, Sendable, Hashable {
+        enum Base: String, Sendable, Hashable, CaseIterable {
             // Chain verification (OpenSSL).
             case expired = "chain.expired"
             case notYetValid = "chain.not-yet-valid"
@@ -46,6 +46,8 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
 
         private let base: Base
         private init(_ base: Base) { self.base = base }
+        /// Every code there is (the README's list is checked against it).
+        static var all: [Code] { Base.allCases.map(Code.init) }
 
         public var description: String { base.rawValue }
 

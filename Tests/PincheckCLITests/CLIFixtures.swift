@@ -29,18 +29,36 @@ enum CLIFixtures {
     }
 
     /// Runs the built `pincheck` binary (next to the test bundle).
-    static func runBinary(_ arguments: [String]) throws -> Result {
+    /// - Parameters:
+    ///   - input: Written to its standard input (closed at once when nil).
+    ///   - outputPath: A file its standard output goes to (`/dev/full`, say) instead of a pipe.
+    ///   - addressSpaceKiB: An address-space limit (`ulimit -v`) to run it under.
+    static func runBinary(_ arguments: [String], input: String? = nil, outputPath: String? = nil,
+                          addressSpaceKiB: Int? = nil) throws -> Result {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let binary = directory.appendingPathComponent("pincheck")
         let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
+        if let addressSpaceKiB {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -v \(addressSpaceKiB) && exec \"$0\" \"$@\"", binary.path] + arguments
+        } else {
+            process.executableURL = binary
+            process.arguments = arguments
+        }
         let out = Pipe()
         let err = Pipe()
-        process.standardOutput = out
+        let stdin = Pipe()
+        if let outputPath {
+            process.standardOutput = FileHandle(forWritingAtPath: outputPath)
+        } else {
+            process.standardOutput = out
+        }
         process.standardError = err
+        process.standardInput = stdin
         try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        let outData = outputPath == nil ? out.fileHandleForReading.readDataToEndOfFile() : Data()
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Result(status: process.terminationStatus,

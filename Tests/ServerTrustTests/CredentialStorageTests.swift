@@ -54,4 +54,24 @@ struct CredentialStorageTests {
         }
         #expect("\(credential)".contains("alice"))
     }
+
+    @Test("a symbolic link planted at the old temporary name is not followed, and no temporary file is left")
+    func plantedLink() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-credentials-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("credentials.json")
+        let victim = folder.appendingPathComponent("victim.txt")
+        try "do not overwrite".write(to: victim, atomically: true, encoding: .utf8)
+        // The name the old code wrote through (FILE.tmp-PID), planted as a link to the victim.
+        try FileManager.default.createSymbolicLink(atPath: file.path + ".tmp-\(getpid())", withDestinationPath: victim.path)
+        let storage = try CredentialStorage(permanentFile: file)
+        try storage.set(Credential(user: "alice", password: "hunter2", persistence: .permanent), for: Self.space)
+        #expect(try String(contentsOf: victim, encoding: .utf8) == "do not overwrite")
+        #expect(try CredentialStorage(permanentFile: file).credentials(for: Self.space)["alice"]?.password == "hunter2")
+        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".tmp-") && $0 != "credentials.json.tmp-\(getpid())" }
+        #expect(left.isEmpty, "\(left)")
+    }
 }

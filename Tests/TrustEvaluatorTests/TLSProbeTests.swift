@@ -145,4 +145,23 @@ struct LocalTLSServerTests {
         #expect(throws: PincheckError.self) { try LocalTLSServer(chain: chain, privateKeyPEM: otherKey) }
         #expect(throws: PincheckError.self) { try LocalTLSServer(chain: chain, privateKeyPEM: "not a key") }
     }
+
+    @Test("a server whose accept thread cannot start throws at once, and its deinit neither waits nor frees twice")
+    func noThread() throws {
+        let chain = Fixtures.chain("rsa-deep")
+        let key = try String(contentsOfFile: Fixtures.path("keys/rsa-deep-leaf.key"), encoding: .utf8)
+        let started = ContinuousClock.now
+        for _ in 0..<3 {
+            let error = #expect(throws: PincheckError.self) {
+                _ = try LocalTLSServer(chain: chain, privateKeyPEM: key, startingThread: { _ in false })
+            }
+            #expect(error?.message.contains("accept thread") == true)
+        }
+        // The failed servers' deinits ran above; before the fix the first one blocked for ever.
+        #expect(ContinuousClock.now - started < .seconds(5))
+        // And a server that does start still serves.
+        let server = try LocalTLSServer(chain: chain, privateKeyPEM: key)
+        defer { server.stop() }
+        #expect(try TLSProbe(timeout: .seconds(5)).probe(ProbeTarget(host: "127.0.0.1", port: server.port), serverName: "www.example.test").servedChain == chain)
+    }
 }

@@ -8,6 +8,8 @@ import Glibc
 public final class Console: Sendable {
     /// What a capturing console has received.
     private let text = Mutex("")
+    /// The first write error, as `strerror` says it.
+    private let failure = Mutex<String?>(nil)
     /// The descriptor written to; nil for a capturing console.
     private let fileDescriptor: Int32?
     /// True when writing to a terminal: colour and progress are shown only then.
@@ -40,11 +42,18 @@ public final class Console: Sendable {
             let written = bytes.withUnsafeMutableBytes { Glibc.write(fileDescriptor, $0.baseAddress! + offset, $0.count - offset) }
             if written < 0 {
                 if errno == EINTR { continue }
-                return   // a closed pipe or full disk: nothing more can be said there
+                // A closed descriptor or a full disk: nothing more can be said there, and the
+                // command must not claim success (`Pincheck.run` turns this into exit 2).
+                let reason = String(cString: strerror(errno))
+                failure.withLock { if $0 == nil { $0 = reason } }
+                return
             }
             offset += written
         }
     }
+
+    /// Why a write failed, if one did.
+    public var writeFailure: String? { failure.withLock { $0 } }
 
     /// Writes one line.
     public func line(_ string: String = "") { write(string + "\n") }

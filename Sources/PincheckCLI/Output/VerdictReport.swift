@@ -39,7 +39,8 @@ struct VerdictReport {
     }
 
     private func reasonLines(_ reason: Reason, colour: Console.Colour) {
-        let lines = reason.message.split(separator: "\n", omittingEmptySubsequences: false)
+        // Messages quote what the peer sent (its names): no control character reaches the terminal.
+        let lines = Terminal.printable(reason.message, keepingNewlines: true).split(separator: "\n", omittingEmptySubsequences: false)
         console.line("  \(console.paint(reason.code.description, colour))  \(lines.first ?? "")")
         for line in lines.dropFirst() { console.line("    \(line)") }
     }

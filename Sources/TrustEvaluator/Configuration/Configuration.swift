@@ -34,9 +34,7 @@ public struct Configuration: Sendable {
     /// - Throws: ``PincheckError`` naming the file and the key path of the first problem.
     public static func load(contentsOf path: String, anchors: TrustAnchors? = nil,
                             publicSuffixes: PublicSuffixList? = PublicSuffixList.system) throws(PincheckError) -> Configuration {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw PincheckError(.unreadableFile, "the configuration file cannot be read", source: path)
-        }
+        let data = Data(try InputFile.read(path, limit: InputFile.configurationLimit, what: "configuration file"))
         let directory = FilePath.directory(of: path)
         return try decode(data, source: path, baseDirectory: directory.isEmpty ? "." : directory,
                           anchors: anchors, publicSuffixes: publicSuffixes)
@@ -56,6 +54,11 @@ public struct Configuration: Sendable {
         } catch let error as PincheckError {
             throw error
         } catch let error as DecodingError {
+            // Foundation says only "not valid JSON": say where.
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+               let problem = JSONSyntax.firstProblem(in: Array(data)) {
+                throw PincheckError(.invalidPolicy, "not valid JSON: line \(problem.line), column \(problem.column): \(problem.message)", source: source)
+            }
             throw PincheckError(.invalidPolicy, ConfigurationError.describe(error), source: source)
         } catch {
             throw PincheckError(.invalidPolicy, "not valid JSON: \(error)", source: source)

@@ -65,10 +65,7 @@ public struct CertificateRevocationList: Sendable, Hashable {
     /// Reads the CRLs in a file: PEM (one or more `X509 CRL` blocks) or one DER CRL.
     /// - Throws: ``PincheckError`` naming the file: unreadable, empty, or not CRLs.
     public static func load(contentsOf path: String) throws(PincheckError) -> [CertificateRevocationList] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw PincheckError(.unreadableFile, "the CRL file cannot be read", source: path)
-        }
-        let bytes = Array(data)
+        let bytes = try InputFile.read(path, limit: InputFile.certificateLimit, what: "CRL file")
         guard PEM.looksLikePEM(bytes) else { return [try CertificateRevocationList(derEncoded: bytes, source: path)] }
         var lists: [CertificateRevocationList] = []
         for (index, block) in try PEM.blocks(in: bytes, source: path).enumerated() {

@@ -26,7 +26,14 @@ public final class LocalTLSServer: @unchecked Sendable {
     ///   - chain: The certificates to serve, leaf first, exactly as a server would send them.
     ///   - privateKeyPEM: The leaf's private key (PEM).
     /// - Throws: ``PincheckError`` when the key does not load or match, or the socket cannot listen.
-    public init(chain: [Certificate], privateKeyPEM: String) throws(PincheckError) {
+    public convenience init(chain: [Certificate], privateKeyPEM: String) throws(PincheckError) {
+        try self.init(chain: chain, privateKeyPEM: privateKeyPEM, startingThread: { DetachedThread.start($0) })
+    }
+
+    /// - Parameter startingThread: Starts the accept loop on a thread; false when no thread can
+    ///   be had (a process limit). The test seam for that failure.
+    init(chain: [Certificate], privateKeyPEM: String,
+         startingThread: (@escaping @Sendable () -> Void) -> Bool) throws(PincheckError) {
         guard let leaf = chain.first else { throw PincheckError(.emptyChain, "a server needs a certificate to serve") }
         OpenSSLErrorStack.clear()
         guard let context = SSL_CTX_new(TLS_server_method()) else { throw PincheckError(.openSSL, "SSL_CTX_new failed") }
@@ -68,7 +75,10 @@ public final class LocalTLSServer: @unchecked Sendable {
         self.context = context
         self.listener = socketFD
         self.port = UInt16(bigEndian: address.sin_port)
-        guard DetachedThread.start({ [self] in acceptLoop() }) else {
+        guard startingThread({ [self] in acceptLoop() }) else {
+            // Every property is set, so `deinit` will run `stop()`: mark the server stopped first,
+            // so it neither waits for an accept loop that never ran nor frees the context twice.
+            stopped.withLock { $0 = true }
             close(socketFD)
             SSL_CTX_free(context)
             throw PincheckError(.openSSL, "cannot start the server's accept thread")

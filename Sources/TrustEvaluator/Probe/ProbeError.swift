@@ -3,7 +3,7 @@
 public struct ProbeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A stable, machine-readable code. New codes may be added; match on the ones you handle.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
-        private enum Base: String, Sendable, Hashable {
+        enum Base: String, Sendable, Hashable, CaseIterable {
             case dnsFailure = "network.dns-failure"
             case refused = "network.refused"
             case timeout = "network.timeout"
@@ -17,6 +17,8 @@ public struct ProbeError: Error, Sendable, Hashable, CustomStringConvertible {
 
         private let base: Base
         private init(_ base: Base) { self.base = base }
+        /// Every code there is (the README's list is checked against it).
+        static var all: [Code] { Base.allCases.map(Code.init) }
 
         /// The code's stable text, such as `network.refused`.
         public var description: String { base.rawValue }
