@@ -232,14 +232,8 @@ struct AFSecurityPolicyMatrixTests {
         ("testThatPolicyCanBeCopied / testThatPolicyCanBeEncodedAndDecoded", "`NSCopying` and `NSSecureCoding`"),
     ]
 
-    @Test("testDefaultPolicy…: pinning mode none, invalid certificates refused, names validated, nothing pinned")
-    func defaults() {
-        let policy = SecurityPolicy.defaultPolicy()
-        #expect(policy.pinningMode == .none)
-        #expect(!policy.allowInvalidCertificates)
-        #expect(policy.validatesDomainName)
-        #expect(policy.pinnedCertificates.isEmpty)
-    }
+    // AFNetworking's four testDefaultPolicy… value tests (mode none, invalid certificates refused,
+    // names validated, nothing pinned) are SecurityPolicyTests.defaults.
 
     @Test("test…HasHTTPBinOrgPinnedCertificate: certificates(inDirectory:) finds httpbin.org's certificate once")
     func certificatesInDirectory() throws {
