@@ -42,7 +42,6 @@ struct Scan: ConsoleCommand {
         // mostly wait on the network.
         _ = pincheck_limit_malloc_arenas(Int32(max(2, sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
         let started = ContinuousClock.now
-        let finished = Latch(count: concurrency)
         let work: @Sendable () -> Void = {
             while let line = source.next() {
                 let item: ScanItem
@@ -61,18 +60,7 @@ struct Scan: ConsoleCommand {
                 state.record(item)
             }
         }
-        var workers = 0
-        for _ in 0..<concurrency {
-            // 256 KiB of stack: a worker runs the probe and the evaluator, never deep recursion.
-            if DetachedThread.start(stackSize: Self.workerStackSize, { defer { finished.signal() }; work() }) {
-                workers += 1
-            } else {
-                finished.signal()
-            }
-        }
-        // No thread could be started (a process limit): the hosts are still checked, here.
-        if workers == 0 { work() }
-        finished.wait()
+        Self.runWorkers(concurrency, work: work)
         if let error = source.error { throw error }
         guard state.count > 0 else {
             throw PincheckError(.emptyInput, "the host list names no host (one HOST[:PORT] per line)", source: hosts)
@@ -81,6 +69,25 @@ struct Scan: ConsoleCommand {
     }
 
     static let workerStackSize = 256 * 1024
+
+    /// Runs `work` on `count` threads and returns when all have finished. When no thread can be
+    /// started (a process limit), `work` runs on the calling thread: the hosts are still checked.
+    /// - Parameter startingThread: Starts a thread (the test seam for a process out of threads).
+    static func runWorkers(_ count: Int, work: @escaping @Sendable () -> Void,
+                           startingThread: (@escaping @Sendable () -> Void) -> Bool = { DetachedThread.start(stackSize: workerStackSize, $0) }) {
+        let finished = Latch(count: count)
+        var workers = 0
+        for _ in 0..<count {
+            // 256 KiB of stack: a worker runs the probe and the evaluator, never deep recursion.
+            if startingThread({ defer { finished.signal() }; work() }) {
+                workers += 1
+            } else {
+                finished.signal()
+            }
+        }
+        if workers == 0 { work() }
+        finished.wait()
+    }
 }
 
 enum ScanItem: Sendable {

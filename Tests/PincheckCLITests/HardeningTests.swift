@@ -1,7 +1,8 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import PincheckCLI
-import TrustEvaluator
+@_spi(PincheckInternal) import TrustEvaluator
 
 /// Issue 16's findings, each with the regression test that failed before the fix.
 @Suite("Hardening the command", .serialized)
@@ -185,5 +186,51 @@ struct HardeningTests {
         let result = try F.runBinary(command, addressSpaceKiB: 300_000)
         #expect(result.status == 0, "exit \(result.status): \(result.errors.suffix(300))")
         #expect(try Self.summary(result.output)["trusted"] as? Int == 300)
+    }
+
+    // 1. A scan that cannot start a thread still checks every host.
+    @Test("with no thread to be had, the workers' loop runs on the calling thread")
+    func noWorkerThread() {
+        let done = Mutex(0)
+        Scan.runWorkers(8, work: { done.withLock { $0 += 1 } }, startingThread: { _ in false })
+        #expect(done.withLock { $0 } == 1)
+        let started = Mutex(0)
+        Scan.runWorkers(4, work: { started.withLock { $0 += 1 } })
+        #expect(started.withLock { $0 } == 4)
+    }
+
+    // 3. Files are size-checked before they are read; error messages are bounded.
+    @Test("a configuration over the limit is input.too-large before it is read")
+    func oversizedConfiguration() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-big-\(UUID().uuidString).json").path
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(truncate(path, off_t(InputFile.configurationLimit + 1)) == 0)   // sparse: nothing to read first
+        for arguments in [["lint", path], ["import", "okhttp", path], ["verify", F.path("chains/rsa-good.pem"), "--host", "www.example.test", "--config", path]] {
+            let result = F.run(arguments)
+            #expect(result.status == 2)
+            #expect(result.errors.contains("error[input.too-large]"), "\(arguments): \(result.errors)")
+        }
+    }
+
+    @Test("an error quoting a huge value is cut to a bounded length")
+    func boundedMessage() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-long-\(UUID().uuidString).json").path
+        try "{ \"version\": 1, \"hosts\": [ { \"pattern\": \"\(String(repeating: "a", count: 3 << 20))\", \"pins\": [] } ] }"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = F.run(["lint", path, "--json"])
+        #expect(result.status == 2)
+        #expect(result.errors.utf8.count < 4_096, "\(result.errors.utf8.count) bytes")
+        #expect(result.output.utf8.count < 4_096)
+    }
+
+    @Test("a JSON configuration that does not parse says where")
+    func jsonPosition() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-bad-\(UUID().uuidString).json").path
+        try "{\n  \"version\": 1,\n  \"hosts\": [ {\"pattern\": \"a.example\" \"pins\": [] } ]\n}".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = F.run(["lint", path])
+        #expect(result.errors.contains("line 3, column 38: expected ',' or '}'"), "\(result.errors)")
     }
 }
