@@ -233,4 +233,29 @@ struct HardeningTests {
         let result = F.run(["lint", path])
         #expect(result.errors.contains("line 3, column 38: expected ',' or '}'"), "\(result.errors)")
     }
+
+    // 7. A subjectAltName with ESC and BEL, from a certificate the openssl CLI makes here.
+    @Test("a subjectAltName holding ESC and BEL is escaped in verify's human host.mismatch line")
+    func escapedSubjectAltName() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-esc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let certificate = folder.appendingPathComponent("esc.pem").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                             "-keyout", folder.appendingPathComponent("key.pem").path, "-out", certificate,
+                             "-subj", "/O=Pincheck Tests", "-days", "36500",
+                             "-addext", "subjectAltName=DNS:evil\u{1B}]0;pwned\u{07}.example"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0)
+        let result = F.run(["verify", certificate, "--ca-file", certificate, "--host", "www.example.test"])
+        #expect(result.status == 1)
+        #expect(result.output.contains("host.mismatch"))
+        #expect(!result.output.contains("\u{1B}") && !result.output.contains("\u{07}"), "raw control characters reached the output")
+        #expect(result.output.contains("evil\\u{1B}]0;pwned\\u{7}.example"))
+    }
 }
