@@ -68,7 +68,7 @@ struct ConfigurationTests {
         (#"{ "version": 1, "hosts": [ { "pattern": "a.example.test", "revocation": { "crls": ["rsa-leaf.pem"] } } ] }"#, "not an X509 CRL"),
         (#"{ "version": 1, "hosts": [ { "pattern": "a.example.test", "revocation": { "crlScope": "all" } } ] }"#, "hosts[0].revocation.crlScope"),
         (#"{ "version": 1, "hosts": [ { "pattern": "a.example.test", "revocation": { "crl": [] } } ] }"#, "hosts[0].revocation.crl: unknown key"),
-        ("not json", "not valid JSON"),
+        ("not json", "none of the formats Pincheck reads"),
     ])
     func errors(json: String, expected: String) throws {
         let message = try #require(Self.message(json), "must be rejected: \(json)")

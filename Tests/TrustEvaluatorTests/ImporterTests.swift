@@ -145,3 +145,69 @@ struct ImporterTests {
         #expect(json.contains("\"sha256/0/Kfq9agxMXTZjiCfrXawIsoOKbW2BBcM89zptGOzbU=\""), "\(json)")
     }
 }
+
+/// OkHttp's meaning of a pin list: a host is checked against the pins of *every* pattern that
+/// matches it (`CertificatePinner.findMatchingPins`), shapes after OkHttp's CertificatePinnerTest
+/// (`successfulFindMatchingPinsForWildcardAndDirectCertificates`, `absentHostnameMatches`).
+@Suite("OkHttp: the union of every matching pattern's pins")
+struct OkHttpUnionTests {
+    static func manager(_ lines: [String]) throws -> TrustManager {
+        try Configuration.decode(Data((lines.joined(separator: "\n") + "\n").utf8), source: "pins", baseDirectory: ".",
+                                 anchors: Fixtures.anchors, publicSuffixes: HostPatternTests.psl).trustManager
+    }
+
+    static let leafPin = Fixtures.referencePins["rsa-leaf"]!
+    static let strangerPin = Fixtures.referencePins["attacker-root"]!
+
+    @Test("*.example.test → the leaf's key, www.example.test → another key: www is accepted through the wildcard's pin")
+    func wildcardAndDirect() throws {
+        let manager = try Self.manager(["*.example.test \(Self.leafPin)", "www.example.test \(Self.strangerPin)"])
+        #expect(manager.patternMatching == .allMatching)
+        let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
+        #expect(decision.action == .useCredential, "\(decision.verdict.failures)")
+        #expect(try manager.policy(for: "www.example.test")?.pinSets.first?.pinCount == 2)
+    }
+
+    @Test("a host only one pattern matches gets only that pattern's pins")
+    func onlyMatchingPatterns() throws {
+        let manager = try Self.manager(["*.example.test \(Self.strangerPin)", "other.example.test \(Self.leafPin)"])
+        let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
+        #expect(decision.verdict.failures.map(\.code) == [.pinMismatch])
+        #expect(decision.action == .reject)
+    }
+
+    @Test("** matches the name itself and any depth; * exactly one label", arguments: [
+        ("**.example.test", "example.test", true), ("**.example.test", "a.b.example.test", true),
+        ("*.example.test", "example.test", false), ("*.example.test", "a.b.example.test", false), ("*.example.test", "a.example.test", true),
+    ])
+    func patterns(pattern: String, host: String, matches: Bool) throws {
+        let manager = try Self.manager(["\(pattern) \(Self.leafPin)"])
+        #expect((try manager.policy(for: host) != nil) == matches)
+    }
+
+    @Test("an empty pin list pins nothing: every host gets default validation, still checked")
+    func emptyFile() throws {
+        #expect(ConfigurationImporter.detect(Data()) == .okHttp)
+        let manager = try Self.manager([])
+        #expect(manager.policies.isEmpty)
+        #expect(try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).action == .performDefaultHandling)
+        #expect(try manager.evaluate(Fixtures.chain("rsa-good"), host: "other.test", at: Fixtures.time).action == .reject)
+    }
+
+    @Test("a file in no known format is an error naming the formats tried")
+    func unknownFormat() {
+        let error = #expect(throws: PincheckError.self) {
+            try Configuration.decode(Data("hello world\n".utf8), source: "mystery", baseDirectory: ".")
+        }
+        #expect(error?.message.contains("OkHttp pins") == true)
+        #expect(error?.message.contains("TrustKit") == true)
+    }
+
+    @Test("all-matching refuses pin sets OkHttp cannot express (report-only, certificate pins)")
+    func refusesOtherShapes() {
+        let json = #"{ "version": 1, "patternMatching": "all-matching", "hosts": [ { "pattern": "a.example.test", "pins": ["\#(Self.leafPin)"], "enforce": false } ] }"#
+        #expect(throws: PincheckError.self) {
+            try Configuration.decode(Data(json.utf8), source: "c", baseDirectory: ".", anchors: Fixtures.anchors, publicSuffixes: HostPatternTests.psl)
+        }
+    }
+}

@@ -180,8 +180,20 @@ public struct Configuration: Sendable {
             let policy = HostPolicy(pattern: pattern, pinSets: pinSets, validation: validation, reportURIs: reportURIs, revocation: revocation)
             entries.append(HostEntry(path: path, policy: policy, enforce: enforce, expires: expires))
         }
-        let manager = TrustManager(policies: entries.map(\.policy), allHostsMustBeEvaluated: raw.allHostsMustBeEvaluated ?? true,
+        let patternMatching: TrustManager.PatternMatching
+        switch raw.patternMatching ?? "most-specific" {
+        case "most-specific": patternMatching = .mostSpecific
+        case "all-matching":
+            patternMatching = .allMatching
+            // OkHttp's union of pins is one set of public keys: every host entry must be that shape.
+            for entry in entries where !entry.policy.pinSets.allSatisfy({ $0.isUnionable }) || entry.policy.pinSets.count > 1 {
+                throw fail("\(entry.path)", "\"patternMatching\": \"all-matching\" takes enforced public-key pins without expiry only (OkHttp's CertificatePinner)")
+            }
+        case let other: throw fail("patternMatching", "\"\(other)\" is not \"most-specific\" or \"all-matching\"")
+        }
+        var manager = TrustManager(policies: entries.map(\.policy), allHostsMustBeEvaluated: raw.allHostsMustBeEvaluated ?? true,
                                    defaultValidation: TrustPolicy(anchors: anchors))
+        manager.patternMatching = patternMatching
         return Configuration(trustManager: manager, hosts: entries, backupPinsRequired: backupPinsRequired)
     }
 }
@@ -193,15 +205,18 @@ struct RawConfiguration: Codable {
     let allHostsMustBeEvaluated: Bool?
     let anchors: RawAnchors?
     let backupPins: String?
+    /// "most-specific" (the default: TrustKit, Android, Alamofire) or "all-matching" (OkHttp).
+    let patternMatching: String?
     let hosts: [RawHost]
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case version, allHostsMustBeEvaluated, anchors, backupPins, hosts }
+    enum CodingKeys: String, CodingKey, CaseIterable { case version, allHostsMustBeEvaluated, anchors, backupPins, patternMatching, hosts }
 
-    init(allHostsMustBeEvaluated: Bool?, hosts: [RawHost]) {
+    init(allHostsMustBeEvaluated: Bool?, patternMatching: String? = nil, hosts: [RawHost]) {
         version = 1
         self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
         anchors = nil
         backupPins = nil
+        self.patternMatching = patternMatching
         self.hosts = hosts
     }
 
@@ -212,6 +227,7 @@ struct RawConfiguration: Codable {
         allHostsMustBeEvaluated = try container.decodeIfPresent(Bool.self, forKey: .allHostsMustBeEvaluated)
         anchors = try container.decodeIfPresent(RawAnchors.self, forKey: .anchors)
         backupPins = try container.decodeIfPresent(String.self, forKey: .backupPins)
+        patternMatching = try container.decodeIfPresent(String.self, forKey: .patternMatching)
         hosts = try container.decode([RawHost].self, forKey: .hosts)
     }
 }

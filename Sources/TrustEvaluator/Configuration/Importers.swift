@@ -24,13 +24,18 @@ public enum ConfigurationImporter {
         if head.hasPrefix("{") { return .pincheck }
         if head.contains("<network-security-config") { return .android }
         if head.hasPrefix("<") || head.hasPrefix("bplist") { return .trustKit }
-        // OkHttp pins: the first meaningful line is "pattern sha256/…".
+        // OkHttp pins: the first meaningful line is "pattern sha256/…". A file with no line at all
+        // is an empty CertificatePinner: nothing pinned.
         let first = head.split(whereSeparator: \.isNewline).map { String($0).trimmingWhitespaceCharacters() }
             .first { !$0.isEmpty && !$0.hasPrefix("#") && !$0.hasPrefix("//") }
-        let fields = first?.split(whereSeparator: \.isWhitespace) ?? []
+        guard let first else { return .okHttp }
+        let fields = first.split(whereSeparator: \.isWhitespace)
         if fields.count == 2, fields[1].hasPrefix("sha256/") || fields[1].hasPrefix("sha1/") { return .okHttp }
         return .pincheck
     }
+
+    /// What ``detect(_:)`` tried, for a file it recognises as none of them.
+    static let formatsTried = "it is none of the formats Pincheck reads: Pincheck JSON (an object, {…}), a TrustKit plist or an Android network_security_config.xml (XML, <…>), OkHttp pins (lines of \"pattern sha256/BASE64\")"
 
     /// Converts a configuration of any supported format into Pincheck's JSON.
     /// - Throws: ``PincheckError`` naming the file and what in it cannot be imported.
@@ -55,7 +60,10 @@ public enum ConfigurationImporter {
     /// The imported document when `data` is not Pincheck JSON; nil when it is.
     static func importIfForeign(_ data: Data, source: String) throws(PincheckError) -> RawConfiguration? {
         switch detect(data) {
-        case .pincheck: return nil
+        case .pincheck:
+            let head = String(decoding: data.prefix(64), as: UTF8.self).trimmingWhitespaceCharacters()
+            guard head.hasPrefix("{") || head.hasPrefix("\u{FEFF}{") else { throw PincheckError(.invalidPolicy, formatsTried, source: source) }
+            return nil
         case .trustKit: return try trustKit(data, source: source)
         case .android: return try android(data, source: source)
         case .okHttp: return try okHttp(data, source: source)
@@ -78,8 +86,9 @@ public enum ConfigurationImporter {
             if pins[pattern] == nil { order.append(pattern) }
             pins[pattern, default: []].append(String(parts[1]))
         }
-        guard !order.isEmpty else { throw PincheckError(.emptyInput, "no pins found", source: source) }
-        return RawConfiguration(allHostsMustBeEvaluated: false, hosts: order.map { RawHost(pattern: $0, mode: "public-key", pins: pins[$0]) })
+        // An empty CertificatePinner pins nothing: every host gets default validation.
+        return RawConfiguration(allHostsMustBeEvaluated: false, patternMatching: "all-matching",
+                                hosts: order.map { RawHost(pattern: $0, mode: "public-key", pins: pins[$0]) })
     }
 
     // MARK: TrustKit

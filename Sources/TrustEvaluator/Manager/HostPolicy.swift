@@ -37,6 +37,12 @@ public struct PinSet: Sendable {
     }
 
     /// True when some certificate of `path` matches a pin of this set.
+    /// An enforced public-key set without expiry: what OkHttp's union of pins can hold.
+    var isUnionable: Bool {
+        guard case .publicKeys = pinning, enforcement == .enforce, expires == nil else { return false }
+        return true
+    }
+
     func matchesAll(of path: [Certificate]) -> Bool {
         switch pinning {
         case .none: false

@@ -15,6 +15,19 @@ public struct TrustManager: Sendable {
     /// The policy for hosts no pattern matches, when one was given (``single(_:)``).
     private var everyHost: TrustPolicy?
 
+    /// Which host policies apply to a host that several patterns match.
+    public enum PatternMatching: Sendable, Hashable {
+        /// The most specific pattern's policy alone (TrustKit, Android, Alamofire). The default.
+        case mostSpecific
+        /// The pins of every matching pattern together: a chain matching any of them is accepted
+        /// (OkHttp's `CertificatePinner.findMatchingPins`). Every policy must hold one enforced
+        /// public-key pin set without expiry; the most specific pattern's other settings apply.
+        case allMatching
+    }
+
+    /// How a host that several patterns match is judged; ``PatternMatching/mostSpecific`` by default.
+    public var patternMatching: PatternMatching = .mostSpecific
+
     /// One policy for every host: what a client talking to a single upstream usually wants.
     public static func single(_ policy: TrustPolicy, diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) -> TrustManager {
         var manager = TrustManager(policies: [], allHostsMustBeEvaluated: true, defaultValidation: policy, diagnostics: diagnostics)
@@ -40,16 +53,27 @@ public struct TrustManager: Sendable {
         self.diagnostics = diagnostics
     }
 
-    /// The most specific policy for `host`, or nil.
+    /// The policy for `host`, or nil: the most specific matching pattern's, with, under
+    /// ``PatternMatching/allMatching``, the pins of every other matching pattern added.
     /// - Throws: ``PincheckError`` (`host.invalid`) when `host` cannot be a certificate name.
     public func policy(for host: String) throws(PincheckError) -> HostPolicy? {
         let name = try HostNormalization.peerName(for: host).text
         var best: (HostPolicy, Int)? = nil
+        var matching: [HostPolicy] = []
         for policy in policies {
             guard let score = policy.pattern.specificity(for: name) else { continue }
+            matching.append(policy)
             if best == nil || score > best!.1 { best = (policy, score) }
         }
-        return best?.0
+        guard let chosen = best?.0 else { return nil }
+        guard patternMatching == .allMatching, matching.count > 1 else { return chosen }
+        var pins = Set<PublicKeyPin>()
+        for policy in matching {
+            for set in policy.pinSets { if case .publicKeys(let pinned) = set.pinning { pins.formUnion(pinned.pins) } }
+        }
+        guard !pins.isEmpty, let union = try? PinSet(.publicKeys(try PinnedPublicKeys(pins: pins))) else { return chosen }
+        return HostPolicy(pattern: chosen.pattern, pinSets: [union], validation: chosen.validation,
+                          reportURIs: chosen.reportURIs, revocation: chosen.revocation)
     }
 
     /// Evaluates a served chain for a host and decides what to do.
