@@ -93,9 +93,19 @@ public enum ConfigurationImporter {
 
     // MARK: TrustKit
 
-    private static let trustKitDomainKeys: Set<String> = [
+    /// The exclusion key as TrustKit reads it at run time: the value of its
+    /// `kTSKExcludeSubdomainFromParentPolicy` constant is `kSKExcludeSubdomainFromParentPolicy`
+    /// (TrustKit/TSKTrustKitConfig.m). The constant's own name is accepted too.
+    private static let exclusionKeys = ["kSKExcludeSubdomainFromParentPolicy", "TSKExcludeSubdomainFromParentPolicy"]
+
+    private static let trustKitDomainKeys: Set<String> = Set([
         "TSKPublicKeyHashes", "TSKIncludeSubdomains", "TSKEnforcePinning", "TSKExpirationDate", "TSKReportUris",
-        "TSKExcludeSubdomainFromParentPolicy", "TSKDisableDefaultReportUri", "TSKPublicKeyAlgorithms",
+        "TSKDisableDefaultReportUri", "TSKPublicKeyAlgorithms",
+    ] + exclusionKeys)
+
+    /// The values of TrustKit's (older) `TSKPublicKeyAlgorithms`; any other is refused.
+    private static let trustKitAlgorithms: Set<String> = [
+        "TSKAlgorithmRsa2048", "TSKAlgorithmRsa4096", "TSKAlgorithmEcDsaSecp256r1", "TSKAlgorithmEcDsaSecp384r1",
     ]
 
     static func trustKit(_ data: Data, source: String) throws(PincheckError) -> RawConfiguration {
@@ -118,7 +128,14 @@ public enum ConfigurationImporter {
         guard let domains = configuration["TSKPinnedDomains"]?.dictionary else {
             throw PincheckError(.invalidPolicy, "no TSKPinnedDomains dictionary (nor a TSKConfiguration holding one)", source: source)
         }
+        // TrustKit's load-time rules (parseTrustKitConfiguration): a configuration TrustKit refuses
+        // to load is refused here too, with TrustKit's reason.
+        guard !domains.isEmpty else {
+            throw PincheckError(.invalidPolicy, "TSKPinnedDomains is empty: TrustKit refuses a configuration with no pinned domains", source: source)
+        }
         var hosts: [RawHost] = []
+        var exclusions: [String] = []
+        var includingSubdomains: [String] = []
         for domain in domains.keys.sorted() {
             let path = "TSKPinnedDomains.\(domain)"
             guard let settings = domains[domain]?.dictionary else {
@@ -127,13 +144,30 @@ public enum ConfigurationImporter {
             if let unknown = settings.keys.sorted().first(where: { !trustKitDomainKeys.contains($0) }) {
                 throw PincheckError(.invalidPolicy, "\(path).\(unknown): unknown TrustKit key", source: source)
             }
-            if settings["TSKExcludeSubdomainFromParentPolicy"]?.bool == true {
+            if exclusionKeys.contains(where: { settings[$0]?.bool == true }) {
+                guard settings.count == 1 else {
+                    throw PincheckError(.invalidPolicy, "\(path): an excluded domain takes no other key (TrustKit refuses it)", source: source)
+                }
+                exclusions.append(domain)
                 hosts.append(RawHost(pattern: domain, mode: "none"))
                 continue
             }
             guard let hashes = settings["TSKPublicKeyHashes"]?.strings else {
                 throw PincheckError(.invalidPolicy, "\(path).TSKPublicKeyHashes: missing (a list of base64 SPKI SHA-256 hashes)", source: source)
             }
+            for hash in hashes where Base64.decode(hash)?.count != 32 {
+                throw PincheckError(.invalidPolicy, "\(path).TSKPublicKeyHashes: \"\(hash)\" is not a base64 SHA-256 hash (TrustKit refuses it)", source: source)
+            }
+            // TrustKit: an enforced policy needs a backup pin, a report-only one at least one pin.
+            let enforced = settings["TSKEnforcePinning"]?.bool ?? true
+            let required = enforced ? 2 : 1
+            guard Set(hashes).count >= required else {
+                throw PincheckError(.invalidPolicy, "\(path).TSKPublicKeyHashes: \(enforced ? "an enforced policy" : "a policy") needs at least \(required) distinct pins (TrustKit refuses fewer: no backup pin)", source: source)
+            }
+            for algorithm in settings["TSKPublicKeyAlgorithms"]?.strings ?? [] where !trustKitAlgorithms.contains(algorithm) {
+                throw PincheckError(.invalidPolicy, "\(path).TSKPublicKeyAlgorithms: unknown algorithm \"\(algorithm)\"", source: source)
+            }
+            if settings["TSKIncludeSubdomains"]?.bool == true { includingSubdomains.append(domain) }
             hosts.append(RawHost(
                 pattern: domain,
                 includeSubdomains: settings["TSKIncludeSubdomains"]?.bool,
@@ -143,6 +177,10 @@ public enum ConfigurationImporter {
                 enforce: settings["TSKEnforcePinning"]?.bool,
                 expires: settings["TSKExpirationDate"]?.string,
                 reportURIs: settings["TSKReportUris"]?.strings))
+        }
+        // An exclusion needs a parent policy that covers it (TrustKit looks one up and refuses otherwise).
+        for excluded in exclusions where !includingSubdomains.contains(where: { excluded.hasSuffix("." + $0) }) {
+            throw PincheckError(.invalidPolicy, "TSKPinnedDomains.\(excluded): excluded from a parent policy, but no parent domain with TSKIncludeSubdomains covers it (TrustKit refuses it)", source: source)
         }
         return RawConfiguration(allHostsMustBeEvaluated: false, hosts: hosts)
     }
