@@ -9,7 +9,7 @@ struct Import: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Print the Pincheck configuration equivalent to a TrustKit, Android or OkHttp pinning configuration.",
-        discussion: "KIND is trustkit (plist XML: an Info.plist with TSKConfiguration, or that dictionary), android (network_security_config.xml) or okhttp (lines of 'pattern sha256/…'). --config reads these formats directly too.")
+        discussion: "KIND is trustkit (plist XML: an Info.plist with TSKConfiguration, or that dictionary), android (network_security_config.xml), okhttp (lines of 'pattern sha256/…') or ats (an Info.plist with NSAppTransportSecurity/NSPinnedDomains, or that dictionary). --config reads these formats directly too.")
 
     @Argument(help: ArgumentHelp("trustkit, android or okhttp.", valueName: "kind"))
     var kind: ConfigurationFormat

@@ -422,13 +422,18 @@ private struct Run {
     /// Step 6: some certificate of the path has a pinned key.
     private mutating func matchPublicKeys(_ pinned: PinnedPublicKeys, on verified: VerifiedPath) {
         path = verified
-        for (depth, certificate) in verified.certificates.enumerated() {
+        for (depth, certificate) in verified.certificates.enumerated() where pinned.admits(depth: depth) {
             for pin in pinned.matches(certificate) {
                 matches.append(PinMatch(pin: pin, depth: depth, certificate: certificate))
             }
         }
         if matches.isEmpty {
-            failPinMismatch(configured: pinned.pins.sorted(), path: verified.certificates, what: "pins")
+            let what = switch pinned.scope {
+            case .anyCertificate: "pins"
+            case .leaf: "pins for the leaf"
+            case .certificateAuthorities: "pins for the certificates above the leaf"
+            }
+            failPinMismatch(configured: pinned.pins.sorted(), path: verified.certificates, what: what)
         }
         if pinned.pins.contains(where: { $0.algorithm == .sha1 }) {
             warn(.weakPin, "SHA-1 pins are configured; replace them with sha256/ pins")

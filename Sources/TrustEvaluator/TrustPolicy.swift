@@ -155,10 +155,22 @@ public struct PinnedCertificates: Sendable {
     }
 }
 
-/// A non-empty set of SPKI pins.
+/// A non-empty set of SPKI pins, and where on the verified path they may match.
 public struct PinnedPublicKeys: Sendable {
+    /// Which certificates of the verified path the pins are matched against.
+    public enum Scope: Sendable, Hashable {
+        /// Any certificate of the path, leaf to anchor (RFC 7469, OkHttp, TrustKit, Android).
+        case anyCertificate
+        /// The leaf only (Apple's `NSPinnedLeafIdentities`).
+        case leaf
+        /// Any certificate above the leaf, the anchor included (Apple's `NSPinnedCAIdentities`).
+        case certificateAuthorities
+    }
+
     /// The pins.
     public let pins: Set<PublicKeyPin>
+    /// Where on the verified path the pins may match; ``Scope/anyCertificate`` by default.
+    public let scope: Scope
     /// Whether any pin is SHA-1 (checked once, not on every match).
     private let hasSHA1Pins: Bool
 
@@ -166,13 +178,32 @@ public struct PinnedPublicKeys: Sendable {
     ///   - pins: Pins given as hashes.
     ///   - certificates: Certificates whose keys are pinned (their SHA-256 SPKI pins are added).
     /// - Throws: ``PincheckError`` (`pin.empty-set`) when no pin results.
-    public init(pins: some Sequence<PublicKeyPin> = [], certificates: [Certificate] = []) throws(PincheckError) {
+    ///   - scope: Where on the verified path the pins may match.
+    public init(pins: some Sequence<PublicKeyPin> = [], certificates: [Certificate] = [], scope: Scope = .anyCertificate) throws(PincheckError) {
         let all = Set(pins).union(certificates.map(\.publicKeyPin))
         guard !all.isEmpty else {
             throw PincheckError(.emptyPinSet, "public-key pinning needs at least one pin")
         }
         self.pins = all
+        self.scope = scope
         self.hasSHA1Pins = all.contains { $0.algorithm == .sha1 }
+    }
+
+    /// A set no chain can match: Apple's empty `NSPinnedLeafIdentities` or `NSPinnedCAIdentities`,
+    /// which blocks the domain. Every evaluation under it is `pin.mismatch`.
+    init(blockingEverythingIn scope: Scope) {
+        self.pins = []
+        self.scope = scope
+        self.hasSHA1Pins = false
+    }
+
+    /// Whether a certificate at `depth` of a path of `count` certificates may match these pins.
+    func admits(depth: Int) -> Bool {
+        switch scope {
+        case .anyCertificate: true
+        case .leaf: depth == 0
+        case .certificateAuthorities: depth > 0
+        }
     }
 
     /// Parses pin strings (`sha256/…`, bare base64, `pin-sha256="…"`).

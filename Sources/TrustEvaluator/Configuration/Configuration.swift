@@ -130,8 +130,24 @@ public struct Configuration: Sendable {
             for (pinIndex, text) in (host.pins ?? []).enumerated() {
                 do { pins.append(try PublicKeyPin(text)) } catch { throw fail("\(path).pins[\(pinIndex)]", error.message) }
             }
+            // Positional pins (Apple's NSPinnedDomains): one enforced set per list, all of which must
+            // match; an empty list is a set no chain matches, which blocks the host.
+            var positional: [PinnedPublicKeys] = []
+            for (list, scope, key) in [(host.leafPins, PinnedPublicKeys.Scope.leaf, "leafPins"), (host.caPins, .certificateAuthorities, "caPins")] {
+                guard let list else { continue }
+                guard host.mode == nil || host.mode == "public-key", host.pinnedCertificates == nil else {
+                    throw fail("\(path).\(key)", "leafPins and caPins are public-key pins: not with mode \"\(host.mode ?? "")\" or pinnedCertificates")
+                }
+                var scoped: [PublicKeyPin] = []
+                for (pinIndex, text) in list.enumerated() {
+                    do { scoped.append(try PublicKeyPin(text)) } catch { throw fail("\(path).\(key)[\(pinIndex)]", error.message) }
+                }
+                positional.append(scoped.isEmpty ? PinnedPublicKeys(blockingEverythingIn: scope) : try PinnedPublicKeys(pins: scoped, scope: scope))
+            }
             let pinning: TrustPolicy.Pinning
             switch host.mode ?? "public-key" {
+            case "public-key" where !positional.isEmpty && host.pins == nil:
+                pinning = .none
             case "none":
                 guard host.pins == nil, host.pinnedCertificates == nil else {
                     throw fail("\(path).mode", "mode \"none\" takes no pins or pinnedCertificates")
@@ -162,6 +178,9 @@ public struct Configuration: Sendable {
                 if backupPinsRequired && enforce && pinSets[0].pinCount < 2 {
                     throw fail("\(path).pins", "an enforced pin set needs a backup pin (at least two pins, one not in the current chain; RFC 7469 §2.5)")
                 }
+            }
+            for scoped in positional {
+                pinSets.append(try PinSet(.publicKeys(scoped), enforcement: enforce ? .enforce : .reportOnly, expires: expires))
             }
             var reportURIs: [URL] = []
             for (uriIndex, text) in (host.reportURIs ?? []).enumerated() {
@@ -268,14 +287,21 @@ struct RawHost: Codable {
     let allowInvalidCertificates: Bool?
     let reportURIs: [String]?
     let revocation: RawRevocation?
+    /// Pins the leaf alone must match (Apple's NSPinnedLeafIdentities); empty blocks the host.
+    let leafPins: [String]?
+    /// Pins a certificate above the leaf must match (Apple's NSPinnedCAIdentities); empty blocks the host.
+    let caPins: [String]?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case pattern, includeSubdomains, mode, pins, pinnedCertificates, enforce, expires
-        case validatesDomainName, allowInvalidCertificates, reportURIs, revocation
+        case validatesDomainName, allowInvalidCertificates, reportURIs, revocation, leafPins, caPins
     }
 
     init(pattern: String, includeSubdomains: Bool? = nil, mode: String? = nil, pins: [String]? = nil,
-         enforce: Bool? = nil, expires: String? = nil, reportURIs: [String]? = nil) {
+         enforce: Bool? = nil, expires: String? = nil, reportURIs: [String]? = nil,
+         leafPins: [String]? = nil, caPins: [String]? = nil) {
+        self.leafPins = leafPins
+        self.caPins = caPins
         self.pattern = pattern
         self.includeSubdomains = includeSubdomains
         self.mode = mode
@@ -303,6 +329,8 @@ struct RawHost: Codable {
         allowInvalidCertificates = try c.decodeIfPresent(Bool.self, forKey: .allowInvalidCertificates)
         reportURIs = try c.decodeIfPresent([String].self, forKey: .reportURIs)
         revocation = try c.decodeIfPresent(RawRevocation.self, forKey: .revocation)
+        leafPins = try c.decodeIfPresent([String].self, forKey: .leafPins)
+        caPins = try c.decodeIfPresent([String].self, forKey: .caPins)
     }
 }
 

@@ -10,6 +10,9 @@ public enum ConfigurationFormat: String, Sendable, CaseIterable {
     case android
     /// OkHttp `CertificatePinner` pins: `pattern sha256/…` lines.
     case okHttp = "okhttp"
+    /// Apple's App Transport Security pins: an Info.plist with `NSAppTransportSecurity` /
+    /// `NSPinnedDomains`, or that dictionary alone.
+    case ats
 }
 
 /// Reads other pinning configurations so existing apps can be audited as they are.
@@ -23,7 +26,12 @@ public enum ConfigurationImporter {
         let head = String(decoding: data.prefix(4096), as: UTF8.self).trimmingWhitespaceCharacters()
         if head.hasPrefix("{") { return .pincheck }
         if head.contains("<network-security-config") { return .android }
-        if head.hasPrefix("<") || head.hasPrefix("bplist") { return .trustKit }
+        if head.hasPrefix("<") || head.hasPrefix("bplist") {
+            // An app's Info.plist may hold both; TrustKit's key decides for TrustKit, as the app would use it.
+            let text = String(decoding: data.prefix(1 << 20), as: UTF8.self)
+            if text.contains("<key>NSPinnedDomains</key>") && !text.contains("<key>TSKPinnedDomains</key>") { return .ats }
+            return .trustKit
+        }
         // OkHttp pins: the first meaningful line is "pattern sha256/…". A file with no line at all
         // is an empty CertificatePinner: nothing pinned.
         let first = head.split(whereSeparator: \.isNewline).map { String($0).trimmingWhitespaceCharacters() }
@@ -50,6 +58,7 @@ public enum ConfigurationImporter {
         case .trustKit: raw = try trustKit(data, source: source)
         case .android: raw = try android(data, source: source)
         case .okHttp: raw = try okHttp(data, source: source)
+        case .ats: raw = try ats(data, source: source)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -67,7 +76,74 @@ public enum ConfigurationImporter {
         case .trustKit: return try trustKit(data, source: source)
         case .android: return try android(data, source: source)
         case .okHttp: return try okHttp(data, source: source)
+        case .ats: return try ats(data, source: source)
         }
+    }
+
+    // MARK: Apple's NSPinnedDomains
+
+    private static let atsDomainKeys: Set<String> = ["NSIncludesSubdomains", "NSPinnedLeafIdentities", "NSPinnedCAIdentities"]
+
+    /// App Transport Security identity pinning (iOS 14+, macOS 11+): per domain, the leaf must match
+    /// one of `NSPinnedLeafIdentities` and a certificate above it one of `NSPinnedCAIdentities`;
+    /// with both lists, both must; an empty list blocks the domain. Each identity is a dictionary
+    /// `{ SPKI-SHA256-BASE64: … }`. Unlisted domains get ATS's default validation.
+    static func ats(_ data: Data, source: String) throws(PincheckError) -> RawConfiguration {
+        let root = try plistDictionary(data, source: source, format: "App Transport Security")
+        let transport = root["NSAppTransportSecurity"]?.dictionary ?? root
+        guard let domains = transport["NSPinnedDomains"]?.dictionary else {
+            throw PincheckError(.invalidPolicy, "no NSPinnedDomains dictionary (nor an NSAppTransportSecurity holding one)", source: source)
+        }
+        var hosts: [RawHost] = []
+        for domain in domains.keys.sorted() {
+            let path = "NSPinnedDomains.\(domain)"
+            guard let settings = domains[domain]?.dictionary else {
+                throw PincheckError(.invalidPolicy, "\(path): not a dictionary", source: source)
+            }
+            if let unknown = settings.keys.sorted().first(where: { !atsDomainKeys.contains($0) }) {
+                throw PincheckError(.invalidPolicy, "\(path).\(unknown): unknown NSPinnedDomains key", source: source)
+            }
+            func identities(_ key: String) throws(PincheckError) -> [String]? {
+                guard let value = settings[key] else { return nil }
+                guard case .array(let entries) = value else {
+                    throw PincheckError(.invalidPolicy, "\(path).\(key): not an array of identities", source: source)
+                }
+                var pins: [String] = []
+                for (index, entry) in entries.enumerated() {
+                    guard let identity = entry.dictionary, identity.count == 1, let hash = identity["SPKI-SHA256-BASE64"]?.string else {
+                        throw PincheckError(.invalidPolicy, "\(path).\(key)[\(index)]: an identity is a dictionary holding SPKI-SHA256-BASE64 only", source: source)
+                    }
+                    pins.append("sha256/" + hash)
+                }
+                return pins
+            }
+            let leaf = try identities("NSPinnedLeafIdentities")
+            let authorities = try identities("NSPinnedCAIdentities")
+            guard leaf != nil || authorities != nil else {
+                throw PincheckError(.invalidPolicy, "\(path): neither NSPinnedLeafIdentities nor NSPinnedCAIdentities", source: source)
+            }
+            hosts.append(RawHost(pattern: domain, includeSubdomains: settings["NSIncludesSubdomains"]?.bool,
+                                 leafPins: leaf, caPins: authorities))
+        }
+        return RawConfiguration(allHostsMustBeEvaluated: false, hosts: hosts)
+    }
+
+    /// A plist XML document's top dictionary, with the importers' guards (UTF-8, bounded nesting).
+    private static func plistDictionary(_ data: Data, source: String, format: String) throws(PincheckError) -> [String: PlistValue] {
+        guard String(validating: data, as: UTF8.self) != nil else {
+            throw PincheckError(.invalidPolicy, "not valid UTF-8 (\(format) configurations are plist XML)", source: source)
+        }
+        guard PlistValue.nestingDepth(data) <= PlistValue.maximumDepth else {
+            throw PincheckError(.invalidPolicy, "the property list nests more than \(PlistValue.maximumDepth) levels deep", source: source)
+        }
+        let object: PlistValue
+        do { object = try PropertyListDecoder().decode(PlistValue.self, from: data) } catch {
+            throw PincheckError(.invalidPolicy, "not a property list (\(format) configurations are plist XML)", source: source)
+        }
+        guard let dictionary = object.dictionary else {
+            throw PincheckError(.invalidPolicy, "the property list is not a dictionary", source: source)
+        }
+        return dictionary
     }
 
     // MARK: OkHttp
@@ -109,21 +185,9 @@ public enum ConfigurationImporter {
     ]
 
     static func trustKit(_ data: Data, source: String) throws(PincheckError) -> RawConfiguration {
-        // Only XML property lists, as TrustKit's Info.plist configurations are, and only UTF-8.
-        guard String(validating: data, as: UTF8.self) != nil else {
-            throw PincheckError(.invalidPolicy, "not valid UTF-8 (TrustKit configurations are plist XML)", source: source)
-        }
-        // Nesting is bounded before the (recursive) property-list parser sees the document.
-        guard PlistValue.nestingDepth(data) <= PlistValue.maximumDepth else {
-            throw PincheckError(.invalidPolicy, "the property list nests more than \(PlistValue.maximumDepth) levels deep", source: source)
-        }
-        let object: PlistValue
-        do { object = try PropertyListDecoder().decode(PlistValue.self, from: data) } catch {
-            throw PincheckError(.invalidPolicy, "not a property list (TrustKit configurations are plist XML)", source: source)
-        }
-        guard var configuration = object.dictionary else {
-            throw PincheckError(.invalidPolicy, "the property list is not a dictionary", source: source)
-        }
+        // Only XML property lists, as TrustKit's Info.plist configurations are, only UTF-8, and
+        // nesting bounded before the (recursive) property-list parser sees the document.
+        var configuration = try plistDictionary(data, source: source, format: "TrustKit")
         if let nested = configuration["TSKConfiguration"]?.dictionary { configuration = nested }
         guard let domains = configuration["TSKPinnedDomains"]?.dictionary else {
             throw PincheckError(.invalidPolicy, "no TSKPinnedDomains dictionary (nor a TSKConfiguration holding one)", source: source)

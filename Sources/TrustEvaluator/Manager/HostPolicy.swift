@@ -39,7 +39,7 @@ public struct PinSet: Sendable {
     /// True when some certificate of `path` matches a pin of this set.
     /// An enforced public-key set without expiry: what OkHttp's union of pins can hold.
     var isUnionable: Bool {
-        guard case .publicKeys = pinning, enforcement == .enforce, expires == nil else { return false }
+        guard case .publicKeys(let pinned) = pinning, pinned.scope == .anyCertificate, enforcement == .enforce, expires == nil else { return false }
         return true
     }
 
