@@ -84,7 +84,7 @@ struct ImporterTests {
         ("<plist version=\"1.0\"><dict><key>TSKPinnedDomains</key><dict><key>a.example.test</key><dict><key>TSKPublicKeyHashez</key><array/></dict></dict></dict></plist>", "TSKPublicKeyHashez"),
         ("<plist version=\"1.0\"><dict><key>Other</key><string/></dict></plist>", "TSKPinnedDomains"),
         ("<network-security-config><domain-config><domain>a.example.test</domain><pin-set><pin digest=\"SHA-1\">AAAA</pin></pin-set></domain-config></network-security-config>", "SHA-256"),
-        ("<network-security-config><domain-config><domain>a.example.test</domain><trust-anchors><certificates src=\"@raw/ca\"/></trust-anchors></domain-config></network-security-config>", "--ca-file"),
+        ("<network-security-config><domain-config><domain>a.example.test</domain><trust-anchors><certificates src=\"@raw/ca\"/></trust-anchors></domain-config></network-security-config>", "@raw/ca is not in"),
     ])
     func errors(text: String, expected: String) {
         do {

@@ -94,6 +94,8 @@ public struct Configuration: Sendable {
         } else {
             switch raw.anchors ?? .system {
             case .system: anchors = .system
+            case .files(let files) where files.isEmpty:
+                anchors = .nothing   // an explicitly empty list trusts nothing (Android's empty <trust-anchors>)
             case .files(let files):
                 do { anchors = try TrustAnchors(certificates: try certificates(files, at: "anchors")) } catch { throw fail("anchors", error.message) }
             }
@@ -189,14 +191,33 @@ public struct Configuration: Sendable {
                 }
                 reportURIs.append(url)
             }
+            // A host's own anchors: "system" is the file's system store (which --ca-file replaces),
+            // files are its own, and an empty list trusts nothing (Android's empty <trust-anchors>).
+            // In a list, "@system" stands for the system store (as Android lists src="system" beside its own CAs).
+            func hostAnchors(_ raw: RawAnchors, at key: String) throws(PincheckError) -> TrustAnchors {
+                switch raw {
+                case .system: return anchors
+                case .files(let files) where files.isEmpty: return .nothing
+                case .files(let files) where files == [RawAnchors.systemToken]: return anchors
+                case .files(let files):
+                    let own = try certificates(files.filter { $0 != RawAnchors.systemToken }, at: "\(path).\(key)")
+                    do {
+                        guard files.contains(RawAnchors.systemToken) else { return try TrustAnchors(certificates: own) }
+                        if case .system = anchors.origin { return try TrustAnchors(systemAnd: own) }
+                        return try TrustAnchors(certificates: anchors.certificates + own)
+                    } catch { throw fail("\(path).\(key)", error.message) }
+                }
+            }
+            let ownAnchors = try host.anchors.map { raw throws(PincheckError) in try hostAnchors(raw, at: "anchors") } ?? anchors
             var validation = TrustPolicy(
-                anchors: anchors,
+                anchors: ownAnchors,
                 chainValidation: host.allowInvalidCertificates == true ? .disabled(because: "allowInvalidCertificates in \(path)") : .required,
                 nameValidation: host.validatesDomainName == false ? .disabled(because: "validatesDomainName false in \(path)") : .required)
             validation.revocationLists = revocationLists
             validation.revocationScope = revocationScope
             let revocation = RevocationPolicy(requireStapledOCSP: host.revocation?.requireStapledOCSP ?? false)
-            let policy = HostPolicy(pattern: pattern, pinSets: pinSets, validation: validation, reportURIs: reportURIs, revocation: revocation)
+            var policy = HostPolicy(pattern: pattern, pinSets: pinSets, validation: validation, reportURIs: reportURIs, revocation: revocation)
+            policy.pinOverrideAnchors = try host.pinOverrideAnchors.map { raw throws(PincheckError) in try hostAnchors(raw, at: "pinOverrideAnchors") }
             entries.append(HostEntry(path: path, policy: policy, enforce: enforce, expires: expires))
         }
         let patternMatching: TrustManager.PatternMatching
@@ -230,10 +251,10 @@ struct RawConfiguration: Codable {
 
     enum CodingKeys: String, CodingKey, CaseIterable { case version, allHostsMustBeEvaluated, anchors, backupPins, patternMatching, hosts }
 
-    init(allHostsMustBeEvaluated: Bool?, patternMatching: String? = nil, hosts: [RawHost]) {
+    init(allHostsMustBeEvaluated: Bool?, patternMatching: String? = nil, anchors: RawAnchors? = nil, hosts: [RawHost]) {
         version = 1
         self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
-        anchors = nil
+        self.anchors = anchors
         backupPins = nil
         self.patternMatching = patternMatching
         self.hosts = hosts
@@ -254,6 +275,9 @@ struct RawConfiguration: Codable {
 enum RawAnchors: Codable {
     case system
     case files([String])
+
+    /// In a host's list of anchor files, the system store (which `--ca-file` replaces).
+    static let systemToken = "@system"
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
@@ -291,17 +315,23 @@ struct RawHost: Codable {
     let leafPins: [String]?
     /// Pins a certificate above the leaf must match (Apple's NSPinnedCAIdentities); empty blocks the host.
     let caPins: [String]?
+    /// This host's own anchors ("system", or PEM files; an empty list trusts nothing). Absent: the file's.
+    let anchors: RawAnchors?
+    /// Anchors whose chains skip the pins (Android's overridePins="true").
+    let pinOverrideAnchors: RawAnchors?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case pattern, includeSubdomains, mode, pins, pinnedCertificates, enforce, expires
-        case validatesDomainName, allowInvalidCertificates, reportURIs, revocation, leafPins, caPins
+        case validatesDomainName, allowInvalidCertificates, reportURIs, revocation, leafPins, caPins, anchors, pinOverrideAnchors
     }
 
     init(pattern: String, includeSubdomains: Bool? = nil, mode: String? = nil, pins: [String]? = nil,
          enforce: Bool? = nil, expires: String? = nil, reportURIs: [String]? = nil,
-         leafPins: [String]? = nil, caPins: [String]? = nil) {
+         leafPins: [String]? = nil, caPins: [String]? = nil, anchors: RawAnchors? = nil, pinOverrideAnchors: RawAnchors? = nil) {
         self.leafPins = leafPins
         self.caPins = caPins
+        self.anchors = anchors
+        self.pinOverrideAnchors = pinOverrideAnchors
         self.pattern = pattern
         self.includeSubdomains = includeSubdomains
         self.mode = mode
@@ -331,6 +361,8 @@ struct RawHost: Codable {
         revocation = try c.decodeIfPresent(RawRevocation.self, forKey: .revocation)
         leafPins = try c.decodeIfPresent([String].self, forKey: .leafPins)
         caPins = try c.decodeIfPresent([String].self, forKey: .caPins)
+        anchors = try c.decodeIfPresent(RawAnchors.self, forKey: .anchors)
+        pinOverrideAnchors = try c.decodeIfPresent(RawAnchors.self, forKey: .pinOverrideAnchors)
     }
 }
 

@@ -257,7 +257,7 @@ public enum ConfigurationImporter {
             throw PincheckError(.invalidPolicy, "not valid UTF-8 (network_security_config.xml is UTF-8 XML)", source: source)
         }
         var reader = XMLReader(data)
-        var walker = NetworkSecurityConfigReader()
+        var walker = NetworkSecurityConfigReader(rawFolder: Self.androidRawFolder(for: source))
         while true {
             let event: XMLReader.Event?
             do {
@@ -273,46 +273,88 @@ public enum ConfigurationImporter {
                 throw PincheckError(.invalidPolicy, error.message, source: source)
             }
         }
-        return RawConfiguration(allHostsMustBeEvaluated: false, hosts: walker.hosts)
+        return RawConfiguration(allHostsMustBeEvaluated: false, anchors: walker.baseAnchors, hosts: walker.hosts)
+    }
+
+    /// Where `@raw/NAME` resources live: the app's `res/raw/`, beside the `res/xml/` the
+    /// configuration is read from (or a `raw/` folder beside the file).
+    static func androidRawFolder(for source: String) -> String {
+        let directory = FilePath.directory(of: source)
+        let parent = FilePath.directory(of: directory.isEmpty ? "." : directory)
+        return FilePath.join(parent.isEmpty ? "." : parent, "raw")
     }
 }
 
-/// Walks `network_security_config.xml`: nested `domain-config`s inherit their parent's pin set.
+/// Walks `network_security_config.xml` as Android's `XmlConfigSource` reads it: a nested
+/// `domain-config` inherits what it does not set (pins, trust anchors) from its parent, then
+/// from `base-config`, then from the platform default (the system store); `<trust-anchors>`
+/// replaces what it would inherit, and an empty one trusts nothing. `debug-overrides` applies to
+/// debuggable builds only and is ignored.
 private struct NetworkSecurityConfigReader {
     /// What in a well-formed file cannot be imported; the first one ends the import.
     struct Failure: Error {
         let message: String
     }
 
+    /// One `<certificates>` entry: `system`, `user` (read as system: Linux has no user store), or
+    /// a resolved `@raw/NAME` file.
+    private struct Source {
+        let file: String?
+        let overridesPins: Bool
+    }
+
     private struct Frame {
         var domains: [(name: String, includeSubdomains: Bool)] = []
         var pins: [String]?
         var expiration: String?
+        /// nil: inherited (from the parent domain-config, base-config, or the system store).
+        var anchors: [Source]?
     }
 
+    let rawFolder: String
     private(set) var hosts: [RawHost] = []
+    /// base-config's trust anchors, for hosts no domain-config names (nil: the system store).
+    private(set) var baseAnchors: RawAnchors?
+    private var baseSources: [Source]?
     private var stack: [Frame] = []
     private var text = ""
     private var pendingDomain: Bool?
     private var pendingDigest: String?
     private var inPinSet = false
+    private var inBaseConfig = false
+    /// The trust-anchors element being read, if any.
+    private var trustAnchors: [Source]?
+    /// Depth inside debug-overrides (ignored).
+    private var debugDepth = 0
+
+    init(rawFolder: String) {
+        self.rawFolder = rawFolder
+    }
 
     /// - Parameter line: Where the event began, for the messages.
     mutating func read(_ event: XMLReader.Event, line: Int) throws(Failure) {
         switch event {
-        case .start(let element, let attributes): try start(element, attributes: attributes, line: line)
-        case .text(let string): text += string
-        case .end(let element): try end(element, line: line)
+        case .start(let element, let attributes):
+            if debugDepth > 0 || element == "debug-overrides" { debugDepth += 1; return }
+            try start(element, attributes: attributes, line: line)
+        case .text(let string):
+            if debugDepth == 0 { text += string }
+        case .end(let element):
+            if debugDepth > 0 { debugDepth -= 1; return }
+            try end(element, line: line)
         }
     }
 
     private mutating func start(_ element: String, attributes: [String: String], line: Int) throws(Failure) {
         text = ""
         switch element {
+        case "base-config":
+            inBaseConfig = true
         case "domain-config":
             var frame = Frame()
             frame.pins = stack.last?.pins
             frame.expiration = stack.last?.expiration
+            frame.anchors = stack.last?.anchors
             stack.append(frame)
         case "domain":
             pendingDomain = attributes["includeSubdomains"] == "true"
@@ -323,14 +365,47 @@ private struct NetworkSecurityConfigReader {
             stack[stack.count - 1].expiration = attributes["expiration"]
         case "pin":
             pendingDigest = attributes["digest"] ?? ""
+        case "trust-anchors":
+            trustAnchors = []
         case "certificates":
+            guard trustAnchors != nil else { throw Failure(message: "line \(line): <certificates> outside <trust-anchors>") }
+            let overrides = attributes["overridePins"] == "true"
             let src = attributes["src"] ?? ""
-            if src != "system" && src != "user" && !stack.isEmpty {
-                throw Failure(message: "line \(line): trust anchors from \"\(src)\" cannot be imported; pass them with --ca-file")
+            switch src {
+            case "system", "user":
+                trustAnchors?.append(Source(file: nil, overridesPins: overrides))
+            case let reference where reference.hasPrefix("@raw/") && reference.count > 5:
+                let file = try resolve(String(reference.dropFirst(5)), line: line)
+                trustAnchors?.append(Source(file: file, overridesPins: overrides))
+            default:
+                throw Failure(message: "line \(line): certificates src \"\(src)\" is not system, user or @raw/NAME")
             }
         default:
             break
         }
+    }
+
+    /// `res/raw/NAME.*`: Android resource names carry no extension.
+    private func resolve(_ name: String, line: Int) throws(Failure) -> String {
+        guard !name.contains("/"), !name.contains("..") else { throw Failure(message: "line \(line): \"@raw/\(name)\" is not a resource name") }
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: rawFolder)) ?? []
+        let matches = entries.filter { $0 == name || FilePath.stem($0) == name }.sorted()
+        guard let file = matches.first else {
+            throw Failure(message: "line \(line): @raw/\(name) is not in \(rawFolder) (the app's res/raw, beside res/xml)")
+        }
+        return FilePath.join(rawFolder, file)
+    }
+
+    private static func anchors(_ sources: [Source]) -> RawAnchors {
+        let files = sources.compactMap(\.file)
+        if sources.isEmpty { return .files([]) }
+        if files.isEmpty { return .system }
+        return .files((sources.contains { $0.file == nil } ? [RawAnchors.systemToken] : []) + files)
+    }
+
+    private static func overriding(_ sources: [Source]) -> RawAnchors? {
+        let overriding = sources.filter(\.overridesPins)
+        return overriding.isEmpty ? nil : anchors(overriding)
     }
 
     // Every index below is guarded: the input is hostile, and a trap here would take the process down.
@@ -351,14 +426,30 @@ private struct NetworkSecurityConfigReader {
             pendingDigest = nil
         case "pin-set":
             inPinSet = false
+        case "trust-anchors":
+            let sources = trustAnchors ?? []
+            trustAnchors = nil
+            if !stack.isEmpty {
+                stack[stack.count - 1].anchors = sources
+            } else if inBaseConfig {
+                baseSources = sources
+                baseAnchors = Self.anchors(sources)
+            }
+        case "base-config":
+            inBaseConfig = false
         case "domain-config":
             guard let frame = stack.popLast() else { throw Failure(message: "line \(line): unbalanced </domain-config>") }
+            // What the domain-config did not set comes from base-config, then the system store.
+            let sources = frame.anchors ?? baseSources
+            let anchors = sources.map(Self.anchors)
+            let overrides = sources.flatMap(Self.overriding)
             for domain in frame.domains {
+                let subdomains = domain.includeSubdomains ? true : nil
                 if let pins = frame.pins, !pins.isEmpty {
-                    hosts.append(RawHost(pattern: domain.name, includeSubdomains: domain.includeSubdomains ? true : nil,
-                                         mode: "public-key", pins: pins, expires: frame.expiration))
+                    hosts.append(RawHost(pattern: domain.name, includeSubdomains: subdomains, mode: "public-key", pins: pins,
+                                         expires: frame.expiration, anchors: anchors, pinOverrideAnchors: overrides))
                 } else {
-                    hosts.append(RawHost(pattern: domain.name, includeSubdomains: domain.includeSubdomains ? true : nil, mode: "none"))
+                    hosts.append(RawHost(pattern: domain.name, includeSubdomains: subdomains, mode: "none", anchors: anchors))
                 }
             }
         default:

@@ -70,6 +70,9 @@ public struct HostPolicy: Sendable {
     public let reportURIs: [URL]
     /// What stapled OCSP responses must provide.
     public let revocation: RevocationPolicy
+    /// Anchors whose chains need not match the pins (Android's `overridePins="true"`): a chain
+    /// that verifies to one of them is accepted on its validation alone, with a warning.
+    public var pinOverrideAnchors: TrustAnchors?
 
     /// A host pinned by one ``TrustPolicy``: its pins become one enforced pin set (expiring at
     /// `expires`, if given), its anchors and switches the validation.

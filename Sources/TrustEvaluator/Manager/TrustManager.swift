@@ -130,6 +130,16 @@ public struct TrustManager: Sendable {
         record(chainVerdict?.warnings ?? [], into: &warnings)
         var path = chainVerdict?.verifiedPath
         var checkedHost = chainVerdict?.checkedHost
+        // Android's overridePins: a chain that verifies to one of these anchors skips the pins.
+        var overridesPins: Bool? = nil
+        func pinsOverridden() throws(PincheckError) -> Bool {
+            if let overridesPins { return overridesPins }
+            guard let anchors = policy.pinOverrideAnchors else { overridesPins = false; return false }
+            var overriding = base
+            overriding.anchors = anchors
+            overridesPins = try Evaluator(policy: overriding, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time).isTrusted
+            return overridesPins!
+        }
         for set in active {
             var pinned = base
             pinned.pinning = set.pinning
@@ -137,7 +147,11 @@ public struct TrustManager: Sendable {
             checkedHost = checkedHost ?? verdict.checkedHost
             record(verdict.warnings, into: &warnings)
             let fresh = verdict.failures.filter { !(chainVerdict?.failures.contains($0) ?? false) }
+            let onlyPinFailures = !fresh.isEmpty && fresh.allSatisfy { $0.code == .pinMismatch }
+            let overridden = onlyPinFailures && set.enforcement == .enforce ? try pinsOverridden() : false
             switch set.enforcement {
+            case .enforce where overridden:
+                warnings.append(Reason(.pinMismatch, "the pins of \(policy.pattern) did not match, but the chain ends at a trust anchor that overrides pins (Android overridePins); accepted on its validation"))
             case .enforce:
                 record(fresh, into: &failures)
             case .reportOnly:

@@ -14,6 +14,8 @@ public final class TrustAnchors: @unchecked Sendable {
         case system(file: String, directory: String)
         /// Certificates the caller gave.
         case certificates
+        /// No anchor at all, deliberately (``TrustAnchors/nothing``): every chain fails to verify.
+        case nothing
     }
 
     let store: OpaquePointer
@@ -31,6 +33,17 @@ public final class TrustAnchors: @unchecked Sendable {
     /// directory `/usr/lib/ssl/certs`). Install Debian's `ca-certificates` package to fill them.
     /// An empty or missing system store trusts nothing: evaluations fail closed.
     public static let system: TrustAnchors = TrustAnchors()
+
+    /// Anchors that trust nothing: every chain ends at an unknown issuer. What an Android
+    /// `<trust-anchors>` element with no certificates means; never a fallback for a mistake.
+    public static let nothing: TrustAnchors = TrustAnchors(trustingNothing: ())
+
+    private init(trustingNothing: Void) {
+        guard let store = X509_STORE_new() else { fatalError("X509_STORE_new failed: out of memory") }
+        self.store = store
+        self.certificates = []
+        self.origin = .nothing
+    }
 
     private init() {
         guard let store = X509_STORE_new() else { fatalError("X509_STORE_new failed: out of memory") }
@@ -69,6 +82,24 @@ public final class TrustAnchors: @unchecked Sendable {
         self.store = store
         self.certificates = certificates
         self.origin = .certificates
+    }
+
+    /// The system store and these certificates besides (Android's `<certificates src="system"/>`
+    /// next to `<certificates src="@raw/my_ca"/>`).
+    /// - Throws: ``PincheckError`` (`input.empty`) when `certificates` is empty: use ``system``.
+    public init(systemAnd certificates: [Certificate]) throws(PincheckError) {
+        guard !certificates.isEmpty else { throw PincheckError(.emptyInput, "no certificates to add to the system store") }
+        guard let store = X509_STORE_new() else { throw PincheckError(.openSSL, "X509_STORE_new failed") }
+        OpenSSLErrorStack.clear()
+        _ = X509_STORE_set_default_paths(store)
+        _ = OpenSSLErrorStack.drain()
+        for certificate in certificates {
+            OpenSSLErrorStack.clear()
+            if X509_STORE_add_cert(store, certificate.handle.ref) != 1 { _ = OpenSSLErrorStack.drain() }
+        }
+        self.store = store
+        self.certificates = certificates
+        self.origin = TrustAnchors.system.origin
     }
 
     /// Reads anchors from PEM bundles or DER files.

@@ -13,6 +13,13 @@ enum FilePath {
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
+    /// The last component without its extension (`my_ca` for `res/raw/my_ca.pem`).
+    static func stem(_ path: String) -> String {
+        let name = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
+    }
+
     /// The part after the last `.` of the last component, without the dot (`""` when none).
     static func pathExtension(_ path: String) -> String {
         let name = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
