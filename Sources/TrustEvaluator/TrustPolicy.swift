@@ -197,7 +197,7 @@ public struct PinnedPublicKeys: Sendable {
         self.hasSHA1Pins = false
     }
 
-    /// Whether a certificate at `depth` of a path of `count` certificates may match these pins.
+    /// Whether the certificate at `depth` of the verified path (0: the leaf) may match these pins.
     func admits(depth: Int) -> Bool {
         switch scope {
         case .anyCertificate: true

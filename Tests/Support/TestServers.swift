@@ -143,3 +143,20 @@ public final class TestRawServer: @unchecked Sendable {
 
     deinit { stop() }
 }
+
+/// The openssl command, for tests that make a certificate or key of their own.
+public enum OpenSSLCLI {
+    /// Runs `openssl ARGUMENTS…` quietly and returns its exit status.
+    @discardableResult
+    public static func run(_ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl"] + arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import PincheckTestSupport
 import Testing
 @testable import TrustEvaluator
 
@@ -46,16 +47,7 @@ struct OkHttpCertificatePinnerTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-okhttp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        func openssl(_ arguments: [String]) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["openssl"] + arguments
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            try #require(process.terminationStatus == 0)
-        }
+        func openssl(_ arguments: [String]) throws { try #require(try OpenSSLCLI.run(arguments) == 0) }
         let key = folder.appendingPathComponent("a.key").path
         try openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key])
         for serial in ["100", "101"] {

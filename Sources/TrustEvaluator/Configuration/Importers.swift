@@ -95,14 +95,7 @@ public enum ConfigurationImporter {
             throw PincheckError(.invalidPolicy, "no NSPinnedDomains dictionary (nor an NSAppTransportSecurity holding one)", source: source)
         }
         var hosts: [RawHost] = []
-        for domain in domains.keys.sorted() {
-            let path = "NSPinnedDomains.\(domain)"
-            guard let settings = domains[domain]?.dictionary else {
-                throw PincheckError(.invalidPolicy, "\(path): not a dictionary", source: source)
-            }
-            if let unknown = settings.keys.sorted().first(where: { !atsDomainKeys.contains($0) }) {
-                throw PincheckError(.invalidPolicy, "\(path).\(unknown): unknown NSPinnedDomains key", source: source)
-            }
+        for (domain, path, settings) in try domainSettings(domains, in: "NSPinnedDomains", allowing: atsDomainKeys, source: source) {
             func identities(_ key: String) throws(PincheckError) -> [String]? {
                 guard let value = settings[key] else { return nil }
                 guard case .array(let entries) = value else {
@@ -126,6 +119,24 @@ public enum ConfigurationImporter {
                                  leafPins: leaf, caPins: authorities))
         }
         return RawConfiguration(allHostsMustBeEvaluated: false, hosts: hosts)
+    }
+
+    /// A plist's per-domain dictionaries in name order, each with its key path; a domain whose
+    /// value is not a dictionary, or holds a key outside `allowed`, is an error naming it.
+    private static func domainSettings(_ domains: [String: PlistValue], in key: String, allowing allowed: Set<String>,
+                                       source: String) throws(PincheckError) -> [(String, String, [String: PlistValue])] {
+        var result: [(String, String, [String: PlistValue])] = []
+        for domain in domains.keys.sorted() {
+            let path = "\(key).\(domain)"
+            guard let settings = domains[domain]?.dictionary else {
+                throw PincheckError(.invalidPolicy, "\(path): not a dictionary", source: source)
+            }
+            if let unknown = settings.keys.sorted().first(where: { !allowed.contains($0) }) {
+                throw PincheckError(.invalidPolicy, "\(path).\(unknown): unknown \(key) key", source: source)
+            }
+            result.append((domain, path, settings))
+        }
+        return result
     }
 
     /// A plist XML document's top dictionary, with the importers' guards (UTF-8, bounded nesting).
@@ -200,14 +211,7 @@ public enum ConfigurationImporter {
         var hosts: [RawHost] = []
         var exclusions: [String] = []
         var includingSubdomains: [String] = []
-        for domain in domains.keys.sorted() {
-            let path = "TSKPinnedDomains.\(domain)"
-            guard let settings = domains[domain]?.dictionary else {
-                throw PincheckError(.invalidPolicy, "\(path): not a dictionary", source: source)
-            }
-            if let unknown = settings.keys.sorted().first(where: { !trustKitDomainKeys.contains($0) }) {
-                throw PincheckError(.invalidPolicy, "\(path).\(unknown): unknown TrustKit key", source: source)
-            }
+        for (domain, path, settings) in try domainSettings(domains, in: "TSKPinnedDomains", allowing: trustKitDomainKeys, source: source) {
             if exclusionKeys.contains(where: { settings[$0]?.bool == true }) {
                 guard settings.count == 1 else {
                     throw PincheckError(.invalidPolicy, "\(path): an excluded domain takes no other key (TrustKit refuses it)", source: source)

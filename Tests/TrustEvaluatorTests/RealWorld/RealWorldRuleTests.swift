@@ -1,47 +1,28 @@
 import Foundation
+import PincheckTestSupport
 import Testing
 @testable import TrustEvaluator
 
-/// Self-signed server certificates made by the openssl CLI for one test (valid 2020–2120).
+/// Self-signed server certificates made by the openssl CLI for one test (valid for a century
+/// from when they are made; judged at a time inside that).
 enum MadeCertificate {
-    /// 2030-06-01, inside every made certificate's validity.
-    static let time = Date(timeIntervalSince1970: 1_906_502_400)
 
     static func selfSigned(names: [String], extensions: [String] = ["extendedKeyUsage=serverAuth"]) throws -> Certificate {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-made-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let out = folder.appendingPathComponent("cert.pem").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        var arguments = ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+        var arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                          "-keyout", folder.appendingPathComponent("key.pem").path, "-out", out,
-                         "-subj", "/O=Pincheck Tests", "-not_before", "20200101000000Z", "-not_after", "21200101000000Z",
+                         "-subj", "/O=Pincheck Tests", "-days", "36500",
                          "-addext", "basicConstraints=critical,CA:FALSE",
                          "-addext", "subjectAltName=" + names.map { "DNS:\($0)" }.joined(separator: ",")]
         for ext in extensions { arguments += ["-addext", ext] }
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        if process.terminationStatus != 0 {
-            // OpenSSL 3.0's req has no -not_before/-not_after: fall back to -days.
-            let fallback = Process()
-            fallback.executableURL = process.executableURL
-            var arguments = arguments
-            if let index = arguments.firstIndex(of: "-not_before") { arguments.removeSubrange(index..<index + 4) }
-            fallback.arguments = arguments + ["-days", "36500"]
-            fallback.standardError = FileHandle.nullDevice
-            fallback.standardOutput = FileHandle.nullDevice
-            try fallback.run()
-            fallback.waitUntilExit()
-            try #require(fallback.terminationStatus == 0, "openssl req failed")
-        }
+        try #require(try OpenSSLCLI.run(arguments) == 0, "openssl req failed")
         return try Certificate.load(contentsOf: out)[0]
     }
 
-    /// A time inside the certificate's validity, whichever way it was made.
+    /// A time inside the certificate's validity.
     static func time(for certificate: Certificate) -> Date {
         certificate.notBefore.addingTimeInterval(86_400)
     }
