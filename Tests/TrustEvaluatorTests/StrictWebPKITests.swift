@@ -26,7 +26,39 @@ struct StrictVector: Decodable, Sendable, CustomTestStringConvertible {
     static let all: [StrictVector] = {
         struct File: Decodable { let vectors: [StrictVector] }
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("StrictWebPKIVectors.json")
-        return try! JSONDecoder().decode(File.self, from: Data(contentsOf: url)).vectors
+        return try! JSONDecoder().decode(File.self, from: Data(contentsOf: url)).vectors + publicSuffixCases
+    }()
+
+    /// The public-suffix wildcard cases and Amazon's real S3 certificate, read from the suite in
+    /// `../shared/limbo/` (third-party data stays there), with what Pincheck answers.
+    static let publicSuffixCases: [StrictVector] = {
+        struct Suite: Decodable {
+            struct Case: Decodable {
+                struct Name: Decodable { let value: String }
+                let id: String
+                let trusted_certs: [String]
+                let untrusted_intermediates: [String]
+                let peer_certificate: String
+                let validation_time: String?
+                let expected_peer_name: Name?
+            }
+            let testcases: [Case]
+        }
+        let expectations: [String: (String, String?)] = [
+            "webpki::san::public-suffix-wildcard-san": ("FAILURE", "it names *.com"),
+            "webpki::san::public-suffix-multi-label-wildcard-san": ("FAILURE", "a wildcard over a public registry"),
+            "webpki::san::public-suffix-private-namespace-wildcard-san": ("SUCCESS", nil),
+            "online::s3.amazonaws.com": ("SUCCESS", nil),
+        ]
+        let url = Fixtures.root.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/limbo/data/limbo.json")
+        guard let data = try? Data(contentsOf: url), let suite = try? JSONDecoder().decode(Suite.self, from: data) else { return [] }
+        return suite.testcases.compactMap { testcase in
+            guard let (expected, fragment) = expectations[testcase.id] else { return nil }
+            return StrictVector(id: testcase.id, expected: expected, kind: "SERVER", trusted: testcase.trusted_certs,
+                                intermediates: testcase.untrusted_intermediates, peer: testcase.peer_certificate, crls: [],
+                                time: testcase.validation_time, keyUsage: [], host: testcase.expected_peer_name?.value,
+                                fragment: fragment, warning: nil)
+        }
     }()
     static let tripping = all.filter { $0.fragment != nil }
     static let accepted = all.filter { $0.expected == "SUCCESS" }
@@ -79,6 +111,11 @@ struct StrictWebPKITests {
     func accepts(vector: StrictVector) throws {
         let verdict = try vector.evaluate()
         #expect(verdict.isTrusted, "\(verdict.failures)")
+    }
+
+    @Test("the public-suffix cases are read from ../shared/limbo")
+    func publicSuffixCasesPresent() {
+        #expect(StrictVector.publicSuffixCases.count == 4)
     }
 
     @Test("the committed test PKI passes the strict profile")
