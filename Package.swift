@@ -28,6 +28,7 @@ let package = Package(
             name: "PincheckCLI",
             dependencies: [
                 "TrustEvaluator",
+                "ServerTrust",
                 "CGlibcMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -40,6 +41,7 @@ let package = Package(
                 "TrustEvaluator",
                 "ServerTrust",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
@@ -73,7 +75,7 @@ let package = Package(
         // Loopback servers (openssl s_server, raw sockets) shared by the test targets.
         .target(name: "PincheckTestSupport", path: "Tests/Support"),
         .testTarget(
-            name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator", "PincheckTestSupport"],
+            name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator", "ServerTrust", "PincheckTestSupport"],
             exclude: ["StrictWebPKIVectors.json", "Importers"]),
         .testTarget(name: "PincheckFuzzingTests", dependencies: ["PincheckFuzzing"]),
         .testTarget(
@@ -97,6 +99,6 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "pincheck", "PincheckTestSupport"]),
+        .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "ServerTrust", "pincheck", "PincheckTestSupport"]),
     ]
 )

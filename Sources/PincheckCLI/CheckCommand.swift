@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import ServerTrust
 import TrustEvaluator
 
 /// `pincheck check HOST[:PORT]… [policy options]`: handshake with each host, evaluate what it served, report.
@@ -20,6 +21,10 @@ struct Check: ConsoleCommand {
     @OptionGroup var policy: PolicyOptions
     @OptionGroup var output: OutputOptions
 
+    @Option(name: .customLong("report-to"), help: ArgumentHelp(
+        "Append the RFC 7469 pin failure reports that --config's report URIs are due to FILE, one JSON line each.", valueName: "file"))
+    var reportTo: String?
+
     func validate() throws {
         guard !targets.isEmpty else { throw ValidationError("give at least one HOST[:PORT] to check") }
         for target in targets { _ = try connection.target(target) }
@@ -30,6 +35,9 @@ struct Check: ConsoleCommand {
         var worst = ExitStatus.trusted
         for (index, text) in targets.enumerated() {
             let outcome = try runner.run(try connection.target(text))
+            if let reportTo, case .evaluated(_, let verdict) = outcome.result {
+                for report in verdict.reports { try FileReporter(path: reportTo).append(report) }
+            }
             if output.json {
                 console.line(outcome.json(pretty: true))
             } else {
@@ -106,12 +114,12 @@ struct HostCheck: Sendable {
         let sni = servername ?? name
         do {
             let result = try probe.probe(target, serverName: sni)
-            let (verdict, action) = try judge.judge(result.servedChain, host: name, port: Int(target.port), at: time,
-                                                    stapledOCSPResponse: result.stapledOCSPResponse)
-            return CheckOutcome(target: target, host: name, result: .evaluated(result, verdict), action: action,
+            let verdict = try judge.judge(result.servedChain, host: name, port: Int(target.port), at: time,
+                                          stapledOCSPResponse: result.stapledOCSPResponse)
+            return CheckOutcome(target: target, host: name, result: .evaluated(result, verdict),
                                 extraWarnings: Self.warnings(verdict, result, policy: judge.commandLinePolicy))
         } catch let error as ProbeError {
-            return CheckOutcome(target: target, host: name, result: .networkFailure(error), action: nil, extraWarnings: [])
+            return CheckOutcome(target: target, host: name, result: .networkFailure(error), extraWarnings: [])
         } catch let error as PincheckError {
             throw error
         } catch {
@@ -187,13 +195,11 @@ struct CheckOutcome: Sendable {
     let target: ProbeTarget
     let host: String
     let result: Result
-    /// What was decided, when an evaluation happened (report-only pins may allow an untrusted verdict).
-    let action: Decision.Action?
     let extraWarnings: [CheckWarning]
 
     var status: ExitStatus {
         switch result {
-        case .evaluated: action == .reject ? .notTrusted : .trusted
+        case .evaluated(_, let verdict): Disposition(serverTrust: verdict).allowsConnection ? .trusted : .notTrusted
         case .networkFailure: .networkFailure
         }
     }
@@ -212,7 +218,7 @@ struct CheckOutcome: Sendable {
         let document: CheckJSON
         switch result {
         case .evaluated(let probe, let verdict):
-            var evaluation = VerdictJSON(verdict, requestedHost: host, action: action)
+            var evaluation = VerdictJSON(verdict, requestedHost: host)
             evaluation.warnings += extraWarnings.map { ReasonJSON(code: $0.code, message: $0.message, evidence: nil) }
             document = CheckJSON(target: target.description, status: statusName, body: .evaluated(
                 evaluation, ConnectionJSON(probe), probe.signedCertificateTimestamps.map(SignedCertificateTimestampJSON.init)))

@@ -126,18 +126,15 @@ struct Judge: Sendable {
         return nil
     }
 
-    /// - Returns: What happened, and what a challenge handler would do about it (report-only pins
-    ///   can allow a connection whose verdict records a failure).
+    /// - Returns: What happened; `Disposition(serverTrust:)` says what a challenge handler does about it.
     func judge(_ chain: [Certificate], host: String?, port: Int = 443, at time: Date,
-               stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> (verdict: Verdict, action: Decision.Action) {
+               stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Verdict {
         switch kind {
         case .policy(let evaluator):
-            let verdict = try evaluator.evaluate(chain, host: host, at: time, stapledOCSPResponse: stapledOCSPResponse)
-            return (verdict, verdict.isTrusted ? .useCredential : .reject)
+            return try evaluator.evaluate(chain, host: host, at: time, stapledOCSPResponse: stapledOCSPResponse)
         case .manager(let manager):
             guard let host else { throw PincheckError(.invalidHost, "--config chooses policies by host name: give --host") }
-            let decision = try manager.evaluate(chain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse)
-            return (decision.verdict, decision.action)
+            return try manager.evaluate(chain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse)
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import ServerTrust
 import TrustEvaluator
 
 /// `pincheck verify CHAIN_FILE [policy options]`: evaluate a served chain offline.
@@ -23,12 +24,12 @@ struct Verify: ConsoleCommand {
 
     func execute(_ console: Console) throws -> ExitStatus {
         let chain = try Certificate.load(contentsOf: chainFile)
-        let (verdict, action) = try policy.makeJudge().judge(chain, host: policy.host, at: policy.time)
+        let verdict = try policy.makeJudge().judge(chain, host: policy.host, at: policy.time)
         if output.json {
-            console.line(Format.json(VerdictJSON(verdict, requestedHost: policy.host, action: action)))
+            console.line(Format.json(VerdictJSON(verdict, requestedHost: policy.host)))
         } else {
-            VerdictReport(verdict: verdict, subject: chainFile, console: console, action: action).render()
+            VerdictReport(verdict: verdict, subject: chainFile, console: console).render()
         }
-        return action == .reject ? .notTrusted : .trusted
+        return Disposition(serverTrust: verdict).allowsConnection ? .trusted : .notTrusted
     }
 }

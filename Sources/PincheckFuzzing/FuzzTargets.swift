@@ -1,4 +1,5 @@
 import Foundation
+import ServerTrust
 import TrustEvaluator
 
 /// The fuzz targets' logic, shared by the libFuzzer executables (`Sources/Fuzz*/main.swift`, built
@@ -82,10 +83,12 @@ public enum FuzzTargets {
     /// when stapling is required.
     public static func revocation(_ bytes: [UInt8]) {
         let fixture = ChainFixture.shared
-        guard let decision = try? fixture.revocationManager.evaluate(
+        guard let verdict = try? fixture.revocationManager.evaluate(
             fixture.goodChain, host: "www.example.test", at: fixture.time, stapledOCSPResponse: bytes) else { return }
-        if decision.allowsConnection {
-            precondition(!decision.verdict.failures.contains { $0.code == .revoked }, "a revoked staple never allows the connection")
+        precondition(Disposition(serverTrust: verdict).allowsConnection == verdict.isTrusted, "a verdict with failures never allows the connection")
+        if verdict.isTrusted {
+            precondition(verdict.verifiedPath != nil, "a trusted verdict names the path it trusted")
+            precondition(!verdict.warnings.contains { $0.code == .revoked }, "a revoked staple is never only a warning")
         }
     }
 }

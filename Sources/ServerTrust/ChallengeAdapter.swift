@@ -12,8 +12,8 @@ public struct ChallengeAdapter: Sendable {
         case untrusted
         /// The chain could not be evaluated at all → cancel.
         case evaluationFailed
-        /// No policy applies, unlisted hosts allowed (or the pin set expired) → `performDefaultHandling`;
-        /// the verdict is the default validation's.
+        /// No pins apply (unlisted host allowed, or every pin set expired): default validation ran →
+        /// `performDefaultHandling` when it passed, cancel when it failed.
         case unlistedDefaultHandling
         /// No policy applies and unlisted hosts are refused → cancel.
         case unlistedRefused
@@ -91,6 +91,10 @@ public struct ChallengeAdapter: Sendable {
     public var override: OverrideHandler?
     /// The clock; tests inject a fixed time.
     public var now: @Sendable () -> Date
+    /// Where the verdicts' pin failure reports go (RFC 7469), if anywhere: each is handed over
+    /// without delaying the answer. Wrap it in a ``DeduplicatingReporter`` (``init`` does) so a
+    /// failing pin on a busy client does not become a report storm.
+    public var reporter: (any Reporter)?
 
     /// - Parameters:
     ///   - trustManager: Which policy applies to which host.
@@ -101,10 +105,13 @@ public struct ChallengeAdapter: Sendable {
     ///   - afterFailure: `.rejectProtectionSpace` by default, so a wrong password ends in the 401.
     ///   - override: A handler that may answer first.
     ///   - now: The clock; `Date()` by default.
+    ///   - reporter: Where pin failure reports go; wrapped in a ``DeduplicatingReporter``. None by default.
     public init(trustManager: TrustManager, invalidCertificates: InvalidCertificates = .refuse,
                 credential: Credential? = nil, clientIdentity: Credential? = nil,
                 missingCredential: MissingCredential = .cancel, afterFailure: AfterFailure = .rejectProtectionSpace,
-                override: OverrideHandler? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+                override: OverrideHandler? = nil, now: @escaping @Sendable () -> Date = { Date() },
+                reporter: (any Reporter)? = nil) {
+        self.reporter = reporter.map { DeduplicatingReporter($0) }
         self.trustManager = trustManager
         self.invalidCertificates = invalidCertificates
         self.credential = credential
@@ -154,32 +161,41 @@ public struct ChallengeAdapter: Sendable {
         if case .allow = invalidCertificates {
             return ChallengeDecision(.useCredential, Credential(trust: PeerTrust(servedChain: chain)), rule: .allowInvalidCertificates)
         }
-        let decision: Decision
+        let verdict: Verdict
         do {
-            decision = try trustManager.evaluate(chain, host: space.host, port: space.port, at: now(),
-                                                 stapledOCSPResponse: space.serverTrust?.stapledOCSPResponse)
+            verdict = try trustManager.evaluate(chain, host: space.host, port: space.port, at: now(),
+                                                stapledOCSPResponse: space.serverTrust?.stapledOCSPResponse)
         } catch {
             return ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
                 error: ServerTrustError(.evaluationFailed, "the chain served by \(space.host) could not be evaluated: \(error)", underlying: error))
         }
-        let verdict = decision.verdict
-        switch decision.coverage {
-        case .unlistedRefused:
-            return ChallengeDecision(.cancelAuthenticationChallenge, rule: .unlistedRefused,
+        deliverReports(of: verdict)
+        let disposition = Disposition(serverTrust: verdict)
+        switch (verdict.coverage, disposition) {
+        case (.unlistedRefused, _):
+            return ChallengeDecision(disposition, rule: .unlistedRefused,
                 error: ServerTrustError(.hostNotListed, "no trust policy applies to \(space.host) and unlisted hosts are refused", verdict: verdict),
                 verdict: verdict)
-        case .unlistedDefaultValidation, .pinSetExpired:
-            // The verdict reports the default validation, so a caller sees what the stack's own check found.
-            return ChallengeDecision(.performDefaultHandling, rule: .unlistedDefaultHandling,
-                error: verdict.isTrusted ? nil : ServerTrustError(.untrusted, "default validation failed for \(space.host)", verdict: verdict),
+        case (.unlistedDefaultValidation, .performDefaultHandling), (.pinSetExpired, .performDefaultHandling):
+            return ChallengeDecision(disposition, rule: .unlistedDefaultHandling, verdict: verdict)
+        case (.unlistedDefaultValidation, _), (.pinSetExpired, _):
+            return ChallengeDecision(disposition, rule: .unlistedDefaultHandling,
+                error: ServerTrustError(.untrusted, "no pins apply to \(space.host) and default validation failed", verdict: verdict),
                 verdict: verdict)
-        case .hostPolicy, .everyHost:
-            if decision.action == .useCredential {
-                return ChallengeDecision(.useCredential, Credential(trust: PeerTrust(servedChain: chain, verdict: verdict)),
-                                         rule: .trusted, verdict: verdict)
-            }
-            return ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted,
+        case (_, .useCredential):
+            return ChallengeDecision(disposition, Credential(trust: PeerTrust(servedChain: chain, verdict: verdict)),
+                                     rule: .trusted, verdict: verdict)
+        case _:
+            return ChallengeDecision(disposition, rule: .untrusted,
                 error: ServerTrustError(.untrusted, "the chain served by \(space.host) is not trusted", verdict: verdict), verdict: verdict)
+        }
+    }
+
+    /// Hands the verdict's failure reports to the ``reporter`` (deduplicated), without waiting.
+    private func deliverReports(of verdict: Verdict) {
+        guard let reporter, !verdict.reports.isEmpty else { return }
+        for report in verdict.reports {
+            Task.detached { try? await reporter.send(report) }
         }
     }
 

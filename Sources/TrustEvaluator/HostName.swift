@@ -7,13 +7,32 @@ import Musl
 import Darwin
 #endif
 
-/// Normalises the host a caller asks about into the name a certificate must carry.
+/// The name a certificate must carry: a DNS name (A-labels, lowercase) or an IP address literal.
+enum PeerName: Sendable, Hashable {
+    case dns(String)
+    case ipAddress(String)
+
+    var text: String {
+        switch self {
+        case .dns(let name): name
+        case .ipAddress(let address): address
+        }
+    }
+}
+
+/// The one host normaliser: turns the host a caller asks about (or a pattern's base) into the
+/// name a certificate must carry. Every entry point normalises once, here.
 enum HostName {
-    /// Lowercases, drops one trailing dot and IPv6 brackets, recognises IP literals, and rejects
-    /// what no certificate can match.
+    /// Lowercases, drops one trailing dot and IPv6 brackets, converts internationalised labels to
+    /// A-labels (`xn--…`), recognises IP literals, and rejects what no certificate can match.
     static func peerName(for host: String) throws(PincheckError) -> PeerName {
         // Nearly every caller passes a name that is already canonical: take it as it is.
         if isCanonicalDNSName(host) { return .dns(host) }
+        return try normalise(aLabels(host), given: host)
+    }
+
+    private static func normalise(_ host: String, given original: String) throws(PincheckError) -> PeerName {
+        let host = host
         // C APIs (inet_pton, SNI) would read only up to a NUL: "127.0.0.1\0evil.example" must not
         // become 127.0.0.1. No control character belongs in a host name.
         guard !host.utf8.contains(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D || $0 == 0x7F }) else {
@@ -27,7 +46,7 @@ enum HostName {
         guard !name.isEmpty else { throw PincheckError(.invalidHost, "the host name is empty") }
         guard name.utf8.count <= 253 else { throw PincheckError(.invalidHost, "host name \"\(host)\" is longer than 253 characters") }
         guard name.unicodeScalars.allSatisfy(\.isASCII) else {
-            throw PincheckError(.invalidHost, "host name \"\(host)\" is not ASCII: give internationalised names as A-labels (xn--…)")
+            throw PincheckError(.invalidHost, "host name \"\(original)\" cannot be converted to A-labels (xn--…)")
         }
         let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-_".unicodeScalars)
         for label in name.split(separator: ".", omittingEmptySubsequences: false) {
@@ -66,6 +85,19 @@ enum HostName {
             guard labelLength <= 63 else { return false }
         }
         return labelLength > 0 && hasNonDigit
+    }
+
+    /// Converts each non-ASCII label to its `xn--` form (after lowercasing); ASCII is unchanged.
+    static func aLabels(_ host: String) -> String {
+        guard !host.unicodeScalars.allSatisfy(\.isASCII) else { return host }
+        // IDNA2008 maps to lowercase NFC before encoding; full UTS #46 mapping is not attempted.
+        // NFC from the standard library (what Foundation's precomposedStringWithCanonicalMapping
+        // gives, without linking Foundation; a test compares the two).
+        let mapped = String(decoding: host.lowercased()._nfcCodeUnits, as: UTF8.self)
+        let separators: Set<Character> = [".", "\u{3002}", "\u{FF0E}", "\u{FF61}"]
+        return mapped.split(omittingEmptySubsequences: false, whereSeparator: separators.contains)
+            .map { Punycode.aLabel(String($0)) ?? String($0) }
+            .joined(separator: ".")
     }
 
     static func isIPv4(_ text: String) -> Bool {

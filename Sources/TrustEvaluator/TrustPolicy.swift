@@ -88,9 +88,6 @@ public struct TrustPolicy: Sendable {
     }
     /// Key usages the leaf must allow when it has a keyUsage extension (none by default).
     public var requiredKeyUsages: Set<KeyUsage> = []
-    /// Extra checks run over every verified path, after OpenSSL's and the profile's (see ``PathCheck``).
-    var additionalPathChecks: [any PathCheck] = []
-
     /// Checks run over every verified path, after OpenSSL's (see ``PathCheck``): the profile's,
     /// whose failures count only while the chain is validated, then the policy's own, which
     /// always count (the host name, required key usages, revocation).
@@ -99,7 +96,7 @@ public struct TrustPolicy: Sendable {
         if purpose == .serverAuthentication { policyChecks.append(RegistryWildcardCheck()) }
         if !requiredKeyUsages.isEmpty { policyChecks.append(RequiredKeyUsageCheck(required: requiredKeyUsages)) }
         let profileChecks: [any PathCheck] = if case .strictWebPKI = profile { StrictWebPKI.checks(for: purpose) } else { [] }
-        return PathChecks(profile: profileChecks, policy: policyChecks + additionalPathChecks)
+        return PathChecks(profile: profileChecks, policy: policyChecks)
     }
 
     /// Creates a policy; the defaults fail closed: system anchors, chain and name required.

@@ -1,6 +1,8 @@
 import FoundationEssentials
 
-/// What an evaluation found: trusted or not, every reason, the verified path and the served chain.
+/// What an evaluation found: trusted or not, every reason, the verified path, the served chain,
+/// which rule applied and the reports that are due. The engine says what happened; what a TLS
+/// stack does about it is decided in one place, `ServerTrust`'s `Disposition(for:)`.
 ///
 /// ``isTrusted`` is true exactly when ``failures`` is empty, so a rejection always carries its reasons.
 public struct Verdict: Sendable {
@@ -18,18 +20,60 @@ public struct Verdict: Sendable {
     public let matchedPins: [PinMatch]
     /// The time the chain was judged at.
     public let evaluationTime: Date
+    /// Pin mismatches of report-only pin sets: they did not count against the chain, and a
+    /// report is due for each evaluation that has them.
+    public let reportOnlyFailures: [Reason]
+    /// Which rule applied: a host policy, the one policy for every host, or an unlisted host's.
+    public let coverage: Coverage
+    /// The host policy that applied (``Coverage/hostPolicy`` and ``Coverage/pinSetExpired``).
+    public let hostPolicy: HostPolicy?
+    /// Pin validation failure reports due to the host policy's report URIs (RFC 7469 §3).
+    public let reports: [PinFailureReport]
+    /// The path built to the anchors even when the verdict is a rejection (the report's validated chain).
+    let builtPath: VerifiedPath?
 
-    /// True when every check passed.
+    /// Which rule of a ``TrustManager`` applied to the host.
+    public enum Coverage: String, Sendable, Hashable {
+        /// A host policy (``Verdict/hostPolicy``) matched and its pins applied.
+        case hostPolicy
+        /// One policy applies to every host (an ``Evaluator``, ``TrustManager/single(_:certificateCache:verdictCache:diagnostics:)``).
+        case everyHost
+        /// No policy matched and unlisted hosts are allowed: default validation ran.
+        case unlistedDefaultValidation
+        /// No policy matched and unlisted hosts are refused (``Reason/Code/hostNotListed``).
+        case unlistedRefused
+        /// A host policy matched, but all its pin sets have expired: default validation ran.
+        case pinSetExpired
+    }
+
+    /// True when every check that counts passed.
     public var isTrusted: Bool { failures.isEmpty }
 
     /// The same judgement of byte-equal certificates at another time inside its validity window.
     func reused(at time: Date, servedChain: [Certificate]) -> Verdict {
         Verdict(failures: failures, warnings: warnings, verifiedPath: verifiedPath, servedChain: servedChain,
-                checkedHost: checkedHost, matchedPins: matchedPins, evaluationTime: time)
+                checkedHost: checkedHost, matchedPins: matchedPins, evaluationTime: time,
+                reportOnlyFailures: reportOnlyFailures, builtPath: builtPath, coverage: coverage, hostPolicy: hostPolicy)
+    }
+
+    /// This verdict under a trust manager's rule, with the reports that are due.
+    func covered(by coverage: Coverage, policy: HostPolicy?, reports: [PinFailureReport] = []) -> Verdict {
+        Verdict(failures: failures, warnings: warnings, verifiedPath: verifiedPath, servedChain: servedChain,
+                checkedHost: checkedHost, matchedPins: matchedPins, evaluationTime: evaluationTime,
+                reportOnlyFailures: reportOnlyFailures, builtPath: builtPath, coverage: coverage, hostPolicy: policy, reports: reports)
+    }
+
+    /// This verdict with more failures (and so no verified path or matched pins).
+    func adding(failures extra: [Reason]) -> Verdict {
+        Verdict(failures: failures + extra, warnings: warnings, verifiedPath: nil, servedChain: servedChain,
+                checkedHost: checkedHost, matchedPins: [], evaluationTime: evaluationTime,
+                reportOnlyFailures: reportOnlyFailures, builtPath: builtPath, coverage: coverage, hostPolicy: hostPolicy, reports: reports)
     }
 
     init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, servedChain: [Certificate],
-         checkedHost: String?, matchedPins: [PinMatch], evaluationTime: Date) {
+         checkedHost: String?, matchedPins: [PinMatch], evaluationTime: Date, reportOnlyFailures: [Reason] = [],
+         builtPath: VerifiedPath? = nil, coverage: Coverage = .everyHost, hostPolicy: HostPolicy? = nil,
+         reports: [PinFailureReport] = []) {
         self.failures = failures
         self.warnings = warnings
         self.verifiedPath = verifiedPath
@@ -37,6 +81,11 @@ public struct Verdict: Sendable {
         self.checkedHost = checkedHost
         self.matchedPins = matchedPins
         self.evaluationTime = evaluationTime
+        self.reportOnlyFailures = reportOnlyFailures
+        self.builtPath = builtPath ?? verifiedPath
+        self.coverage = coverage
+        self.hostPolicy = hostPolicy
+        self.reports = reports
     }
 }
 

@@ -42,26 +42,28 @@ public struct PincheckNIOVerifier: Sendable {
     /// - Parameters:
     ///   - policy: The policy.
     ///   - now: The clock; tests inject a fixed time.
-    public init(policy: TrustPolicy, now: @escaping @Sendable () -> Date = { Date() }) {
-        self.init(adapter: ChallengeAdapter(trustManager: .single(policy), now: now))
+    ///   - reporter: Where pin failure reports go (deduplicated); none by default.
+    public init(policy: TrustPolicy, now: @escaping @Sendable () -> Date = { Date() }, reporter: (any Reporter)? = nil) {
+        self.init(adapter: ChallengeAdapter(trustManager: .single(policy), now: now, reporter: reporter))
     }
 
     /// A verifier applying a trust manager's per-host policies and unlisted-host rule.
     /// - Parameters:
     ///   - trustManager: Which policy applies to which host.
     ///   - now: The clock; tests inject a fixed time.
-    public init(trustManager: TrustManager, now: @escaping @Sendable () -> Date = { Date() }) {
-        self.init(adapter: ChallengeAdapter(trustManager: trustManager, now: now))
+    ///   - reporter: Where the verdicts' pin failure reports go (deduplicated); none by default.
+    public init(trustManager: TrustManager, now: @escaping @Sendable () -> Date = { Date() }, reporter: (any Reporter)? = nil) {
+        self.init(adapter: ChallengeAdapter(trustManager: trustManager, now: now, reporter: reporter))
     }
 
-    /// Whether a decision lets the handshake complete.
+    /// Whether a decision lets the handshake complete: the disposition allows the connection
+    /// (``Disposition/allowsConnection``, decided by `Disposition(serverTrust:)`), and a
+    /// `performDefaultHandling` rests on a trusted verdict — an override handler's bare answer is
+    /// not a validation, and NIOSSL has no default handling to fall back on.
     /// - Parameter decision: The adapter's decision for the server-trust challenge.
     public static func accepts(_ decision: ChallengeDecision) -> Bool {
-        switch decision.disposition {
-        case .useCredential: true
-        case .performDefaultHandling: decision.verdict?.isTrusted == true
-        case .cancelAuthenticationChallenge, .rejectProtectionSpace: false
-        }
+        guard decision.disposition.allowsConnection else { return false }
+        return decision.disposition == .useCredential || decision.verdict?.isTrusted == true
     }
 
     /// Evaluates a served chain for a host, as the callback does.

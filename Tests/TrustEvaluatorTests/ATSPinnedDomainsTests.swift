@@ -32,7 +32,7 @@ struct ATSPinnedDomainsTests {
                                  publicSuffixes: HostPatternTests.psl).trustManager
     }
 
-    static func allows(_ leaf: [String]?, _ ca: [String]?, host: String = "www.example.test", subdomains: Bool? = nil) throws -> Decision {
+    static func allows(_ leaf: [String]?, _ ca: [String]?, host: String = "www.example.test", subdomains: Bool? = nil) throws -> Verdict {
         try manager(plist(["www.example.test": (subdomains, leaf, ca)])).evaluate(Fixtures.chain("rsa-good"), host: host, at: Fixtures.time)
     }
 
@@ -48,8 +48,8 @@ struct ATSPinnedDomainsTests {
     @Test("leaf identities match the leaf and nothing above it", arguments: [("rsa-leaf", true), ("rsa-intermediate", false), ("rsa-root", false)])
     func leafIdentities(name: String, trusted: Bool) throws {
         let decision = try Self.allows([name], nil)
-        #expect(decision.allowsConnection == trusted, "\(decision.verdict.failures)")
-        if !trusted { #expect(decision.verdict.failures.map(\.code) == [.pinMismatch]) }
+        #expect(decision.allowsConnection == trusted, "\(decision.failures)")
+        if !trusted { #expect(decision.failures.map(\.code) == [.pinMismatch]) }
     }
 
     @Test("CA identities match a certificate above the leaf, the anchor included, and not the leaf",
@@ -69,7 +69,7 @@ struct ATSPinnedDomainsTests {
     func emptyBlocks() throws {
         let leafEmpty = try Self.allows([], nil)
         #expect(!leafEmpty.allowsConnection)
-        #expect(leafEmpty.verdict.failures.map(\.code) == [.pinMismatch])
+        #expect(leafEmpty.failures.map(\.code) == [.pinMismatch])
         #expect(try !Self.allows(["rsa-leaf"], []).allowsConnection)
     }
 
@@ -80,7 +80,7 @@ struct ATSPinnedDomainsTests {
         #expect(try !covered.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).allowsConnection)
         let exact = try Self.manager(Self.plist(["example.test": (false, ["attacker-leaf"], nil)]))
         #expect(try exact.policy(for: "www.example.test") == nil)
-        #expect(try exact.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).action == .performDefaultHandling)
+        #expect(try exact.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).disposition == .performDefaultHandling)
     }
 
     @Test("unknown keys and other identity kinds are errors", arguments: [

@@ -22,7 +22,7 @@ struct AndroidTrustAnchorTests {
         return try Configuration.load(contentsOf: file, anchors: systemStandIn, publicSuffixes: HostPatternTests.psl).trustManager
     }
 
-    static func decide(_ manager: TrustManager, _ chain: String, host: String = "www.example.test") throws -> Decision {
+    static func decide(_ manager: TrustManager, _ chain: String, host: String = "www.example.test") throws -> Verdict {
         try manager.evaluate(Fixtures.chain(chain), host: host, at: Fixtures.time)
     }
 
@@ -36,7 +36,7 @@ struct AndroidTrustAnchorTests {
         // ec-good ends at ec-root, which the stand-in system store holds but this domain does not trust.
         let ec = try Self.decide(manager, "ec-good")
         #expect(!ec.allowsConnection)
-        #expect(ec.verdict.failures.contains { $0.code == .unknownIssuer })
+        #expect(ec.failures.contains { $0.code == .unknownIssuer })
     }
 
     @Test("an empty <trust-anchors> trusts nothing, never the system store")
@@ -44,7 +44,7 @@ struct AndroidTrustAnchorTests {
         let manager = try Self.load("<domain-config><domain>www.example.test</domain><trust-anchors/></domain-config>")
         let decision = try Self.decide(manager, "rsa-good")
         #expect(!decision.allowsConnection)
-        #expect(decision.verdict.failures.contains { $0.code == .unknownIssuer })
+        #expect(decision.failures.contains { $0.code == .unknownIssuer })
     }
 
     @Test("system and @raw together: both are trusted")
@@ -84,11 +84,11 @@ struct AndroidTrustAnchorTests {
             </domain-config>
             """, systemStandIn: try TrustAnchors(certificates: [Fixtures.ecRoot]))
         let overridden = try Self.decide(manager, "rsa-good")
-        #expect(overridden.allowsConnection, "\(overridden.verdict.failures)")
-        #expect(overridden.verdict.warnings.contains { $0.message.contains("overridePins") })
+        #expect(overridden.allowsConnection, "\(overridden.failures)")
+        #expect(overridden.warnings.contains { $0.message.contains("overridePins") })
         let pinned = try Self.decide(manager, "ec-good")
         #expect(!pinned.allowsConnection)
-        #expect(pinned.verdict.failures.map(\.code) == [.pinMismatch])
+        #expect(pinned.failures.map(\.code) == [.pinMismatch])
     }
 
     @Test("debug-overrides is ignored")

@@ -5,7 +5,7 @@ import Testing
 /// CRLs made by scripts/make-revocation-fixtures.sh (`openssl ca -gencrl`), through the configuration.
 @Suite("supplied CRLs, leaf and whole chain")
 struct CRLRevocationTests {
-    static func decide(crls: [String], scope: String? = nil, chain: String = "rsa-good") throws -> Decision {
+    static func decide(crls: [String], scope: String? = nil, chain: String = "rsa-good") throws -> Verdict {
         let files = crls.map { "\"revocation/\($0).pem\"" }.joined(separator: ", ")
         let scopeKey = scope.map { #", "crlScope": "\#($0)""# } ?? ""
         let json = """
@@ -20,30 +20,30 @@ struct CRLRevocationTests {
     @Test("a CRL listing the leaf rejects it")
     func revokedLeaf() throws {
         let decision = try Self.decide(crls: ["crl-intermediate-revokes-leaf"])
-        #expect(decision.action == .reject)
-        #expect(decision.verdict.failures.map(\.code).contains(.revoked))
+        #expect(decision.disposition == .cancelAuthenticationChallenge)
+        #expect(decision.failures.map(\.code).contains(.revoked))
     }
 
     @Test("a CRL from the issuer that does not list the leaf lets it through")
     func cleanLeaf() throws {
-        #expect(try Self.decide(crls: ["crl-intermediate-empty"]).action == .useCredential)
+        #expect(try Self.decide(crls: ["crl-intermediate-empty"]).disposition == .useCredential)
     }
 
     @Test("leaf scope ignores a revoked intermediate; chain scope rejects it")
     func revokedIntermediate() throws {
         let crls = ["crl-intermediate-empty", "crl-root-revokes-intermediate"]
-        #expect(try Self.decide(crls: crls, scope: "leaf").action == .useCredential)
+        #expect(try Self.decide(crls: crls, scope: "leaf").disposition == .useCredential)
         let chain = try Self.decide(crls: crls, scope: "chain")
-        #expect(chain.action == .reject)
-        #expect(chain.verdict.failures.map(\.code).contains(.revoked))
+        #expect(chain.disposition == .cancelAuthenticationChallenge)
+        #expect(chain.failures.map(\.code).contains(.revoked))
     }
 
     @Test("chain scope needs a CRL from every issuer")
     func missingCRL() throws {
         let decision = try Self.decide(crls: ["crl-intermediate-empty"], scope: "chain")
-        #expect(decision.action == .reject)
-        #expect(decision.verdict.failures.map(\.code).contains(.revocationUnknown))
-        #expect(try Self.decide(crls: ["crl-intermediate-empty", "crl-root-empty"], scope: "chain").action == .useCredential)
+        #expect(decision.disposition == .cancelAuthenticationChallenge)
+        #expect(decision.failures.map(\.code).contains(.revocationUnknown))
+        #expect(try Self.decide(crls: ["crl-intermediate-empty", "crl-root-empty"], scope: "chain").disposition == .useCredential)
     }
 
     @Test("a CRL file with several CRLs loads them all; other files are errors naming them")

@@ -124,14 +124,11 @@ struct CachingTests {
     @Test("a policy with a stapled OCSP response is never cached")
     func timeDependentChecksAreNotCached() throws {
         let cache = VerdictCache()
-        var policy = Fixtures.policy()
-        policy.additionalPathChecks = [StapledOCSPCheck(response: [0x30, 0x00], policy: RevocationPolicy())]
-        let evaluator = Evaluator(policy: policy, verdictCache: cache)
-        _ = try evaluator.evaluate(Fixtures.chain("rsa-good"), host: Fixtures.host, at: Fixtures.time)
+        let evaluator = Evaluator(policy: Fixtures.policy(), verdictCache: cache)
+        _ = try evaluator.evaluate(Fixtures.chain("rsa-good"), host: Fixtures.host, at: Fixtures.time, stapledOCSPResponse: [0x30, 0x00])
         #expect(cache.count == 0)
-        // Without a response the check does not depend on time, and the verdict is cached.
-        policy.additionalPathChecks = [StapledOCSPCheck(response: nil, policy: RevocationPolicy())]
-        _ = try Evaluator(policy: policy, verdictCache: cache).evaluate(Fixtures.chain("rsa-good"), host: Fixtures.host, at: Fixtures.time)
+        // Without a response nothing depends on time, and the verdict is cached.
+        _ = try evaluator.evaluate(Fixtures.chain("rsa-good"), host: Fixtures.host, at: Fixtures.time, stapledOCSPResponse: nil)
         #expect(cache.count == 1)
     }
 

@@ -30,11 +30,11 @@ struct ConfigurationTests {
         #expect(configuration.hosts.count == 2)
         let manager = configuration.trustManager
         let good = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
-        #expect(good.action == .useCredential)
+        #expect(good.disposition == .useCredential)
         let wildcard = try manager.evaluate(Fixtures.chain("rsa-good"), host: "api.example.test", at: Fixtures.time)
-        #expect(wildcard.action == .reject, "api.example.test is pinned to the ECDSA intermediate")
+        #expect(wildcard.disposition == .cancelAuthenticationChallenge, "api.example.test is pinned to the ECDSA intermediate")
         let unlisted = try manager.evaluate(Fixtures.chain("rsa-good"), host: "example.test", at: Fixtures.time)
-        #expect(unlisted.action == .reject)
+        #expect(unlisted.disposition == .cancelAuthenticationChallenge)
     }
 
     @Test("only version, the pattern and the pins are required; defaults fail closed")
@@ -99,10 +99,10 @@ struct ConfigurationTests {
     func anchorOverride() throws {
         let json = #"{ "version": 1, "anchors": ["ec-root.pem"], "hosts": [ { "pattern": "www.example.test", "mode": "none" } ] }"#
         let fromFile = try Self.decode(json)
-        #expect(try fromFile.trustManager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).action == .reject)
+        #expect(try fromFile.trustManager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).disposition == .cancelAuthenticationChallenge)
         let overridden = try Configuration.decode(Data(json.utf8), baseDirectory: Fixtures.root.path,
                                                   anchors: try TrustAnchors(certificates: [Fixtures.rsaRoot]), publicSuffixes: HostPatternTests.psl)
-        #expect(try overridden.trustManager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).action == .useCredential)
+        #expect(try overridden.trustManager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).disposition == .useCredential)
     }
 
     @Test("a missing file is an unreadable-file error naming it")

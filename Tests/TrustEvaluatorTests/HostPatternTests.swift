@@ -44,7 +44,7 @@ struct HostPatternTests {
     ])
     func matching(pattern text: String, subdomains: Bool, host: String, matches: Bool) throws {
         let pattern = try Self.pattern(text, subdomains: subdomains)
-        let name = try HostNormalization.peerName(for: host).text
+        let name = try HostName.peerName(for: host).text
         #expect((pattern.specificity(for: name) != nil) == matches)
     }
 

@@ -27,17 +27,18 @@ struct ImporterTests {
         let manager = configuration.trustManager
         #expect(!manager.allHostsMustBeEvaluated, "TrustKit leaves unlisted hosts to default validation")
         let www = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
-        #expect(www.action == .useCredential)
+        #expect(www.disposition == .useCredential)
         #expect(try manager.policy(for: "www.example.test")?.reportURIs.first?.absoluteString == "https://reports.example.test/pins")
         #expect(try manager.policy(for: "www.example.test")?.pinSets.first?.expires == PinSet.expiryDate("2099-12-01"))
         // example.test and its subdomains: report-only pins on the ECDSA intermediate.
         let api = try manager.evaluate(Fixtures.chain("rsa-good"), host: "example.test", at: Fixtures.time)
-        #expect(api.action == .useCredential)
-        #expect(api.verdict.failures.map(\.code) == [.pinMismatch])
+        #expect(api.disposition == .useCredential)
+        #expect(api.failures.isEmpty)
+        #expect(api.reportOnlyFailures.map(\.code) == [.pinMismatch])
         // Excluded from the parent's policy: default validation only, no pin failure.
         let legacy = try manager.evaluate(Fixtures.chain("rsa-wildcard"), host: "legacy.example.test", at: Fixtures.time)
-        #expect(legacy.action == .useCredential)
-        #expect(legacy.verdict.failures.isEmpty)
+        #expect(legacy.disposition == .useCredential)
+        #expect(legacy.failures.isEmpty)
     }
 
     @Test("Android: domain-config pins, includeSubdomains, expiration, inheritance by nested domain-configs")
@@ -49,7 +50,7 @@ struct ImporterTests {
         #expect(inherited.pinSets.first?.pinCount == 2, "nested domain-configs inherit the parent's pin set")
         #expect(inherited.pinSets.first?.expires == PinSet.expiryDate("2099-01-01"))
         #expect(try manager.policy(for: "plain.example.test")?.pinSets.isEmpty == true)
-        #expect(try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).action == .useCredential)
+        #expect(try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).disposition == .useCredential)
     }
 
     @Test("OkHttp: pins grouped by pattern, ** patterns kept")
@@ -57,7 +58,7 @@ struct ImporterTests {
         let manager = try Self.load("okhttp-pins.txt").trustManager
         #expect(try manager.policy(for: "www.example.test")?.pinSets.first?.pinCount == 2)
         #expect(try manager.policy(for: "a.b.example.test")?.pattern.kind == .anyDepth)
-        #expect(try manager.evaluate(Fixtures.chain("rsa-good"), host: "a.b.example.test", at: Fixtures.time).action == .reject)
+        #expect(try manager.evaluate(Fixtures.chain("rsa-good"), host: "a.b.example.test", at: Fixtures.time).disposition == .cancelAuthenticationChallenge)
     }
 
     @Test("a malformed OkHttp line is an error naming the line")
@@ -164,7 +165,7 @@ struct OkHttpUnionTests {
         let manager = try Self.manager(["*.example.test \(Self.leafPin)", "www.example.test \(Self.strangerPin)"])
         #expect(manager.patternMatching == .allMatching)
         let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
-        #expect(decision.action == .useCredential, "\(decision.verdict.failures)")
+        #expect(decision.disposition == .useCredential, "\(decision.failures)")
         #expect(try manager.policy(for: "www.example.test")?.pinSets.first?.pinCount == 2)
     }
 
@@ -172,8 +173,8 @@ struct OkHttpUnionTests {
     func onlyMatchingPatterns() throws {
         let manager = try Self.manager(["*.example.test \(Self.strangerPin)", "other.example.test \(Self.leafPin)"])
         let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
-        #expect(decision.verdict.failures.map(\.code) == [.pinMismatch])
-        #expect(decision.action == .reject)
+        #expect(decision.failures.map(\.code) == [.pinMismatch])
+        #expect(decision.disposition == .cancelAuthenticationChallenge)
     }
 
     @Test("** matches the name itself and any depth; * exactly one label", arguments: [
@@ -190,8 +191,8 @@ struct OkHttpUnionTests {
         #expect(ConfigurationImporter.detect(Data()) == .okHttp)
         let manager = try Self.manager([])
         #expect(manager.policies.isEmpty)
-        #expect(try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).action == .performDefaultHandling)
-        #expect(try manager.evaluate(Fixtures.chain("rsa-good"), host: "other.test", at: Fixtures.time).action == .reject)
+        #expect(try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).disposition == .performDefaultHandling)
+        #expect(try manager.evaluate(Fixtures.chain("rsa-good"), host: "other.test", at: Fixtures.time).disposition == .cancelAuthenticationChallenge)
     }
 
     @Test("a file in no known format is an error naming the formats tried")

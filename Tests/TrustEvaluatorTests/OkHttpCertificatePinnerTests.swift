@@ -129,8 +129,8 @@ struct OkHttpCertificatePinnerTests {
             let served = Fixtures.chain(Self.certA1) + [Fixtures.certificate("rsa-leaf-rotated")]
             let decision = try pinner.evaluate(served, host: Self.host, at: Fixtures.time)
             #expect(!decision.allowsConnection)
-            #expect(decision.verdict.failures.map(\.code) == [.pinMismatch])
-            #expect(decision.verdict.warnings.contains { $0.code == .pinOutsideVerifiedPath })
+            #expect(decision.failures.map(\.code) == [.pinMismatch])
+            #expect(decision.warnings.contains { $0.code == .pinOutsideVerifiedPath })
         }
     }
 

@@ -9,7 +9,7 @@ struct StapledOCSPTests {
         Array(try Data(contentsOf: Fixtures.root.appendingPathComponent("revocation/\(name).der")))
     }
 
-    static func decide(_ chain: [Certificate], staple: String?, required: Bool = false) throws -> Decision {
+    static func decide(_ chain: [Certificate], staple: String?, required: Bool = false) throws -> Verdict {
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
                                 validation: TrustPolicy(anchors: Fixtures.anchors),
                                 revocation: RevocationPolicy(requireStapledOCSP: required))
@@ -23,15 +23,15 @@ struct StapledOCSPTests {
     @Test("a good, fresh, correctly signed response is accepted silently")
     func good() throws {
         let decision = try Self.decide(Self.good, staple: "ocsp-good", required: true)
-        #expect(decision.action == .useCredential)
-        #expect(decision.verdict.warnings.allSatisfy { !$0.code.description.hasPrefix("revocation.") })
+        #expect(decision.disposition == .useCredential)
+        #expect(decision.warnings.allSatisfy { !$0.code.description.hasPrefix("revocation.") })
     }
 
     @Test("revoked always rejects, required or not", arguments: [false, true])
     func revoked(required: Bool) throws {
         let decision = try Self.decide(Self.good, staple: "ocsp-revoked", required: required)
-        #expect(decision.action == .reject)
-        #expect(decision.verdict.failures.map(\.code).contains(.revoked))
+        #expect(decision.disposition == .cancelAuthenticationChallenge)
+        #expect(decision.failures.map(\.code).contains(.revoked))
     }
 
     @Test("unknown, stale and wrongly signed responses warn, or reject when stapling is required", arguments: [
@@ -40,11 +40,11 @@ struct StapledOCSPTests {
     ])
     func unusable(name: String, code: Reason.Code) throws {
         let lenient = try Self.decide(Self.good, staple: name)
-        #expect(lenient.action == .useCredential)
-        #expect(lenient.verdict.warnings.map(\.code).contains(code), "\(lenient.verdict.warnings)")
+        #expect(lenient.disposition == .useCredential)
+        #expect(lenient.warnings.map(\.code).contains(code), "\(lenient.warnings)")
         let strict = try Self.decide(Self.good, staple: name, required: true)
-        #expect(strict.action == .reject)
-        #expect(strict.verdict.failures.map(\.code).contains(code))
+        #expect(strict.disposition == .cancelAuthenticationChallenge)
+        #expect(strict.failures.map(\.code).contains(code))
     }
 
     @Test("garbage stapled bytes are unusable, never a crash")
@@ -54,8 +54,8 @@ struct StapledOCSPTests {
         let manager = TrustManager(policies: [policy])
         for bytes in [[], [0x30], [UInt8](repeating: 0x41, count: 64)] {
             let decision = try manager.evaluate(Self.good, host: "www.example.test", at: Fixtures.time, stapledOCSPResponse: bytes)
-            #expect(decision.action == .reject)
-            #expect(decision.verdict.failures.map(\.code).contains(.stapleUnusable))
+            #expect(decision.disposition == .cancelAuthenticationChallenge)
+            #expect(decision.failures.map(\.code).contains(.stapleUnusable))
         }
     }
 
@@ -65,19 +65,19 @@ struct StapledOCSPTests {
         #expect(chain[0].handle.requiresStapledOCSP)
         #expect(!Self.good[0].handle.requiresStapledOCSP)
         let missing = try Self.decide(chain, staple: nil)
-        #expect(missing.action == .reject)
-        #expect(missing.verdict.failures.map(\.code).contains(.stapleMissing))
+        #expect(missing.disposition == .cancelAuthenticationChallenge)
+        #expect(missing.failures.map(\.code).contains(.stapleMissing))
         let stapled = try Self.decide(chain, staple: "ocsp-must-staple-good")
-        #expect(stapled.action == .useCredential, "\(stapled.verdict.failures)")
+        #expect(stapled.disposition == .useCredential, "\(stapled.failures)")
         let otherLeafsResponse = try Self.decide(chain, staple: "ocsp-good")
-        #expect(otherLeafsResponse.action == .reject, "a response about another certificate does not count")
+        #expect(otherLeafsResponse.disposition == .cancelAuthenticationChallenge, "a response about another certificate does not count")
     }
 
     @Test("requireStapledOCSP without a staple rejects; without the requirement nothing is said")
     func requiredMissing() throws {
-        #expect(try Self.decide(Self.good, staple: nil, required: true).action == .reject)
+        #expect(try Self.decide(Self.good, staple: nil, required: true).disposition == .cancelAuthenticationChallenge)
         let lenient = try Self.decide(Self.good, staple: nil)
-        #expect(lenient.action == .useCredential)
-        #expect(lenient.verdict.warnings.allSatisfy { !$0.code.description.hasPrefix("revocation.") })
+        #expect(lenient.disposition == .useCredential)
+        #expect(lenient.warnings.allSatisfy { !$0.code.description.hasPrefix("revocation.") })
     }
 }

@@ -73,7 +73,7 @@ struct FoundationFreeHelperTests {
             let foundation = name.lowercased().precomposedStringWithCanonicalMapping
             let expected = foundation.split(omittingEmptySubsequences: false, whereSeparator: { [".", "\u{3002}", "\u{FF0E}", "\u{FF61}"].contains($0) })
                 .map { Punycode.aLabel(String($0)) ?? String($0) }.joined(separator: ".")
-            #expect(HostNormalization.aLabels(name) == expected, "\(name)")
+            #expect(HostName.aLabels(name) == expected, "\(name)")
         }
     }
 

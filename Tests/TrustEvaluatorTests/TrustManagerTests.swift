@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ServerTrust
 @testable import TrustEvaluator
 
 @Suite("trust manager")
@@ -24,29 +25,29 @@ struct TrustManagerTests {
     func pinned() throws {
         let manager = Self.manager([try Self.policy("www.example.test", [try PinSet(try Self.keys("rsa-intermediate", "ec-intermediate"))])])
         let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
-        #expect(decision.action == .useCredential)
-        #expect(decision.verdict.isTrusted)
-        #expect(decision.verdict.matchedPins.first?.depth == 1)
+        #expect(decision.disposition == .useCredential)
+        #expect(decision.isTrusted)
+        #expect(decision.matchedPins.first?.depth == 1)
     }
 
     @Test("an unlisted host is rejected by default, with its own reason")
     func unlistedRejected() throws {
         let manager = Self.manager([try Self.policy("api.example.test", [try PinSet(try Self.keys("rsa-intermediate"))])])
         let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
-        #expect(decision.action == .reject)
-        #expect(decision.verdict.failures.map(\.code).contains(.hostNotListed))
+        #expect(decision.disposition == .cancelAuthenticationChallenge)
+        #expect(decision.failures.map(\.code).contains(.hostNotListed))
     }
 
     @Test("an unlisted host, when allowed, still gets default validation")
     func unlistedAllowed() throws {
         let manager = Self.manager([], allHosts: false)
         let good = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
-        #expect(good.action == .performDefaultHandling)
+        #expect(good.disposition == .performDefaultHandling)
         let bad = try manager.evaluate(Fixtures.chain("rsa-wrong-host"), host: "www.example.test", at: Fixtures.time)
-        #expect(bad.action == .reject)
-        #expect(bad.verdict.failures.map(\.code).contains(.hostMismatch))
+        #expect(bad.disposition == .cancelAuthenticationChallenge)
+        #expect(bad.failures.map(\.code).contains(.hostMismatch))
         let selfSigned = try manager.evaluate(Fixtures.chain("self-signed"), host: "www.example.test", at: Fixtures.time)
-        #expect(selfSigned.action == .reject)
+        #expect(selfSigned.disposition == .cancelAuthenticationChallenge)
     }
 
     @Test("the most specific policy wins, and an excluded subdomain gets default validation only")
@@ -57,10 +58,10 @@ struct TrustManagerTests {
         #expect(try manager.policy(for: "www.example.test")?.pattern == excluded.pattern)
         #expect(try manager.policy(for: "api.example.test")?.pattern == parent.pattern)
         let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
-        #expect(decision.action == .useCredential)
+        #expect(decision.disposition == .useCredential)
         let pinnedParent = try manager.evaluate(Fixtures.chain("rsa-good"), host: "example.test", at: Fixtures.time)
-        #expect(pinnedParent.action == .reject)
-        #expect(pinnedParent.verdict.failures.map(\.code).contains(.pinMismatch))
+        #expect(pinnedParent.disposition == .cancelAuthenticationChallenge)
+        #expect(pinnedParent.failures.map(\.code).contains(.pinMismatch))
     }
 
     @Test("report-only: a valid but unpinned chain is allowed, recorded, warned about and reported")
@@ -69,9 +70,10 @@ struct TrustManagerTests {
         let set = try PinSet(try Self.keys("attacker-root"), enforcement: .reportOnly)
         let manager = Self.manager([try Self.policy("www.example.test", [set], reports: [report])])
         let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", port: 8443, at: Fixtures.time)
-        #expect(decision.action == .useCredential)
-        #expect(decision.verdict.failures.map(\.code) == [.pinMismatch], "the verdict keeps the failure")
-        #expect(decision.verdict.warnings.map(\.code).contains(.reportOnlyFailure))
+        #expect(decision.disposition == .useCredential)
+        #expect(decision.isTrusted, "report-only pins do not count against the chain")
+        #expect(decision.reportOnlyFailures.map(\.code) == [.pinMismatch], "the verdict keeps the failure")
+        #expect(decision.warnings.map(\.code).contains(.reportOnlyFailure))
         let sent = try #require(decision.reports.first)
         #expect(sent.reportURIs == [report])
         #expect(sent.port == 8443)
@@ -91,8 +93,8 @@ struct TrustManagerTests {
         let set = try PinSet(try Self.keys("rsa-intermediate"), enforcement: .reportOnly)
         let manager = Self.manager([try Self.policy("www.example.test", [set], reports: [URL(string: "https://r.example.test/")!])])
         let decision = try manager.evaluate(Fixtures.chain("rsa-expired"), host: "www.example.test", at: Fixtures.time)
-        #expect(decision.action == .reject)
-        #expect(decision.verdict.failures.map(\.code).contains(.expired))
+        #expect(decision.disposition == .cancelAuthenticationChallenge)
+        #expect(decision.failures.map(\.code).contains(.expired))
         #expect(decision.reports.count == 1)
     }
 
@@ -103,14 +105,14 @@ struct TrustManagerTests {
         let set = try PinSet(try Self.keys("attacker-root"), expires: expires)
         let manager = Self.manager([try Self.policy("www.example.test", [set])])
         let before = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: expires.addingTimeInterval(-1))
-        #expect(before.action == .reject, "one second before midnight the pins still apply")
+        #expect(before.disposition == .cancelAuthenticationChallenge, "one second before midnight the pins still apply")
         let after = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: expires)
-        #expect(after.action == .performDefaultHandling, "expired pins: no policy applies (DESIGN §4)")
+        #expect(after.disposition == .performDefaultHandling, "expired pins: no policy applies (DESIGN §4)")
         #expect(after.coverage == .pinSetExpired)
-        #expect(after.verdict.isTrusted)
-        #expect(after.verdict.warnings.map(\.code).contains(.pinSetExpired))
+        #expect(after.isTrusted)
+        #expect(after.warnings.map(\.code).contains(.pinSetExpired))
         let invalidAfter = try manager.evaluate(Fixtures.chain("rsa-wrong-host"), host: "www.example.test", at: expires)
-        #expect(invalidAfter.action == .reject, "expired pins never mean accept-all")
+        #expect(invalidAfter.disposition == .cancelAuthenticationChallenge, "expired pins never mean accept-all")
         #expect(PinSet.expiryDate("2030-02-30") == nil)
         #expect(PinSet.expiryDate("30-06-01") == nil)
     }
@@ -120,8 +122,8 @@ struct TrustManagerTests {
         func warnings(_ pinning: TrustPolicy.Pinning) throws -> [Reason.Code] {
             let manager = Self.manager([try Self.policy("www.example.test", [try PinSet(pinning)])])
             let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
-            #expect(decision.action == .useCredential)
-            return decision.verdict.warnings.map(\.code)
+            #expect(decision.disposition == .useCredential)
+            return decision.warnings.map(\.code)
         }
         #expect(try warnings(try Self.keys("rsa-intermediate")).contains(.noBackupPin))
         #expect(try warnings(try Self.keys("rsa-intermediate", "rsa-root")).contains(.noBackupPin))
@@ -134,9 +136,9 @@ struct TrustManagerTests {
         let two = try PinSet(.certificates(try PinnedCertificates([Fixtures.certificate("ec-intermediate")])))
         let manager = Self.manager([try Self.policy("www.example.test", [one, two])])
         let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
-        #expect(decision.action == .reject)
+        #expect(decision.disposition == .cancelAuthenticationChallenge)
         let ec = try manager.evaluate(Fixtures.chain("ec-good"), host: "www.example.test", at: Fixtures.time)
-        #expect(ec.action == .useCredential)
+        #expect(ec.disposition == .useCredential)
     }
 
     @Test("a pin set without pins cannot be made")
@@ -150,22 +152,22 @@ struct TrustManagerTests {
                                     try Self.policy("example.test", subdomains: true, [try PinSet(try Self.keys("attacker-root"), enforcement: .reportOnly)])])
         let chains = ["rsa-good", "ec-good", "rsa-expired", "self-signed"].map(Fixtures.chain)
         let hosts = ["www.example.test", "example.test", "api.example.test"]
-        var expected: [Decision.Action] = []
-        for chain in chains { for host in hosts { expected.append(try manager.evaluate(chain, host: host, at: Fixtures.time).action) } }
+        var expected: [Disposition] = []
+        for chain in chains { for host in hosts { expected.append(try manager.evaluate(chain, host: host, at: Fixtures.time).disposition) } }
         let expectedActions = expected
-        try await withThrowingTaskGroup(of: [Decision.Action].self) { group in
+        try await withThrowingTaskGroup(of: [Disposition].self) { group in
             for _ in 0..<8 {
                 group.addTask {
-                    var actions: [Decision.Action] = []
+                    var actions: [Disposition] = []
                     for _ in 0..<10 {
                         actions = []
-                        for chain in chains { for host in hosts { actions.append(try manager.evaluate(chain, host: host, at: Fixtures.time).action) } }
+                        for chain in chains { for host in hosts { actions.append(try manager.evaluate(chain, host: host, at: Fixtures.time).disposition) } }
                     }
                     return actions
                 }
             }
             for try await actions in group { #expect(actions == expectedActions) }
         }
-        #expect(expectedActions.contains(.useCredential) && expectedActions.contains(.reject))
+        #expect(expectedActions.contains(.useCredential) && expectedActions.contains(.cancelAuthenticationChallenge))
     }
 }

@@ -144,8 +144,17 @@ struct VerdictTests {
         #expect(throws: PincheckError.self) { try noPins.evaluate([], forDomain: Fixtures.host, at: Fixtures.time) }
     }
 
+    @Test("an internationalised host is normalised once, the same way by the evaluator and the trust manager")
+    func internationalisedHost() throws {
+        let direct = try Fixtures.evaluate(Fixtures.policy(), chain: "rsa-good", host: "Bücher.Example.")
+        #expect(direct.checkedHost == "xn--bcher-kva.example")
+        let managed = try TrustManager.single(Fixtures.policy()).evaluate(Fixtures.chain("rsa-good"), host: "bücher.example", at: Fixtures.time)
+        #expect(managed.checkedHost == direct.checkedHost)
+        #expect(direct.failures.map(\.code) == [.hostMismatch], "the A-label is checked against the certificate's names")
+    }
+
     @Test("a host no certificate can carry cannot be evaluated",
-          arguments: ["exa mple.com", "", "   ", "bücher.example", "a..b", ".", "www.example.test..", "under/score", String(repeating: "a", count: 64) + ".test"])
+          arguments: ["exa mple.com", "", "   ", "bücher..example", "a..b", ".", "www.example.test..", "under/score", String(repeating: "a", count: 64) + ".test"])
     func invalidHost(host: String) throws {
         let error = #expect(throws: PincheckError.self) { try Fixtures.evaluate(Fixtures.policy(), chain: "rsa-good", host: host) }
         #expect(error?.code == .invalidHost)

@@ -1,26 +1,31 @@
 import FoundationEssentials
 @_spi(PincheckInternal) import TrustEvaluator
+import ServerTrust
 
 /// The `--json` shape of one evaluation (DESIGN §6). Field names are a stable contract.
 struct VerdictJSON: Encodable {
     let trusted: Bool
     let disposition: String
+    /// Which rule applied (`hostPolicy`, `everyHost`, `unlistedDefaultValidation`, …).
+    let coverage: String
     let host: String?
     let hostChecked: Bool
     let evaluatedAt: String
     let reasons: [ReasonJSON]
+    /// Pin mismatches of report-only pin sets: recorded and reported, not counted.
+    let reportOnly: [ReasonJSON]
     var warnings: [ReasonJSON]
     let anchoring: String?
     let chain: [CertificateJSON]
     let served: [CertificateJSON]
     let matchedPins: [PinMatchJSON]
 
-    /// - Parameter action: What was decided, when a trust manager decided it (report-only pins
-    ///   can allow a connection whose verdict records a failure); by default the verdict decides.
-    init(_ verdict: Verdict, requestedHost: String?, action: Decision.Action? = nil) {
-        let action = action ?? (verdict.isTrusted ? .useCredential : .reject)
-        trusted = action != .reject
-        disposition = Disposition(action).name
+    init(_ verdict: Verdict, requestedHost: String?) {
+        let answer = Disposition(serverTrust: verdict)
+        trusted = answer.allowsConnection
+        disposition = answer.name
+        coverage = verdict.coverage.rawValue
+        reportOnly = verdict.reportOnlyFailures.map(ReasonJSON.init)
         host = verdict.checkedHost ?? requestedHost
         hostChecked = verdict.checkedHost != nil
         evaluatedAt = Format.timestamp(verdict.evaluationTime)
@@ -131,19 +136,6 @@ struct SignedCertificateTimestampJSON: Encodable {
         timestamp = sct.isVersion1 ? Format.timestamp(milliseconds: sct.timestampMilliseconds) : nil
         timestampMilliseconds = sct.isVersion1 ? sct.timestampMilliseconds : nil
         signatureAlgorithm = sct.signatureAlgorithm
-    }
-}
-
-/// What a URLSession-style challenge handler would answer for a verdict.
-struct Disposition {
-    let name: String
-
-    init(_ action: Decision.Action) {
-        switch action {
-        case .useCredential: name = "useCredential"
-        case .performDefaultHandling: name = "performDefaultHandling"
-        case .reject: name = "cancelAuthenticationChallenge"
-        }
     }
 }
 

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ServerTrust
 import TrustEvaluator
 
 /// The human-readable report of one evaluation: verdict first, then reasons, warnings, paths.
@@ -6,22 +7,24 @@ struct VerdictReport {
     let verdict: Verdict
     let subject: String
     let console: Console
-    /// What was decided (report-only pins may allow a connection whose verdict records a failure).
-    var action: Decision.Action? = nil
-
     func render() {
         let time = Format.timestamp(verdict.evaluationTime)
-        let allowed = action.map { $0 != .reject } ?? verdict.isTrusted
+        let allowed = Disposition(serverTrust: verdict).allowsConnection
         let headline = allowed
-            ? console.paint(verdict.isTrusted ? "TRUSTED" : "TRUSTED (report-only pin failure)", .green)
+            ? console.paint(verdict.reportOnlyFailures.isEmpty ? "TRUSTED" : "TRUSTED (report-only pin failure)", .green)
             : console.paint("NOT TRUSTED", .red)
         let name = verdict.checkedHost.map { "for \($0)" } ?? "(no host name checked)"
         console.line("\(console.paint(headline, .bold))  \(subject) \(name) at \(time)")
 
         if !verdict.failures.isEmpty {
             console.line()
-            console.line(allowed ? "Recorded failures (report-only):" : "Reasons:")
+            console.line("Reasons:")
             for reason in verdict.failures { reasonLines(reason, colour: .red) }
+        }
+        if !verdict.reportOnlyFailures.isEmpty {
+            console.line()
+            console.line("Recorded failures (report-only):")
+            for reason in verdict.reportOnlyFailures { reasonLines(reason, colour: .red) }
         }
         if !verdict.warnings.isEmpty {
             console.line()

@@ -43,7 +43,7 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         }
         let normalised: PeerName
         do {
-            normalised = try HostNormalization.peerName(for: name)
+            normalised = try HostName.peerName(for: name)
         } catch {
             throw PincheckError(.invalidPolicy, "pattern \"\(text)\": \(error.message)")
         }
@@ -91,26 +91,5 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         case .oneLabel: "*.\(base)"
         case .anyDepth: "**.\(base)"
         }
-    }
-}
-
-/// Host normalisation shared by lookups and patterns: case, trailing dot, IPv6 brackets,
-/// internationalised names to A-labels, IP literals recognised.
-enum HostNormalization {
-    static func peerName(for host: String) throws(PincheckError) -> PeerName {
-        try HostName.peerName(for: aLabels(host))
-    }
-
-    /// Converts each non-ASCII label to its `xn--` form (after lowercasing); ASCII is unchanged.
-    static func aLabels(_ host: String) -> String {
-        guard !host.unicodeScalars.allSatisfy(\.isASCII) else { return host }
-        // IDNA2008 maps to lowercase NFC before encoding; full UTS #46 mapping is not attempted.
-        // NFC from the standard library (what Foundation's precomposedStringWithCanonicalMapping
-        // gives, without linking Foundation; a test compares the two).
-        let mapped = String(decoding: host.lowercased()._nfcCodeUnits, as: UTF8.self)
-        let separators: Set<Character> = [".", "\u{3002}", "\u{FF0E}", "\u{FF61}"]
-        return mapped.split(omittingEmptySubsequences: false, whereSeparator: separators.contains)
-            .map { Punycode.aLabel(String($0)) ?? String($0) }
-            .joined(separator: ".")
     }
 }

@@ -27,6 +27,13 @@ public struct PinSet: Sendable {
         self.expires = expires
     }
 
+    /// A pin set from pins already known not to be `.none`.
+    init(unchecked pinning: TrustPolicy.Pinning) {
+        self.pinning = pinning
+        self.enforcement = .enforce
+        self.expires = nil
+    }
+
     /// The number of distinct pins (keys or certificates).
     var pinCount: Int {
         switch pinning {

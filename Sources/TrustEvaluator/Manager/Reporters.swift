@@ -10,8 +10,9 @@ public protocol Reporter: Sendable {
     func send(_ report: PinFailureReport) async throws
 }
 
-/// Appends each report to a file as one JSON line (RFC 7469 fields).
-public actor FileReporter: Reporter {
+/// Appends each report to a file as one JSON line (RFC 7469 fields). Each report is one
+/// `O_APPEND` write, so reporters in several threads or processes never interleave lines.
+public struct FileReporter: Reporter {
     /// The file reports are appended to (created with mode 0600 when missing).
     public let path: String
 
@@ -19,7 +20,13 @@ public actor FileReporter: Reporter {
         self.path = path
     }
 
-    public func send(_ report: PinFailureReport) throws {
+    public func send(_ report: PinFailureReport) async throws {
+        try append(report)
+    }
+
+    /// Appends one report now.
+    /// - Throws: ``PincheckError`` (`input.unreadable`) when the file cannot be opened or written.
+    public func append(_ report: PinFailureReport) throws(PincheckError) {
         let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o600)
         guard descriptor >= 0 else {
             throw PincheckError(.unreadableFile, "cannot open the report file for appending (errno \(errno))", source: path)

@@ -1,19 +1,28 @@
 import FoundationEssentials
+import Synchronization
 
-/// Maps hosts to policies and decides (Alamofire's `ServerTrustManager`, TrustKit's pinned domains).
+/// Maps hosts to policies and judges served chains with them (Alamofire's `ServerTrustManager`,
+/// TrustKit's pinned domains).
 ///
 /// The most specific matching pattern wins. A host no pattern matches is rejected when
 /// ``allHostsMustBeEvaluated`` (the default); otherwise it gets default validation — chain and
 /// name are still checked: "not pinned" never means "not checked".
+///
+/// Every host policy takes the ``Evaluator``'s road: the chain is verified once against the
+/// policy's anchors, and each pin set (enforced, report-only, expired) is a check over that path.
+/// Give it a ``CertificateCache`` and a ``VerdictCache`` as you would an evaluator.
 public struct TrustManager: Sendable {
     public let policies: [HostPolicy]
     public let allHostsMustBeEvaluated: Bool
     /// The validation unlisted hosts get when they are allowed (its `pinning` is ignored).
     public let defaultValidation: TrustPolicy
+    /// Where ``evaluate(derEncoded:host:port:at:stapledOCSPResponse:)`` finds certificates parsed before.
+    public let certificateCache: CertificateCache?
+    /// Where verdicts are kept for reuse (see ``VerdictCache``).
+    public let verdictCache: VerdictCache?
     private let diagnostics: (@Sendable (DiagnosticEvent) -> Void)?
-
-    /// The policy for hosts no pattern matches, when one was given (``single(_:)``).
-    private var everyHost: TrustPolicy?
+    /// The host policies made ready, in the order of ``policies``, and the other rules' plans.
+    private let plans: Plans
 
     /// Which host policies apply to a host that several patterns match.
     public enum PatternMatching: Sendable, Hashable {
@@ -29,20 +38,29 @@ public struct TrustManager: Sendable {
     public var patternMatching: PatternMatching = .mostSpecific
 
     /// One policy for every host: what a client talking to a single upstream usually wants.
-    public static func single(_ policy: TrustPolicy, diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) -> TrustManager {
-        var manager = TrustManager(policies: [], allHostsMustBeEvaluated: true, defaultValidation: policy, diagnostics: diagnostics)
-        manager.everyHost = policy
-        return manager
+    public static func single(_ policy: TrustPolicy, certificateCache: CertificateCache? = nil, verdictCache: VerdictCache? = nil,
+                              diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) -> TrustManager {
+        TrustManager(policies: [], allHostsMustBeEvaluated: true, defaultValidation: policy, everyHost: policy,
+                     certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
     }
 
     /// - Parameters:
     ///   - policies: The host policies; the most specific matching pattern wins.
     ///   - allHostsMustBeEvaluated: Reject hosts no pattern matches (the default); when false they
-    ///     get ``defaultValidation`` and ``Decision/Action/performDefaultHandling``.
+    ///     get ``defaultValidation`` (``Verdict/Coverage/unlistedDefaultValidation``).
     ///   - defaultValidation: The anchors and checks for unlisted hosts (its pinning is ignored).
+    ///   - certificateCache: Parsed certificates to reuse in ``evaluate(derEncoded:host:port:at:stapledOCSPResponse:)``.
+    ///   - verdictCache: Verdicts to reuse while they still hold.
     ///   - diagnostics: Called with each evaluation's steps.
     public init(policies: [HostPolicy] = [], allHostsMustBeEvaluated: Bool = true, defaultValidation: TrustPolicy = TrustPolicy(),
+                certificateCache: CertificateCache? = nil, verdictCache: VerdictCache? = nil,
                 diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) {
+        self.init(policies: policies, allHostsMustBeEvaluated: allHostsMustBeEvaluated, defaultValidation: defaultValidation,
+                  everyHost: nil, certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
+    }
+
+    private init(policies: [HostPolicy], allHostsMustBeEvaluated: Bool, defaultValidation: TrustPolicy, everyHost: TrustPolicy?,
+                 certificateCache: CertificateCache?, verdictCache: VerdictCache?, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) {
         self.policies = policies
         self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
         var validation = defaultValidation
@@ -50,33 +68,43 @@ public struct TrustManager: Sendable {
         validation.chainValidation = .required
         validation.nameValidation = .required
         self.defaultValidation = validation
+        self.certificateCache = certificateCache
+        self.verdictCache = verdictCache
         self.diagnostics = diagnostics
+        self.plans = Plans(policies: policies, defaultValidation: validation, everyHost: everyHost)
     }
 
     /// The policy for `host`, or nil: the most specific matching pattern's, with, under
     /// ``PatternMatching/allMatching``, the pins of every other matching pattern added.
     /// - Throws: ``PincheckError`` (`host.invalid`) when `host` cannot be a certificate name.
     public func policy(for host: String) throws(PincheckError) -> HostPolicy? {
-        let name = try HostNormalization.peerName(for: host).text
-        var best: (HostPolicy, Int)? = nil
-        var matching: [HostPolicy] = []
-        for policy in policies {
-            guard let score = policy.pattern.specificity(for: name) else { continue }
-            matching.append(policy)
-            if best == nil || score > best!.1 { best = (policy, score) }
-        }
-        guard let chosen = best?.0 else { return nil }
-        guard patternMatching == .allMatching, matching.count > 1 else { return chosen }
-        var pins = Set<PublicKeyPin>()
-        for policy in matching {
-            for set in policy.pinSets { if case .publicKeys(let pinned) = set.pinning { pins.formUnion(pinned.pins) } }
-        }
-        guard !pins.isEmpty, let union = try? PinSet(.publicKeys(try PinnedPublicKeys(pins: pins))) else { return chosen }
-        return HostPolicy(pattern: chosen.pattern, pinSets: [union], validation: chosen.validation,
-                          reportURIs: chosen.reportURIs, revocation: chosen.revocation)
+        try lookUp(HostName.peerName(for: host).text)?.policy
     }
 
-    /// Evaluates a served chain for a host and decides what to do.
+    /// The policy and plan for a normalised name.
+    private func lookUp(_ name: String) -> (policy: HostPolicy, plan: EvaluationPlan)? {
+        var best: (index: Int, score: Int)? = nil
+        var matching: [Int] = []
+        for (index, policy) in policies.enumerated() {
+            guard let score = policy.pattern.specificity(for: name) else { continue }
+            matching.append(index)
+            if best == nil || score > best!.score { best = (index, score) }
+        }
+        guard let chosen = best?.index else { return nil }
+        guard patternMatching == .allMatching, matching.count > 1 else { return (policies[chosen], plans.hosts[chosen]) }
+        return plans.union(of: matching, chosen: chosen, policies: policies) ?? (policies[chosen], plans.hosts[chosen])
+    }
+
+    /// Judges a served chain given as DER, as TLS stacks hand it over (see ``certificateCache``).
+    /// - Throws: As ``evaluate(_:host:port:at:stapledOCSPResponse:)``, and when a certificate does not parse.
+    public func evaluate(derEncoded chain: [[UInt8]], host: String, port: Int = 443, at time: Date,
+                         stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Verdict {
+        try evaluate(Certificate.chain(derEncoded: chain, cache: certificateCache), host: host, port: port, at: time,
+                     stapledOCSPResponse: stapledOCSPResponse)
+    }
+
+    /// Judges a served chain for a host: which rule applies (``Verdict/coverage``), what was found,
+    /// and the failure reports that are due (``Verdict/reports``).
     /// - Parameters:
     ///   - servedChain: What the peer sent, leaf first.
     ///   - host: The host connected to (DNS name, IDN in either form, or IP literal).
@@ -85,109 +113,78 @@ public struct TrustManager: Sendable {
     ///   - stapledOCSPResponse: The OCSP response the server stapled (DER), if any.
     /// - Throws: ``PincheckError`` when the chain is empty or the host cannot be a name.
     public func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
-                         stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Decision {
-        let name = try HostNormalization.peerName(for: host).text
-        let staple = StapledOCSPCheck(response: stapledOCSPResponse, policy: RevocationPolicy())
-        guard let policy = try policy(for: name) else {
-            if var everyHost {
-                everyHost.additionalPathChecks.append(staple)
-                let verdict = try Evaluator(policy: everyHost, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time)
-                return Decision(action: verdict.isTrusted ? .useCredential : .reject, verdict: verdict, policy: nil, coverage: .everyHost, reports: [])
+                         stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Verdict {
+        guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
+        let peer = try HostName.peerName(for: host)
+        func run(_ plan: EvaluationPlan) -> Verdict {
+            plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, verdictCache: verdictCache, diagnostics: diagnostics)
+        }
+        guard let (policy, plan) = lookUp(peer.text) else {
+            if let everyHost = plans.everyHost { return run(everyHost).covered(by: .everyHost, policy: nil) }
+            let verdict = run(plans.defaultValidation)
+            guard !allHostsMustBeEvaluated else {
+                let reason = Reason(.hostNotListed, "\(peer.text) matches no pinning policy, and every host must be evaluated by one (allHostsMustBeEvaluated)")
+                return verdict.adding(failures: [reason]).covered(by: .unlistedRefused, policy: nil)
             }
-            var defaultValidation = self.defaultValidation
-            defaultValidation.additionalPathChecks.append(staple)
-            let verdict = try Evaluator(policy: defaultValidation, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time)
-            if allHostsMustBeEvaluated {
-                let reason = Reason(.hostNotListed, "\(name) matches no pinning policy, and every host must be evaluated by one (allHostsMustBeEvaluated)")
-                return Decision(action: .reject, verdict: verdict.adding(failures: [reason]), policy: nil, coverage: .unlistedRefused, reports: [])
-            }
-            return Decision(action: verdict.isTrusted ? .performDefaultHandling : .reject, verdict: verdict, policy: nil,
-                            coverage: .unlistedDefaultValidation, reports: [])
+            return verdict.covered(by: .unlistedDefaultValidation, policy: nil)
         }
-
-        var base = policy.validation
-        base.pinning = .none
-        base.additionalPathChecks.append(StapledOCSPCheck(response: stapledOCSPResponse, policy: policy.revocation))
-        var failures: [Reason] = []
-        var warnings: [Reason] = []
-        var reportOnlyFailures: [Reason] = []
-        var matches: [PinMatch] = []
-        func record(_ reasons: [Reason], into list: inout [Reason]) {
-            for reason in reasons where !list.contains(reason) { list.append(reason) }
-        }
-        let active = policy.pinSets.filter { set in
-            guard let expires = set.expires, time >= expires else { return true }
-            warnings.append(Reason(.pinSetExpired, "the pin set for \(policy.pattern) expired on \(Self.day(expires)); only default validation applied"))
-            return false
-        }
-        // Default validation runs whenever the chain must validate or nothing is pinned, so an expired
-        // or report-only set never means "unchecked". With chain validation disabled, the pin sets
-        // alone decide (AFSecurityPolicy's allowInvalidCertificates), each with its own checks.
-        let validatesChain = if case .required = base.chainValidation { true } else { false }
-        let chainVerdict = validatesChain || active.isEmpty
-            ? try Evaluator(policy: base, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time) : nil
-        record(chainVerdict?.failures ?? [], into: &failures)
-        record(chainVerdict?.warnings ?? [], into: &warnings)
-        var path = chainVerdict?.verifiedPath
-        var checkedHost = chainVerdict?.checkedHost
-        // Android's overridePins: a chain that verifies to one of these anchors skips the pins.
-        var overridesPins: Bool? = nil
-        func pinsOverridden() throws(PincheckError) -> Bool {
-            if let overridesPins { return overridesPins }
-            guard let anchors = policy.pinOverrideAnchors else { overridesPins = false; return false }
-            var overriding = base
-            overriding.anchors = anchors
-            overridesPins = try Evaluator(policy: overriding, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time).isTrusted
-            return overridesPins!
-        }
-        for set in active {
-            var pinned = base
-            pinned.pinning = set.pinning
-            let verdict = try Evaluator(policy: pinned, diagnostics: diagnostics).evaluate(servedChain, host: name, at: time)
-            checkedHost = checkedHost ?? verdict.checkedHost
-            record(verdict.warnings, into: &warnings)
-            let fresh = verdict.failures.filter { !(chainVerdict?.failures.contains($0) ?? false) }
-            let onlyPinFailures = !fresh.isEmpty && fresh.allSatisfy { $0.code == .pinMismatch }
-            let overridden = onlyPinFailures && set.enforcement == .enforce ? try pinsOverridden() : false
-            switch set.enforcement {
-            case .enforce where overridden:
-                warnings.append(Reason(.pinMismatch, "the pins of \(policy.pattern) did not match, but the chain ends at a trust anchor that overrides pins (Android overridePins); accepted on its validation"))
-            case .enforce:
-                record(fresh, into: &failures)
-            case .reportOnly:
-                // Only pin failures are forgiven; a broken chain or name is rejected all the same.
-                let pinFailures = fresh.filter { $0.code == .pinMismatch || $0.code == .noUsablePins }
-                record(fresh.filter { !pinFailures.contains($0) }, into: &failures)
-                record(pinFailures, into: &reportOnlyFailures)
-                if !pinFailures.isEmpty {
-                    warnings.append(Reason(.reportOnlyFailure, "the report-only pin set for \(policy.pattern) did not match; the connection is allowed and a report is due"))
-                }
-            }
-            if verdict.isTrusted {
-                matches += verdict.matchedPins
-                if set.pinning.isCertificatePinning || path == nil { path = verdict.verifiedPath ?? path }
-                if set.enforcement == .enforce, let verified = verdict.verifiedPath,
-                   set.pinCount < 2 || set.matchesAll(of: verified.certificates) {
-                    warnings.append(Reason(.noBackupPin, "the pin set for \(policy.pattern) has no backup pin: \(set.pinCount < 2 ? "only one pin" : "every pin matches the current chain"); a key rotation would lock clients out (RFC 7469 §2.5)"))
-                }
-            }
-        }
-
-        let recorded = failures + reportOnlyFailures
-        let verdict = Verdict(failures: recorded, warnings: warnings, verifiedPath: failures.isEmpty ? path : nil,
-                              servedChain: servedChain, checkedHost: checkedHost,
-                              matchedPins: failures.isEmpty ? matches : [], evaluationTime: time)
-        // Every pin set expired: no policy really applies, so the decision is the stack's default handling.
-        let expired = !policy.pinSets.isEmpty && active.isEmpty
-        let action: Decision.Action = !failures.isEmpty ? .reject : (expired ? .performDefaultHandling : .useCredential)
-        let reports = recorded.isEmpty || policy.reportURIs.isEmpty ? [] : [
-            PinFailureReport(time: time, host: name, port: port, policy: policy, active: active, served: servedChain,
-                             validated: chainVerdict?.verifiedPath?.certificates ?? path?.certificates ?? []),
+        let verdict = run(plan)
+        let active = policy.pinSets.filter { set in set.expires.map { time < $0 } ?? true }
+        // Every pin set expired: no pins apply, only default validation ran.
+        let coverage: Verdict.Coverage = !policy.pinSets.isEmpty && active.isEmpty ? .pinSetExpired : .hostPolicy
+        let clean = verdict.isTrusted && verdict.reportOnlyFailures.isEmpty
+        let reports = clean || policy.reportURIs.isEmpty ? [] : [
+            PinFailureReport(time: time, host: peer.text, port: port, policy: policy, active: active, served: servedChain,
+                             validated: verdict.builtPath?.certificates ?? []),
         ]
-        return Decision(action: action, verdict: verdict, policy: policy, coverage: expired ? .pinSetExpired : .hostPolicy, reports: reports)
+        return verdict.covered(by: coverage, policy: policy, reports: reports)
+    }
+}
+
+/// A trust manager's plans: one per host policy, made once, so that each keeps its identity in
+/// the verdict cache; unions of patterns (``TrustManager/PatternMatching/allMatching``) are made
+/// on first use and kept.
+private final class Plans: Sendable {
+    let hosts: [EvaluationPlan]
+    let defaultValidation: EvaluationPlan
+    let everyHost: EvaluationPlan?
+    private let unions = Mutex<[[Int]: (HostPolicy, EvaluationPlan)]>([:])
+
+    init(policies: [HostPolicy], defaultValidation: TrustPolicy, everyHost: TrustPolicy?) {
+        hosts = policies.map(Plans.plan(for:))
+        self.defaultValidation = EvaluationPlan(validation: defaultValidation, pinSets: [], revocation: RevocationPolicy())
+        self.everyHost = everyHost.map { policy in
+            let sets: [PinSet] = if case .none = policy.pinning { [] } else { [PinSet(unchecked: policy.pinning)] }
+            return EvaluationPlan(validation: policy, pinSets: sets, revocation: RevocationPolicy())
+        }
     }
 
-    private static func day(_ date: Date) -> String { Timestamp.day(date) }
+    static func plan(for policy: HostPolicy) -> EvaluationPlan {
+        var validation = policy.validation
+        validation.pinning = .none
+        return EvaluationPlan(validation: validation, pinSets: policy.pinSets, pinOverrideAnchors: policy.pinOverrideAnchors,
+                              scope: "\(policy.pattern)", warnsWithoutBackupPin: true, revocation: policy.revocation)
+    }
+
+    /// OkHttp's union: the pins of every matching pattern as one enforced set, the chosen pattern's other settings.
+    func union(of matching: [Int], chosen: Int, policies: [HostPolicy]) -> (policy: HostPolicy, plan: EvaluationPlan)? {
+        if let known = unions.withLock({ $0[matching] }) { return known }
+        var pins = Set<PublicKeyPin>()
+        for index in matching {
+            for set in policies[index].pinSets { if case .publicKeys(let pinned) = set.pinning { pins.formUnion(pinned.pins) } }
+        }
+        guard !pins.isEmpty, let keys = try? PinnedPublicKeys(pins: pins) else { return nil }
+        let base = policies[chosen]
+        var union = HostPolicy(pattern: base.pattern, pinSets: [PinSet(unchecked: .publicKeys(keys))], validation: base.validation,
+                               reportURIs: base.reportURIs, revocation: base.revocation)
+        union.pinOverrideAnchors = base.pinOverrideAnchors
+        let made = (union, Plans.plan(for: union))
+        return unions.withLock { known in
+            if let existing = known[matching] { return existing }
+            known[matching] = made
+            return made
+        }
+    }
 }
 
 extension TrustPolicy.Pinning {
@@ -195,60 +192,4 @@ extension TrustPolicy.Pinning {
         if case .certificates = self { return true }
         return false
     }
-}
-
-extension Verdict {
-    func adding(failures extra: [Reason]) -> Verdict {
-        Verdict(failures: failures + extra, warnings: warnings, verifiedPath: nil, servedChain: servedChain,
-                checkedHost: checkedHost, matchedPins: [], evaluationTime: evaluationTime)
-    }
-}
-
-/// What a trust manager decided, kept apart from what happened (the verdict): report-only mode
-/// changes the decision, never the verdict.
-public struct Decision: Sendable {
-    /// What to do with the connection, in URLSession's terms.
-    public enum Action: String, Sendable, Hashable {
-        /// Trusted by a policy that applies to the host.
-        case useCredential
-        /// No policy applies (unlisted host, allowed, or its pins expired); default validation ran and passed.
-        case performDefaultHandling
-        /// Not trusted.
-        case reject
-    }
-
-    /// Which rule of the trust manager applied.
-    public enum Coverage: String, Sendable, Hashable {
-        /// A host policy (``policy``) matched.
-        case hostPolicy
-        /// The manager's single every-host policy applied (``TrustManager/single(_:diagnostics:)``).
-        case everyHost
-        /// No policy matched and unlisted hosts are allowed: default validation ran.
-        case unlistedDefaultValidation
-        /// No policy matched and unlisted hosts are refused.
-        case unlistedRefused
-        /// A host policy matched, but all its pin sets have expired: default validation ran.
-        case pinSetExpired
-    }
-
-    public let action: Action
-    /// Which rule applied.
-    public let coverage: Coverage
-    /// Everything that was found, including report-only pin failures.
-    public let verdict: Verdict
-    /// The policy that applied, if any.
-    public let policy: HostPolicy?
-    /// Reports due to the policy's report URIs.
-    public let reports: [PinFailureReport]
-
-    init(action: Action, verdict: Verdict, policy: HostPolicy?, coverage: Coverage, reports: [PinFailureReport]) {
-        self.action = action
-        self.verdict = verdict
-        self.policy = policy
-        self.coverage = coverage
-        self.reports = reports
-    }
-
-    /// True when the connection may go ahead.
-    public var allowsConnection: Bool { action != .reject }
 }

@@ -1,12 +1,6 @@
 internal import COpenSSL
 import FoundationEssentials
 
-/// The name a certificate must carry: a DNS name or an IP address literal.
-enum PeerName: Sendable, Hashable {
-    case dns(String)
-    case ipAddress(String)
-}
-
 /// One error OpenSSL's verifier reported, with where in the chain it happened.
 struct ChainVerificationError: Sendable, Hashable {
     /// `X509_V_ERR_*`.
@@ -239,31 +233,71 @@ enum ChainVerifier {
         ChainVerificationError(code: X509_V_ERR_UNSPECIFIED, depth: 0, text: text, certificate: nil)
     }
 
-    // Error codes the policy layer names (imported here so it need not import COpenSSL).
-    static let errorCertificateExpired = X509_V_ERR_CERT_HAS_EXPIRED
-    static let errorCertificateNotYetValid = X509_V_ERR_CERT_NOT_YET_VALID
-    static let errorHostnameMismatch = X509_V_ERR_HOSTNAME_MISMATCH
-    static let errorIPAddressMismatch = X509_V_ERR_IP_ADDRESS_MISMATCH
-    static let errorDepthZeroSelfSigned = X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT
-    static let errorSelfSignedInChain = X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN
-    static let errorUnableToGetIssuerLocally = X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY
-    static let errorUnableToGetIssuer = X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT
-    static let errorUnableToVerifyLeafSignature = X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE
-    static let errorInvalidCA = X509_V_ERR_INVALID_CA
-    static let errorPathLengthExceeded = X509_V_ERR_PATH_LENGTH_EXCEEDED
-    static let errorInvalidPurpose = X509_V_ERR_INVALID_PURPOSE
-    static let errorCertificateUntrusted = X509_V_ERR_CERT_UNTRUSTED
-    static let errorSignatureFailure = X509_V_ERR_CERT_SIGNATURE_FAILURE
-    static let errorChainTooLong = X509_V_ERR_CERT_CHAIN_TOO_LONG
-    static let errorPermittedViolation = X509_V_ERR_PERMITTED_VIOLATION
-    static let errorExcludedViolation = X509_V_ERR_EXCLUDED_VIOLATION
-    static let errorCertificateRevoked = X509_V_ERR_CERT_REVOKED
+    /// The errors that mean OpenSSL found no issuer for some certificate: the chain does not reach an anchor.
+    static let missingIssuerErrors: Set<Int32> = [
+        X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT,
+        X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE, X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT,
+        X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN, X509_V_ERR_CERT_UNTRUSTED,
+    ]
+
     static let revocationUnknownErrors: Set<Int32> = [
         X509_V_ERR_UNABLE_TO_GET_CRL, X509_V_ERR_CRL_SIGNATURE_FAILURE, X509_V_ERR_CRL_NOT_YET_VALID,
         X509_V_ERR_CRL_HAS_EXPIRED, X509_V_ERR_UNABLE_TO_DECRYPT_CRL_SIGNATURE, X509_V_ERR_KEYUSAGE_NO_CRL_SIGN,
         X509_V_ERR_UNHANDLED_CRITICAL_CRL_EXTENSION, X509_V_ERR_DIFFERENT_CRL_SCOPE, X509_V_ERR_CRL_PATH_VALIDATION_ERROR,
         X509_V_ERR_UNABLE_TO_GET_CRL_ISSUER,
     ]
+}
+
+// MARK: OpenSSL's errors as the engine's reasons
+
+extension ChainVerificationError {
+    /// True when this error only says that no issuer was found: the chain does not reach an anchor.
+    var isMissingIssuer: Bool { ChainVerifier.missingIssuerErrors.contains(code) }
+
+    /// True when this is the host-name or IP-address check failing.
+    var isNameMismatch: Bool { code == X509_V_ERR_HOSTNAME_MISMATCH || code == X509_V_ERR_IP_ADDRESS_MISMATCH }
+
+    /// The engine's reason for this error, with OpenSSL's code and text as evidence. The one place
+    /// where `X509_V_ERR_*` numbers become reason codes.
+    func reason(at time: Date, purpose: TrustPolicy.Purpose) -> Reason {
+        var evidence = Evidence()
+        evidence.openSSLError = Evidence.OpenSSLError(code: Int(code), text: text, depth: depth, subject: certificate?.subject)
+        let subject = certificate.map { " (\($0.subject))" } ?? ""
+        let at = "certificate at depth \(depth)\(subject)"
+        let (reasonCode, message): (Reason.Code, String) = switch code {
+        case X509_V_ERR_CERT_HAS_EXPIRED:
+            (.expired, "the \(at) expired\(certificate.map { " on \(Timestamp.iso8601($0.notAfter))" } ?? "")")
+        case X509_V_ERR_CERT_NOT_YET_VALID:
+            (.notYetValid, "the \(at) is not valid\(certificate.map { " until \(Timestamp.iso8601($0.notBefore))" } ?? "")")
+        case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+            (.selfSigned, "the leaf\(subject) is self-signed and not a trust anchor")
+        case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+            (.untrustedRoot, "the chain ends at a self-signed root that is not a trust anchor\(subject)")
+        case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+            (.unknownIssuer, "no path to a trust anchor: the issuer of the \(at) is neither served nor trusted (missing intermediate, or an unknown CA)")
+        case X509_V_ERR_CERT_UNTRUSTED:
+            (.unknownIssuer, "the chain does not end at a trust anchor")
+        case X509_V_ERR_INVALID_CA:
+            (.invalidCA, "the \(at) is used as a CA but is not one")
+        case X509_V_ERR_PATH_LENGTH_EXCEEDED:
+            (.pathLengthExceeded, "the path is longer than the pathLenConstraint of the \(at) allows")
+        case X509_V_ERR_INVALID_PURPOSE:
+            (.wrongPurpose, "the \(at) is not valid for TLS \(purpose == .serverAuthentication ? "server" : "client") authentication")
+        case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+            (.badSignature, "the signature of the \(at) does not verify")
+        case X509_V_ERR_CERT_CHAIN_TOO_LONG:
+            (.tooLong, "the path is longer than the maximum depth")
+        case X509_V_ERR_CERT_REVOKED:
+            (.revoked, "the \(at) is revoked by a supplied CRL")
+        case let other where ChainVerifier.revocationUnknownErrors.contains(other):
+            (.revocationUnknown, "the revocation status of the \(at) is unknown: \(text)")
+        case X509_V_ERR_PERMITTED_VIOLATION, X509_V_ERR_EXCLUDED_VIOLATION:
+            (.nameConstraints, "a name of the \(at) violates its issuer's name constraints")
+        default:
+            (.invalid, "the \(at) failed verification: \(text) (OpenSSL error \(code))")
+        }
+        return Reason(reasonCode, message, evidence: evidence)
+    }
 }
 
 /// Follows issuer links by signature from a leaf through a pool of certificates, without trust

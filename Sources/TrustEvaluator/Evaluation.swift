@@ -1,0 +1,507 @@
+import FoundationEssentials
+import Synchronization
+
+/// One policy made ready for evaluation: the validation, the pin sets and the rules around them,
+/// with its path checks assembled once. ``Evaluator`` makes one for its ``TrustPolicy``;
+/// ``TrustManager`` makes one per host policy. Both evaluate through ``evaluate(_:peer:at:staple:verdictCache:diagnostics:)``:
+/// the chain is verified once against the anchors, and every pin set is a check over that path
+/// (certificate pinning adds the one re-anchored verification it needs).
+struct EvaluationPlan: Sendable {
+    /// Anchors, switches, intermediates, profile (its `pinning` is not used: see ``pinSets``).
+    let validation: TrustPolicy
+    /// The pin sets; an expired one is skipped with a warning.
+    let pinSets: [PinSet]
+    /// Android's `overridePins`: chains that verify to these anchors need not match the pins.
+    let pinOverrideAnchors: TrustAnchors?
+    /// What the pins are called in messages ("the pin set for *.example.com"); nil for a lone policy.
+    let scope: String?
+    /// Whether a trusted enforced pin set without a backup pin is warned about (RFC 7469 §2.5).
+    let warnsWithoutBackupPin: Bool
+    /// What a stapled OCSP response (or its absence) must provide; nil: a staple is judged only
+    /// when one is given, and never required.
+    let revocation: RevocationPolicy?
+    /// Tells this plan's cached verdicts from every other's (never reused in a process).
+    let identity: UInt64
+    fileprivate let checks: PathChecks
+
+    init(validation: TrustPolicy, pinSets: [PinSet], pinOverrideAnchors: TrustAnchors? = nil, scope: String? = nil,
+         warnsWithoutBackupPin: Bool = false, revocation: RevocationPolicy? = nil) {
+        self.validation = validation
+        self.pinSets = pinSets
+        self.pinOverrideAnchors = pinOverrideAnchors
+        self.scope = scope
+        self.warnsWithoutBackupPin = warnsWithoutBackupPin
+        self.revocation = revocation
+        self.checks = validation.pathChecks
+        self.identity = planIdentities.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+
+    /// One ``TrustPolicy``: its pins (if any) as one enforced pin set.
+    init(policy: TrustPolicy) {
+        let sets: [PinSet] = if case .none = policy.pinning { [] } else { [PinSet(unchecked: policy.pinning)] }
+        self.init(validation: policy, pinSets: sets)
+    }
+
+    /// Judges a served chain. Untrusted chains are verdicts; nothing here throws.
+    /// - Parameters:
+    ///   - served: What the peer sent, leaf first (not empty).
+    ///   - peer: The normalised name the leaf must carry, if one was asked for.
+    ///   - staple: The stapled OCSP response, if one was received.
+    func evaluate(_ served: [Certificate], peer requested: PeerName?, at time: Date, staple: [UInt8]?,
+                  verdictCache: VerdictCache?, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) -> Verdict {
+        let leaf = served[0]
+        diagnostics?(.evaluationStarted(host: requested?.text, time: time, servedCount: served.count))
+        guard served.count <= Limits.maximumServedChainLength else {
+            // A resource limit, checked before any verification work.
+            let reason = Reason(.tooLong, "the peer served \(served.count) certificates; chains of more than \(Limits.maximumServedChainLength) are refused without being verified")
+            diagnostics?(.decided(trusted: false))
+            return Verdict(failures: [reason], warnings: [], verifiedPath: nil, servedChain: served,
+                           checkedHost: requested?.text, matchedPins: [], evaluationTime: time)
+        }
+        let stapleCheck: StapledOCSPCheck? = if staple != nil || revocation != nil {
+            StapledOCSPCheck(response: staple, policy: revocation ?? RevocationPolicy())
+        } else { nil }
+
+        // The same rounding as the verifier's: OpenSSL judges whole seconds.
+        let second = Timestamp.seconds(time)
+        var cacheKey: VerdictCache.Key? = nil
+        if let verdictCache, !checks.dependsOnVerificationTime, stapleCheck?.dependsOnVerificationTime != true {
+            let key = VerdictCache.key(evaluator: identity, chain: served, host: requested?.text)
+            if let known = verdictCache.verdict(for: key, at: second) {
+                let verdict = known.reused(at: time, servedChain: served)
+                report(verdict, to: diagnostics)
+                return verdict
+            }
+            cacheKey = key
+        }
+
+        var run = Run(plan: self, served: served, leaf: leaf, time: time, staple: stapleCheck, tracksConsulted: cacheKey != nil)
+        switch (validation.nameValidation, requested) {
+        case (.required, let peer?):
+            run.peer = peer
+        case (.required, nil):
+            run.warn(.hostNotChecked, "no host name was given, so the certificate was not checked against any name")
+        case (.disabled(let because), _):
+            run.warn(.hostNotChecked, "host name validation is disabled (\(because)): a valid certificate for any host is accepted")
+        }
+        if case .disabled(let because) = validation.chainValidation {
+            run.warn(.chainNotValidated, "chain validation is disabled (\(because))")
+        }
+        run.decide()
+
+        let verdict = run.verdict()
+        if let cacheKey, let verdictCache {
+            let window = validityWindow(at: second, served: served, consulted: run.consulted)
+            verdictCache.insert(verdict, for: cacheKey, from: window.from, until: window.until)
+        }
+        report(verdict, to: diagnostics)
+        return verdict
+    }
+
+    /// Every certificate, CRL and pin-set expiry that could have decided the verdict bounds its reuse.
+    private func validityWindow(at second: Int64, served: [Certificate], consulted: [Certificate]) -> ValidityWindow {
+        var window = ValidityWindow(at: second)
+        for certificate in served { window.add(certificate) }
+        for certificate in consulted { window.add(certificate) }
+        for certificate in validation.additionalIntermediates { window.add(certificate) }
+        for certificate in validation.anchors.certificates { window.add(certificate) }
+        for certificate in pinOverrideAnchors?.certificates ?? [] { window.add(certificate) }
+        for set in pinSets {
+            if case .certificates(let pinned) = set.pinning {
+                for certificate in pinned.certificates { window.add(certificate) }
+            }
+            if let expires = set.expires { window.add(Timestamp.seconds(expires)) }
+        }
+        for list in validation.revocationLists { window.add(list) }
+        return window
+    }
+
+    private func report(_ verdict: Verdict, to diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) {
+        guard let diagnostics else { return }
+        if let path = verdict.verifiedPath { diagnostics(.pathVerified(path)) }
+        let chainFailures = verdict.failures.filter { $0.evidence.openSSLError != nil }
+        if !chainFailures.isEmpty { diagnostics(.pathRejected(chainFailures)) }
+        verdict.matchedPins.forEach { diagnostics(.pinMatched($0)) }
+        diagnostics(.decided(trusted: verdict.isTrusted))
+    }
+}
+
+/// Source of ``EvaluationPlan`` identities.
+private let planIdentities = Atomic<UInt64>(0)
+
+/// Failures and warnings, each said once.
+private struct Findings {
+    var failures: [Reason] = []
+    var warnings: [Reason] = []
+
+    mutating func fail(_ reason: Reason) {
+        // OpenSSL may report one problem under two codes (20 then 21, say): say it once.
+        guard !failures.contains(where: { $0.code == reason.code && $0.message == reason.message }) else { return }
+        failures.append(reason)
+    }
+
+    mutating func warn(_ reason: Reason) {
+        guard !warnings.contains(where: { $0.code == reason.code && $0.message == reason.message }) else { return }
+        warnings.append(reason)
+    }
+}
+
+/// The state of one evaluation.
+private struct Run {
+    let plan: EvaluationPlan
+    let served: [Certificate]
+    let leaf: Certificate
+    let time: Date
+    let staple: StapledOCSPCheck?
+    var peer: PeerName?
+    /// What counts.
+    var found = Findings()
+    /// Pin mismatches of report-only pin sets: recorded, not counted.
+    var reportOnly: [Reason] = []
+    /// The path the verdict is about: the anchors' path, or the path re-anchored on pinned certificates.
+    var path: VerifiedPath?
+    /// The path verified against the anchors (or, chain validation disabled, linked by signatures).
+    var basePath: VerifiedPath?
+    var matches: [PinMatch] = []
+    /// Certificates the verifier built paths from (besides the served ones): the validity of each
+    /// bounds how long the verdict may be reused.
+    var consulted: [Certificate] = []
+    /// Whether to collect ``consulted`` (only a verdict cache needs it).
+    private let tracksConsulted: Bool
+    /// The path checks' findings for paths already checked (while choosing one, say).
+    private var checked: [(path: VerifiedPath, findings: PathFindings)] = []
+    /// The served certificates after the leaf, then the policy's intermediates.
+    private let untrusted: [Certificate]
+
+    init(plan: EvaluationPlan, served: [Certificate], leaf: Certificate, time: Date, staple: StapledOCSPCheck?, tracksConsulted: Bool) {
+        self.plan = plan
+        self.served = served
+        self.leaf = leaf
+        self.time = time
+        self.staple = staple
+        self.tracksConsulted = tracksConsulted
+        self.untrusted = Array(served.dropFirst()) + plan.validation.additionalIntermediates
+    }
+
+    private var policy: TrustPolicy { plan.validation }
+
+    private var validatesChain: Bool {
+        if case .required = policy.chainValidation { return true }
+        return false
+    }
+
+    mutating func warn(_ code: Reason.Code, _ message: String, evidence: Evidence = Evidence()) {
+        found.warn(Reason(code, message, evidence: evidence))
+    }
+
+    func verdict() -> Verdict {
+        let trusted = found.failures.isEmpty
+        return Verdict(failures: found.failures, warnings: found.warnings, verifiedPath: trusted ? path : nil,
+                       servedChain: served, checkedHost: peer?.text, matchedPins: trusted ? matches : [],
+                       evaluationTime: time, reportOnlyFailures: reportOnly, builtPath: basePath ?? path)
+    }
+
+    // MARK: The steps
+
+    mutating func decide() {
+        // A CRL without a cRLNumber cannot be ordered against a newer one (RFC 5280 §5.2.3): refuse
+        // to rely on it rather than let a stale list vouch for a certificate.
+        for (index, crl) in policy.revocationLists.enumerated() where !crl.hasNumber {
+            found.fail(Reason(.revocationUnknown, "supplied CRL #\(index + 1) has no cRLNumber extension (RFC 5280 §5.2.3), so it cannot be used"))
+        }
+        let active = plan.pinSets.filter { set in
+            guard let expires = set.expires, time >= expires else { return true }
+            warn(.pinSetExpired, "\(pinsName) expired on \(Timestamp.day(expires)); only default validation applied")
+            return false
+        }
+        // 1. AFNetworking's guard: checking a name on a chain nobody validates means nothing
+        //    unless something is pinned.
+        if peer != nil, !validatesChain, active.isEmpty {
+            found.fail(Reason(.selfSignedRequiresPinning, "validating a host name with chain validation disabled requires pinning: without pins anyone can make a certificate for any name"))
+            return
+        }
+        // 2–3. The path to the anchors, verified once for every pin set.
+        if validatesChain {
+            guard let verified = verifyAgainstAnchors() else { return }
+            basePath = verified
+        } else if active.contains(where: { if case .publicKeys = $0.pinning { true } else { false } }) {
+            // Chain validation off: only certificates that certify the leaf by signature may match
+            // a key pin (AFNetworking would count any served certificate), and a requested name
+            // must still be on the leaf.
+            if let peer, !HostCheck.matches(leaf, peer) {
+                found.fail(nameMismatch(peer))
+                return
+            }
+            let linked = SignatureChain.path(from: leaf, through: untrusted + policy.anchors.certificates, maximumDepth: policy.maximumChainDepth)
+            basePath = VerifiedPath(linked, anchoring: .signaturesOnly)
+        }
+        path = basePath
+
+        // 4–6. Each pin set is a check over that path.
+        var overridesPins: Bool? = nil
+        for set in active {
+            var outcome = Findings()
+            var setMatches: [PinMatch] = []
+            let setPath: VerifiedPath?
+            switch set.pinning {
+            case .none:
+                continue
+            case .publicKeys(let pinned):
+                setPath = basePath
+                if let basePath { matchPublicKeys(pinned, on: basePath, into: &outcome, matches: &setMatches) }
+            case .certificates(let pinned):
+                setPath = evaluateCertificatePins(pinned, into: &outcome, matches: &setMatches)
+            }
+            outcome.warnings.forEach { found.warn($0) }
+            let pinFailures = outcome.failures.filter { $0.code == .pinMismatch || $0.code == .noUsablePins }
+            // A broken chain or name is rejected whatever the pin set's enforcement.
+            outcome.failures.filter { !pinFailures.contains($0) }.forEach { found.fail($0) }
+            if !pinFailures.isEmpty {
+                switch set.enforcement {
+                case .enforce where pinFailures.count == outcome.failures.count && pinsOverridden(&overridesPins):
+                    warn(.pinMismatch, "\(pinsName) did not match, but the chain ends at a trust anchor that overrides pins (Android overridePins); accepted on its validation")
+                case .enforce:
+                    pinFailures.forEach { found.fail($0) }
+                case .reportOnly:
+                    reportOnly += pinFailures
+                    warn(.reportOnlyFailure, "the report-only \(pinsName.dropFirst(4)) did not match; the connection is allowed and a report is due")
+                }
+                continue
+            }
+            guard outcome.failures.isEmpty else { continue }
+            matches += setMatches
+            if case .certificates = set.pinning, let setPath { path = setPath }
+            if plan.warnsWithoutBackupPin, set.enforcement == .enforce, let setPath,
+               set.pinCount < 2 || set.matchesAll(of: setPath.certificates) {
+                warn(.noBackupPin, "\(pinsName) has no backup pin: \(set.pinCount < 2 ? "only one pin" : "every pin matches the current chain"); a key rotation would lock clients out (RFC 7469 §2.5)")
+            }
+        }
+
+        // Every path that was judged also goes through the policy's own checks.
+        var judged: [VerifiedPath] = []
+        if let basePath { judged.append(basePath) }
+        if let path, !judged.contains(where: { $0.certificates == path.certificates && $0.anchoring == path.anchoring }) { judged.append(path) }
+        for candidate in judged {
+            let findings = pathFindings(candidate)
+            findings.failures.forEach { found.fail($0) }
+            findings.warnings.forEach { found.warn($0) }
+        }
+        if let staple, let path {
+            var findings = PathFindings()
+            staple.check(PathCheckInput(path: path, servedChain: served, peer: peer, time: time), into: &findings)
+            findings.failures.forEach { found.fail($0) }
+            findings.warnings.forEach { found.warn($0) }
+        }
+    }
+
+    /// "the pin set for PATTERN", or "the pins" for a lone policy.
+    private var pinsName: String { plan.scope.map { "the pin set for \($0)" } ?? "the pins" }
+
+    /// Whether the chain verifies to one of the pin-override anchors (asked once, and only when
+    /// an enforced pin set failed on its pins alone).
+    private mutating func pinsOverridden(_ known: inout Bool?) -> Bool {
+        if let known { return known }
+        guard let anchors = plan.pinOverrideAnchors else { known = false; return false }
+        var overriding = plan.validation
+        overriding.anchors = anchors
+        overriding.chainValidation = .required
+        var nested = Run(plan: EvaluationPlan(validation: overriding, pinSets: []), served: served, leaf: leaf, time: time,
+                         staple: nil, tracksConsulted: tracksConsulted)
+        nested.peer = peer
+        nested.decide()
+        consulted += nested.consulted
+        known = nested.found.failures.isEmpty
+        return known!
+    }
+
+    /// The path checks' findings for a path, computed once per path.
+    private mutating func pathFindings(_ path: VerifiedPath) -> PathFindings {
+        if let known = checked.first(where: { $0.path.certificates == path.certificates && $0.path.anchoring == path.anchoring }) {
+            return known.findings
+        }
+        var findings = PathFindings()
+        let checks = plan.checks
+        guard !checks.isEmpty else { return findings }
+        let input = PathCheckInput(path: path, servedChain: served, peer: peer, time: time)
+        for check in checks.profile { check.check(input, into: &findings) }
+        if !validatesChain, !findings.failures.isEmpty {
+            // Chain validation is disabled: the pins (and the name) decide, and the profile only informs.
+            findings.warnings += findings.failures.map {
+                Reason($0.code, "\($0.message) (not counted: chain validation is disabled)", evidence: $0.evidence)
+            }
+            findings.failures = []
+        }
+        for check in checks.policy { check.check(input, into: &findings) }
+        checked.append((path, findings))
+        return findings
+    }
+
+    /// Runs the path checks on a candidate path.
+    private mutating func passesPathChecks(_ chain: [Certificate]) -> Bool {
+        plan.checks.isEmpty || pathFindings(VerifiedPath(chain, anchoring: .trustAnchor)).failures.isEmpty
+    }
+
+    private mutating func consult(_ outcome: ChainVerification) {
+        guard tracksConsulted else { return }
+        consulted += outcome.builtChain
+        for error in outcome.errors { if let certificate = error.certificate { consulted.append(certificate) } }
+    }
+
+    /// OpenSSL's strict-rule findings on a chosen path, as warnings.
+    private mutating func tolerate(_ outcome: ChainVerification) {
+        for finding in outcome.tolerated { warn(.profileViolation, finding) }
+    }
+
+    /// Steps 2–3: OpenSSL verification against the policy's anchors. Records failures; returns the path.
+    private mutating func verifyAgainstAnchors() -> VerifiedPath? {
+        let request = ChainVerificationRequest(
+            leaf: leaf, untrusted: untrusted, anchors: policy.anchors, peer: peer, time: time,
+            allowPartialChain: false, maximumDepth: policy.maximumChainDepth,
+            purpose: policy.purpose, revocationLists: policy.revocationLists, revocationScope: policy.revocationScope)
+        let outcome = ChainVerifier.verify(request)
+        consult(outcome)
+        if outcome.succeeded, passesPathChecks(outcome.builtChain) {
+            tolerate(outcome)
+            return VerifiedPath(outcome.builtChain, anchoring: .trustAnchor)
+        }
+        // OpenSSL stops at the first path it builds. When that one fails (or fails the policy's
+        // own checks), try the other paths to the caller's anchors, each forced on OpenSSL by
+        // offering only its intermediates and its anchor. The system store cannot be enumerated.
+        if let alternate = alternatePath(request, avoiding: outcome.builtChain) { return alternate }
+        guard outcome.succeeded else {
+            recordChainErrors(outcome.errors, into: &found)
+            return nil
+        }
+        // The path verified but fails the policy's checks: they say why, after the pins.
+        tolerate(outcome)
+        return VerifiedPath(outcome.builtChain, anchoring: .trustAnchor)
+    }
+
+    private mutating func alternatePath(_ request: ChainVerificationRequest, avoiding chosen: [Certificate]) -> VerifiedPath? {
+        guard !policy.anchors.certificates.isEmpty else { return nil }
+        let candidates = PathCandidates.enumerate(
+            leaf: leaf, pool: untrusted, anchors: policy.anchors.certificates, maximumDepth: policy.maximumChainDepth)
+        for candidate in candidates where candidate != chosen {
+            guard let anchor = candidate.last, let only = try? TrustAnchors(certificates: [anchor]) else { continue }
+            var forced = request
+            forced.untrusted = Array(candidate.dropFirst().dropLast())
+            forced.anchors = only
+            let outcome = ChainVerifier.verify(forced)
+            consult(outcome)
+            if outcome.succeeded, passesPathChecks(outcome.builtChain) {
+                tolerate(outcome)
+                return VerifiedPath(outcome.builtChain, anchoring: .trustAnchor)
+            }
+        }
+        return nil
+    }
+
+    /// Step 5: re-anchor on the pinned certificates (partial chains allowed). Name and validity
+    /// still apply, even with chain validation disabled. Returns the re-anchored path.
+    private mutating func evaluateCertificatePins(_ pinned: PinnedCertificates, into outcome: inout Findings,
+                                                  matches: inout [PinMatch]) -> VerifiedPath? {
+        let result = ChainVerifier.verify(ChainVerificationRequest(
+            leaf: leaf, untrusted: untrusted, anchors: pinned.anchors, peer: peer, time: time,
+            allowPartialChain: true, maximumDepth: policy.maximumChainDepth,
+            purpose: policy.purpose, revocationLists: policy.revocationLists, revocationScope: policy.revocationScope,
+            strictRules: validatesChain ? .webPKI : .warningsOnly))
+        consult(result)
+        tolerate(result)
+        let configured = pinned.certificates.map(\.publicKeyPin)
+        if !result.succeeded && result.errors.allSatisfy(\.isMissingIssuer) {
+            outcome.fail(pinMismatch(configured: configured, path: result.builtChain, what: "pinned certificates"))
+            warnAboutPinsOutside(result.builtChain) { pinned.certificates.contains($0) }
+            return nil
+        }
+        guard result.succeeded else {
+            recordChainErrors(result.errors, into: &outcome)
+            return nil
+        }
+        // A pinned leaf is trusted directly, but OpenSSL keeps the issuers it had already found
+        // above it. They are not part of the path the pin anchors: the path ends at its last
+        // pinned certificate (the anchor; always present when verification succeeded).
+        let anchored = result.builtChain.lastIndex(where: pinned.certificates.contains)
+            .map { Array(result.builtChain[...$0]) } ?? result.builtChain
+        let verified = VerifiedPath(anchored, anchoring: .pinnedCertificate)
+        // Walked root first, as AFNetworking does; any byte-equal certificate decides.
+        for (depth, certificate) in verified.certificates.enumerated().reversed() where pinned.certificates.contains(certificate) {
+            matches.append(PinMatch(pin: certificate.publicKeyPin, depth: depth, certificate: certificate))
+        }
+        if matches.isEmpty {
+            outcome.fail(pinMismatch(configured: configured, path: verified.certificates, what: "pinned certificates"))
+        }
+        warnAboutPinsOutside(verified.certificates) { pinned.certificates.contains($0) }
+        return verified
+    }
+
+    /// Step 6: some certificate of the path has a pinned key.
+    private mutating func matchPublicKeys(_ pinned: PinnedPublicKeys, on verified: VerifiedPath, into outcome: inout Findings,
+                                          matches: inout [PinMatch]) {
+        for (depth, certificate) in verified.certificates.enumerated() where pinned.admits(depth: depth) {
+            for pin in pinned.matches(certificate) {
+                matches.append(PinMatch(pin: pin, depth: depth, certificate: certificate))
+            }
+        }
+        if matches.isEmpty {
+            let what = switch pinned.scope {
+            case .anyCertificate: "pins"
+            case .leaf: "pins for the leaf"
+            case .certificateAuthorities: "pins for the certificates above the leaf"
+            }
+            outcome.fail(pinMismatch(configured: pinned.pins.sorted(), path: verified.certificates, what: what))
+        }
+        if pinned.pins.contains(where: { $0.algorithm == .sha1 }) {
+            warn(.weakPin, "SHA-1 pins are configured; replace them with sha256/ pins")
+        }
+        warnAboutPinsOutside(verified.certificates) { !pinned.matches($0).isEmpty }
+    }
+
+    // MARK: Reasons
+
+    private func pinMismatch(configured: [PublicKeyPin], path: [Certificate], what: String) -> Reason {
+        var evidence = Evidence()
+        evidence.pinsConfigured = configured
+        evidence.pinsOfPath = path.map(\.publicKeyPin)
+        evidence.hostRequested = peer?.text
+        // OkHttp's message: enough to fix the configuration from the message alone.
+        var lines = ["Certificate pinning failure: no certificate of the verified path matches the \(what)."]
+        lines.append("  Verified path:")
+        lines += path.map { "    \($0.publicKeyPin) : \($0.subject)" }
+        lines.append("  Pinned for \(peer?.text ?? "this policy"):")
+        lines += configured.map { "    \($0)" }
+        return Reason(.pinMismatch, lines.joined(separator: "\n"), evidence: evidence)
+    }
+
+    private func nameMismatch(_ peer: PeerName) -> Reason {
+        var evidence = Evidence()
+        evidence.hostRequested = peer.text
+        evidence.namesPresented = leaf.dnsNames + leaf.ipAddresses
+        let names = evidence.namesPresented!.isEmpty ? "no DNS or IP subjectAltName" : evidence.namesPresented!.joined(separator: ", ")
+        return switch peer {
+        case .dns(let name):
+            Reason(.hostMismatch, "the certificate is not valid for \(name); it names \(names)", evidence: evidence)
+        case .ipAddress(let address):
+            Reason(.ipAddressMismatch, "the certificate is not valid for IP address \(address); it names \(names)", evidence: evidence)
+        }
+    }
+
+    private mutating func warnAboutPinsOutside(_ path: [Certificate], matching: (Certificate) -> Bool) {
+        for certificate in served where !path.contains(certificate) && matching(certificate) {
+            var evidence = Evidence()
+            evidence.pinsOfPath = path.map(\.publicKeyPin)
+            warn(.pinOutsideVerifiedPath,
+                 "a pin matches the served certificate \(certificate.subject), which is not on the verified path; it was not counted",
+                 evidence: evidence)
+        }
+    }
+
+    private func recordChainErrors(_ errors: [ChainVerificationError], into findings: inout Findings) {
+        for error in errors {
+            if error.isNameMismatch, let peer {
+                findings.fail(nameMismatch(peer))
+            } else {
+                findings.fail(error.reason(at: time, purpose: policy.purpose))
+            }
+        }
+    }
+}
