@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "TrustEvaluator", targets: ["TrustEvaluator"]),
         .library(name: "ServerTrust", targets: ["ServerTrust"]),
+        .library(name: "ServerTrustFoundation", targets: ["ServerTrustFoundation"]),
         .library(name: "TrustEvaluatorNIO", targets: ["TrustEvaluatorNIO"]),
         .executable(name: "pincheck", targets: ["pincheck"]),
     ],
@@ -33,7 +34,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The challenge layer, FoundationEssentials only (the command links it statically).
         .target(name: "ServerTrust", dependencies: ["TrustEvaluator"]),
+        // URLSession's types and an HTTPS reporter over it: Foundation and FoundationNetworking (libcurl).
+        .target(name: "ServerTrustFoundation", dependencies: ["ServerTrust", "TrustEvaluator"]),
         // NIOSSL custom verification callback that evaluates peer chains with Pincheck (issue 4).
         .target(
             name: "TrustEvaluatorNIO",
@@ -56,7 +60,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Examples/NIOPinnedClient"),
-        .executableTarget(name: "urlsession-router", dependencies: ["TrustEvaluator", "ServerTrust"], path: "Examples/URLSessionRouter"),
+        .executableTarget(name: "urlsession-router", dependencies: ["TrustEvaluator", "ServerTrust", "ServerTrustFoundation"], path: "Examples/URLSessionRouter"),
         // Runs the x509-limbo conformance suite through the public evaluation API.
         .executableTarget(name: "limbo-harness", dependencies: ["TrustEvaluator"]),
         // Fuzzing: the targets' logic (replayed by the tests) and one libFuzzer executable per target,
@@ -82,6 +86,7 @@ let package = Package(
             name: "ServerTrustTests",
             dependencies: [
                 "ServerTrust",
+                "ServerTrustFoundation",
                 "TrustEvaluator",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

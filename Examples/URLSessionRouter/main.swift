@@ -10,6 +10,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import ServerTrust
+import ServerTrustFoundation
 import TrustEvaluator
 
 let arguments = CommandLine.arguments

@@ -1,6 +1,10 @@
 #ifndef PINCHECK_COPENSSL_SHIM_H
 #define PINCHECK_COPENSSL_SHIM_H
 
+/* The low-level SHA-256 functions are deprecated in 3.0 but present in every 3.x, and Pincheck
+ * calls them from Swift (see SHA256Digest): imported without the deprecation attribute. */
+#define OPENSSL_SUPPRESS_DEPRECATED 1
+
 #include <openssl/opensslv.h>
 #include <openssl/asn1.h>
 #include <openssl/bio.h>
@@ -22,18 +26,6 @@
 /* Swift cannot import function-like macros. Each line forwards one macro; no behaviour lives here. */
 static inline void shim_OPENSSL_free(void *p) { OPENSSL_free(p); }
 
-/* SHA-256 straight through the low-level functions: SHA256() in OpenSSL 3.0 fetches the digest
- * from the provider and allocates a context on every call, which costs more than hashing a
- * certificate. The low-level API is deprecated in 3.0 but present in every 3.x. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-static inline void shim_sha256(const void *data, size_t length, unsigned char out[32]) {
-    SHA256_CTX context;
-    SHA256_Init(&context);
-    SHA256_Update(&context, data, length);
-    SHA256_Final(out, &context);
-}
-#pragma GCC diagnostic pop
 static inline STACK_OF(X509) *shim_sk_X509_new_null(void) { return sk_X509_new_null(); }
 static inline int shim_sk_X509_push(STACK_OF(X509) *sk, X509 *x) { return sk_X509_push(sk, x); }
 static inline int shim_sk_X509_num(const STACK_OF(X509) *sk) { return sk_X509_num(sk); }

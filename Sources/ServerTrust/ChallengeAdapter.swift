@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import TrustEvaluator
 
 /// Turns challenges into decisions with the rules of DESIGN §4 (AFNetworking, Alamofire,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import TrustEvaluator
 
 /// How a server asks to be authenticated to, or how it proves itself (Foundation's
@@ -201,7 +201,7 @@ public struct Challenge: Sendable {
         default: method = .default
         }
         var realm: String?
-        if let range = header.range(of: "realm=\"") {
+        if let range = header.firstRange(of: "realm=\"") {
             let rest = header[range.upperBound...]
             realm = rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
         }

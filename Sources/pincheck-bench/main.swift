@@ -254,6 +254,19 @@ func policy(_ chain: Chain, _ mode: String) -> TrustPolicy {
     }
 }
 
+/// The roads per-host users take (the NIO verifier and the challenge adapter with a configuration):
+/// a trust manager with one host policy of `sets` public-key pin sets (the first is the Evaluator
+/// rows' pins; the others pin the leaf and the anchor, each with the backup pin).
+func manager(_ chain: Chain, sets: Int, certificateCache: CertificateCache? = nil, verdictCache: VerdictCache? = nil) -> TrustManager {
+    let anchors = try! TrustAnchors(certificates: [chain.anchor])
+    let pinned = [chain.served[1], chain.served[0], chain.anchor]
+    let pinSets = pinned.prefix(sets).map { certificate in
+        try! PinSet(.publicKeys(try! PinnedPublicKeys(pins: [certificate.publicKeyPin, backupPin])))
+    }
+    let policy = HostPolicy(pattern: try! HostPattern(host, publicSuffixes: nil), pinSets: pinSets, validation: TrustPolicy(anchors: anchors))
+    return TrustManager(policies: [policy], certificateCache: certificateCache, verdictCache: verdictCache)
+}
+
 func expectTrusted(_ label: String, _ verdict: () throws -> Verdict) {
     do {
         let result = try verdict()
@@ -290,13 +303,22 @@ for chain in chains {
     let parsedCache = Evaluator(policy: policy(chain, "public-key"), certificateCache: CertificateCache())
     let verdictCache = Evaluator(policy: policy(chain, "public-key"), certificateCache: CertificateCache(), verdictCache: VerdictCache())
     let der = chain.servedDER
-    let configurations: [(String, () throws -> Verdict)] = [
+    let evaluators: [(String, () throws -> Verdict)] = [
         ("none mode, uncached", { try none.evaluate(derEncoded: der, host: host, at: verificationTime) }),
         ("public-key mode (2 pins), uncached", { try publicKey.evaluate(derEncoded: der, host: host, at: verificationTime) }),
         ("certificate mode, uncached", { try certificate.evaluate(derEncoded: der, host: host, at: verificationTime) }),
         ("parsed-certificate cache hit, full verification", { try parsedCache.evaluate(derEncoded: der, host: host, at: verificationTime) }),
         ("verdict cache hit", { try verdictCache.evaluate(derEncoded: der, host: host, at: verificationTime) }),
     ]
+    let managers: [(String, TrustManager)] = [1, 3].flatMap { sets in [
+        ("TrustManager, \(sets) pin set\(sets == 1 ? "" : "s"), uncached", manager(chain, sets: sets)),
+        ("TrustManager, \(sets) pin set\(sets == 1 ? "" : "s"), parsed-certificate cache", manager(chain, sets: sets, certificateCache: CertificateCache())),
+        ("TrustManager, \(sets) pin set\(sets == 1 ? "" : "s"), verdict cache hit",
+         manager(chain, sets: sets, certificateCache: CertificateCache(), verdictCache: VerdictCache())),
+    ] }
+    let configurations = evaluators + managers.map { label, manager in
+        (label, { () throws -> Verdict in try manager.evaluate(derEncoded: der, host: host, at: verificationTime) })
+    }
     for (label, evaluate) in configurations { expectTrusted("\(chain.name), \(label)", evaluate) }
     if let profile = options.profile {
         let body: () -> Void = switch profile {
@@ -321,9 +343,9 @@ for chain in chains {
     results[chain.name] = result
 
     print("chain \(chain.name): \(chain.description)")
-    print("  " + column("what", 50) + column("µs/eval", 10, right: true) + column("× baseline", 12, right: true) + column("allocs/eval", 13, right: true))
+    print("  " + column("what", 58) + column("µs/eval", 10, right: true) + column("× baseline", 12, right: true) + column("allocs/eval", 13, right: true))
     for row in result.rows {
-        print("  " + column(row.label, 50) + column(format(row.microseconds, 1), 10, right: true)
+        print("  " + column(row.label, 58) + column(format(row.microseconds, 1), 10, right: true)
               + column(format(row.microseconds / result.baseline), 12, right: true) + column(format(row.allocations, 1), 13, right: true))
     }
     print("")
@@ -416,6 +438,13 @@ let main = results["rsa-3"]!
 print("ratio uncached-public-key/baseline: \(format(main.time("public-key mode (2 pins), uncached") / main.baseline))")
 print("ratio parsed-cache-hit/baseline: \(format(main.time("parsed-certificate cache hit, full verification") / main.baseline))")
 print("ratio cache-hit/uncached: \(format(main.time("verdict cache hit") / main.time("public-key mode (2 pins), uncached")))")
+// The per-host road against the Evaluator's, same pins, same caches (issue 14: within 5 %).
+for sets in [1, 3] {
+    let name = "TrustManager, \(sets) pin set\(sets == 1 ? "" : "s")"
+    print("ratio trustmanager-\(sets)-set-uncached/evaluator-uncached: \(format(main.time("\(name), uncached") / main.time("public-key mode (2 pins), uncached")))")
+    print("ratio trustmanager-\(sets)-set-parsed/evaluator-parsed: \(format(main.time("\(name), parsed-certificate cache") / main.time("parsed-certificate cache hit, full verification")))")
+    print("ratio trustmanager-\(sets)-set-verdict-hit/evaluator-verdict-hit: \(format(main.time("\(name), verdict cache hit") / main.time("verdict cache hit")))")
+}
 // Threads: the engine's hot path (parsed-certificate cache, full verification each time). Parsing
 // itself scales worse on OpenSSL 3.0, whose decoders contend on locks: see the C lines above.
 print("ratio 2-threads/1-thread: \(format(cachedTwo / cachedOne))")

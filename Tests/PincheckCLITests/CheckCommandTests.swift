@@ -57,6 +57,32 @@ struct CheckCommandTests {
         #expect(unlisted.output.contains("policy.host-not-listed"))
     }
 
+    @Test("--report-to: a report-only mismatch is written as one RFC 7469 JSON line; a match writes nothing")
+    func reportTo() throws {
+        let server = try CheckTLSServer(certificate: "rsa-leaf", chain: Self.intermediate)
+        defer { server.stop() }
+        let path = try ConfigAndLintCommandTests.write("""
+            { "version": 1, "anchors": ["CERTS/rsa-root.pem"],
+              "hosts": [ { "pattern": "www.example.test", "pins": ["\(try Self.pin("rsa-intermediate"))", "\(try Self.pin("ec-intermediate"))"],
+                           "reportURIs": ["https://reports.example.test/pins"] },
+                         { "pattern": "example.test", "enforce": false, "pins": ["\(try Self.pin("attacker-root"))"],
+                           "reportURIs": ["https://reports.example.test/pins"] } ] }
+            """)
+        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-reports-\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: path); try? FileManager.default.removeItem(atPath: reports) }
+        let matched = F.run(["check", server.target, "--host", "www.example.test", "--config", path, "--report-to", reports] + F.at)
+        #expect(matched.status == 0, "\(matched.output)\(matched.errors)")
+        #expect(!FileManager.default.fileExists(atPath: reports), "a match is not reported")
+        let reportOnly = F.run(["check", server.target, "--host", "example.test", "--config", path, "--report-to", reports] + F.at)
+        #expect(reportOnly.status == 0, "\(reportOnly.output)\(reportOnly.errors)")
+        let lines = try String(contentsOfFile: reports, encoding: .utf8).split(separator: "\n")
+        try #require(lines.count == 1)
+        let report = try F.json(String(lines[0]))
+        #expect(report["hostname"] as? String == "example.test")
+        #expect(report["port"] as? Int == Int(server.port))
+        #expect(report["known-pins"] as? [String] == ["pin-sha256=\"\(try Self.pin("attacker-root").dropFirst("sha256/".count))\""])
+    }
+
     @Test("a pin that matches the intermediate is reported as matched at depth 1")
     func pinMatched() throws {
         let server = try CheckTLSServer(certificate: "rsa-leaf", chain: Self.intermediate)

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import ServerTrust
+import ServerTrustFoundation
 import Testing
 import TrustEvaluator
 

@@ -6,6 +6,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import ServerTrust
+import ServerTrustFoundation
 import TrustEvaluator
 import Synchronization
 import Testing

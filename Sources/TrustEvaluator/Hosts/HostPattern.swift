@@ -69,19 +69,36 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
 
     /// How specifically this pattern matches `host` (normalised), or nil when it does not.
     /// Larger is more specific: an exact match beats any wildcard, a longer base beats a shorter one.
+    /// Runs on every evaluation a trust manager makes: no allocation.
     func specificity(for host: String) -> Int? {
-        let baseLabels = base.split(separator: ".").count
         switch kind {
         case .exact:
             return host == base ? 1_000 : nil
         case .oneLabel:
-            guard host.hasSuffix("." + base) else { return nil }
-            let extra = host.dropLast(base.count + 1)
-            return extra.contains(".") || extra.isEmpty ? nil : baseLabels * 3 + 2
+            guard let labels = labelsAbove(in: host), labels == 1 else { return nil }
+            return baseLabels * 3 + 2
         case .includingSubdomains, .anyDepth:
             if host == base { return baseLabels * 3 + 1 }
-            return host.hasSuffix("." + base) ? baseLabels * 3 : nil
+            return labelsAbove(in: host) != nil ? baseLabels * 3 : nil
         }
+    }
+
+    /// The number of labels `host` has in front of `.base`, or nil when it does not end in `.base`.
+    private func labelsAbove(in host: String) -> Int? {
+        let name = host.utf8, suffix = base.utf8
+        guard name.count > suffix.count + 1 else { return nil }
+        let start = name.index(name.endIndex, offsetBy: -suffix.count)
+        guard name[start...].elementsEqual(suffix), name[name.index(before: start)] == UInt8(ascii: ".") else { return nil }
+        var labels = 1
+        for byte in name[..<name.index(before: start)] where byte == UInt8(ascii: ".") { labels += 1 }
+        return labels
+    }
+
+    /// The number of labels of ``base``.
+    private var baseLabels: Int {
+        var labels = 1
+        for byte in base.utf8 where byte == UInt8(ascii: ".") { labels += 1 }
+        return labels
     }
 
     public var description: String {

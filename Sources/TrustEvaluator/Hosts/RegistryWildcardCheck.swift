@@ -9,12 +9,14 @@
 /// OpenSSL's host check has already matched some name of the leaf; this check refuses the match
 /// when the only names that can have made it are registry wildcards. Without Debian's Public
 /// Suffix List (package publicsuffix) registries cannot be told apart and the check cannot run.
+///
+/// The list (about 230 KB) is read the first time a leaf with a wildcard name is checked, not when
+/// a policy is made: a command that checks one chain without wildcards never parses it.
 struct RegistryWildcardCheck: PathCheck {
-    var publicSuffixes: PublicSuffixList? = PublicSuffixList.system
-
     func check(_ input: PathCheckInput, into findings: inout PathFindings) {
         guard case .dns(let host)? = input.peer, let leaf = input.path.certificates.first,
-              let publicSuffixes else { return }
+              leaf.dnsNames.contains(where: { $0.hasPrefix("*.") }),
+              let publicSuffixes = PublicSuffixList.system else { return }
         let registryWildcards = Self.registryWildcards(leaf.dnsNames, publicSuffixes)
         guard !registryWildcards.isEmpty else { return }
         if Self.matches(host: host, names: leaf.dnsNames, ignoring: registryWildcards) {

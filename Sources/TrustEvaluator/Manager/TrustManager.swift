@@ -84,14 +84,15 @@ public struct TrustManager: Sendable {
     /// The policy and plan for a normalised name.
     private func lookUp(_ name: String) -> (policy: HostPolicy, plan: EvaluationPlan)? {
         var best: (index: Int, score: Int)? = nil
-        var matching: [Int] = []
+        var matches = 0
         for (index, policy) in policies.enumerated() {
             guard let score = policy.pattern.specificity(for: name) else { continue }
-            matching.append(index)
+            matches += 1
             if best == nil || score > best!.score { best = (index, score) }
         }
         guard let chosen = best?.index else { return nil }
-        guard patternMatching == .allMatching, matching.count > 1 else { return (policies[chosen], plans.hosts[chosen]) }
+        guard patternMatching == .allMatching, matches > 1 else { return (policies[chosen], plans.hosts[chosen]) }
+        let matching = policies.indices.filter { policies[$0].pattern.specificity(for: name) != nil }
         return plans.union(of: matching, chosen: chosen, policies: policies) ?? (policies[chosen], plans.hosts[chosen])
     }
 
@@ -129,13 +130,13 @@ public struct TrustManager: Sendable {
             return verdict.covered(by: .unlistedDefaultValidation, policy: nil)
         }
         let verdict = run(plan)
-        let active = policy.pinSets.filter { set in set.expires.map { time < $0 } ?? true }
+        func isActive(_ set: PinSet) -> Bool { set.expires.map { time < $0 } ?? true }
         // Every pin set expired: no pins apply, only default validation ran.
-        let coverage: Verdict.Coverage = !policy.pinSets.isEmpty && active.isEmpty ? .pinSetExpired : .hostPolicy
+        let coverage: Verdict.Coverage = !policy.pinSets.isEmpty && !policy.pinSets.contains(where: isActive) ? .pinSetExpired : .hostPolicy
         let clean = verdict.isTrusted && verdict.reportOnlyFailures.isEmpty
         let reports = clean || policy.reportURIs.isEmpty ? [] : [
-            PinFailureReport(time: time, host: peer.text, port: port, policy: policy, active: active, served: servedChain,
-                             validated: verdict.builtPath?.certificates ?? []),
+            PinFailureReport(time: time, host: peer.text, port: port, policy: policy, active: policy.pinSets.filter(isActive),
+                             served: servedChain, validated: verdict.builtPath?.certificates ?? []),
         ]
         return verdict.covered(by: coverage, policy: policy, reports: reports)
     }

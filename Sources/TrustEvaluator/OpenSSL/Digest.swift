@@ -23,11 +23,16 @@ struct SHA256Digest: Hashable, Sendable {
         self = bytes.withUnsafeBytes { SHA256Digest(hashing: $0) }
     }
 
-    /// The SHA-256 of `bytes`.
+    /// The SHA-256 of `bytes`, straight through the low-level functions: `SHA256()` in OpenSSL 3.0
+    /// fetches the digest from the provider and allocates a context on every call, which costs
+    /// more than hashing a certificate.
     init(hashing bytes: UnsafeRawBufferPointer) {
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        var context = SHA256_CTX()
+        SHA256_Init(&context)
+        SHA256_Update(&context, bytes.baseAddress, bytes.count)
         withUnsafeMutableBytes(of: &words) { out in
-            shim_sha256(bytes.baseAddress, bytes.count, out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            _ = SHA256_Final(out.baseAddress!.assumingMemoryBound(to: UInt8.self), &context)
         }
         self.words = words
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ServerTrust
 import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
