@@ -23,6 +23,9 @@ let package = Package(
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
         .target(name: "TrustEvaluator", dependencies: ["COpenSSL"]),
+        // A libssl client that hands over the served chain (pincheck check, scan, pins HOST) and a
+        // local TLS server (the demo): not part of the engine's API.
+        .target(name: "PincheckTLS", dependencies: ["TrustEvaluator", "COpenSSL"]),
         // glibc's mallopt (malloc.h), which the Glibc module does not import: scan bounds its arenas.
         .systemLibrary(name: "CGlibcMalloc"),
         .target(
@@ -30,6 +33,7 @@ let package = Package(
             dependencies: [
                 "TrustEvaluator",
                 "ServerTrust",
+                "PincheckTLS",
                 "CGlibcMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -79,7 +83,7 @@ let package = Package(
         // Loopback servers (openssl s_server, raw sockets) shared by the test targets.
         .target(name: "PincheckTestSupport", path: "Tests/Support"),
         .testTarget(
-            name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator", "ServerTrust", "PincheckTestSupport"],
+            name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator", "ServerTrust", "PincheckTLS", "PincheckTestSupport"],
             exclude: ["StrictWebPKIVectors.json", "Importers"]),
         .testTarget(name: "PincheckFuzzingTests", dependencies: ["PincheckFuzzing"]),
         .testTarget(
@@ -104,6 +108,6 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "ServerTrust", "pincheck", "PincheckTestSupport"]),
+        .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "pincheck", "PincheckTestSupport"]),
     ]
 )

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import ServerTrust
 import TrustEvaluator
+import PincheckTLS
 
 /// `pincheck check HOST[:PORT]… [policy options]`: handshake with each host, evaluate what it served, report.
 struct Check: ConsoleCommand {

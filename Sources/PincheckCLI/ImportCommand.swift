@@ -1,6 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
-@_spi(PincheckInternal) import TrustEvaluator
+import TrustEvaluator
 
 extension ConfigurationFormat: ExpressibleByArgument {}
 

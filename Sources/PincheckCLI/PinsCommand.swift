@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import TrustEvaluator
+import PincheckTLS
 
 /// `pincheck pins FILE|HOST[:PORT]`: the sha256/ pin of every certificate in a file, or of the
 /// chain a server sends and the path it verifies to.

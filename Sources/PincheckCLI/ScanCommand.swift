@@ -1,7 +1,8 @@
 import ArgumentParser
 internal import CGlibcMalloc
 import FoundationEssentials
-@_spi(PincheckInternal) import TrustEvaluator
+import TrustEvaluator
+import PincheckTLS
 #if canImport(Glibc)
 import Glibc
 #endif

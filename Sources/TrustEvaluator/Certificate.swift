@@ -4,7 +4,7 @@ import FoundationEssentials
 ///
 /// Two certificates are equal when their DER encodings are byte-equal.
 public struct Certificate: Sendable, Hashable, CustomStringConvertible {
-    let handle: X509Handle
+    package let handle: X509Handle
 
     /// The SHA-256 of ``derBytes``: the certificate's fingerprint.
     public var sha256Fingerprint: [UInt8] { fingerprint.bytes }
@@ -13,7 +13,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// The RFC 7469 pin of this certificate's public key: SHA-256 over its DER SubjectPublicKeyInfo.
     public let publicKeyPin: PublicKeyPin
 
-    init(handle: X509Handle) {
+    package init(handle: X509Handle) {
         self.init(handle: handle, fingerprint: SHA256Digest(hashing: handle.der))
     }
 

@@ -8,11 +8,11 @@ import Darwin
 #endif
 
 /// The name a certificate must carry: a DNS name (A-labels, lowercase) or an IP address literal.
-enum PeerName: Sendable, Hashable {
+package enum PeerName: Sendable, Hashable {
     case dns(String)
     case ipAddress(String)
 
-    var text: String {
+    package var text: String {
         switch self {
         case .dns(let name): name
         case .ipAddress(let address): address
@@ -22,10 +22,10 @@ enum PeerName: Sendable, Hashable {
 
 /// The one host normaliser: turns the host a caller asks about (or a pattern's base) into the
 /// name a certificate must carry. Every entry point normalises once, here.
-enum HostName {
+package enum HostName {
     /// Lowercases, drops one trailing dot and IPv6 brackets, converts internationalised labels to
     /// A-labels (`xn--…`), recognises IP literals, and rejects what no certificate can match.
-    static func peerName(for host: String) throws(PincheckError) -> PeerName {
+    package static func peerName(for host: String) throws(PincheckError) -> PeerName {
         // Nearly every caller passes a name that is already canonical: take it as it is.
         if isCanonicalDNSName(host) { return .dns(host) }
         return try normalise(aLabels(host), given: host)
@@ -100,12 +100,12 @@ enum HostName {
             .joined(separator: ".")
     }
 
-    static func isIPv4(_ text: String) -> Bool {
+    package static func isIPv4(_ text: String) -> Bool {
         var address = in_addr()
         return inet_pton(AF_INET, text, &address) == 1
     }
 
-    static func isIPv6(_ text: String) -> Bool {
+    package static func isIPv6(_ text: String) -> Bool {
         var address = in6_addr()
         return inet_pton(AF_INET6, text, &address) == 1
     }

@@ -93,8 +93,7 @@ public struct PublicKeyPin: Sendable, Hashable, CustomStringConvertible, Compara
 
 extension StringProtocol {
     /// Without leading and trailing white space (`Character.isWhitespace`).
-    @_spi(PincheckInternal)
-    public func trimmingWhitespaceCharacters() -> String {
+        package func trimmingWhitespaceCharacters() -> String {
         String(Substring(self).trimmingWhitespace())
     }
 }

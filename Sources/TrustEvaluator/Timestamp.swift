@@ -3,7 +3,7 @@ import FoundationEssentials
 /// UTC dates as text and back, without Foundation's date formatters and calendars: those load
 /// time-zone data and cost microseconds per call, which neither the evaluation path nor a
 /// short-lived command can afford. The proleptic Gregorian calendar, years 0001–9999.
-public enum Timestamp {
+package enum Timestamp {
     /// RFC 3339 in UTC with whole seconds, such as `2030-06-01T00:00:00Z`: what
     /// `ISO8601DateFormatter` prints with its default options.
     public static func iso8601(_ date: Date) -> String {

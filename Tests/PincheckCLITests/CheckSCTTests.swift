@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PincheckCLI
+@testable import PincheckTLS
 import TrustEvaluator
 
 /// `pincheck check` shows the SCTs a server presented (Certificates/sct, scripts/make-sct-fixtures.sh):

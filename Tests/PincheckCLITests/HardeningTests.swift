@@ -3,7 +3,8 @@ import PincheckTestSupport
 import Synchronization
 import Testing
 @testable import PincheckCLI
-@_spi(PincheckInternal) import TrustEvaluator
+@testable import PincheckTLS
+import TrustEvaluator
 
 /// Issue 16's findings, each with the regression test that failed before the fix.
 @Suite("Hardening the command", .serialized)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PincheckCLI
+@testable import PincheckTLS
 @testable import TrustEvaluator
 
 /// The README's "Reason codes" section lists exactly the codes the code can produce.

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 @testable import TrustEvaluator
+@testable import PincheckTLS
 
 /// Name resolution within the probe's deadline, through the resolver's test seam: lookups that
 /// stall until released, lookups that must never be called, and lookups that answer at once.

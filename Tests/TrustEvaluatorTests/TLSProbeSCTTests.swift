@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrustEvaluator
+@testable import PincheckTLS
 
 /// SCT capture against `openssl s_server` with the fixtures of scripts/make-sct-fixtures.sh:
 /// an SCT list sent as a TLS extension (`-serverinfo`), a leaf with an embedded SCT list, both,

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrustEvaluator
+@testable import PincheckTLS
 
 @Suite("ProbeTarget parsing")
 struct TLSProbeTargetTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@_spi(PincheckInternal) @testable import TrustEvaluator
+@testable import TrustEvaluator
 
 /// Pincheck's own UTC date text, checked against Foundation's ISO8601DateFormatter as the oracle.
 @Suite("timestamps without Foundation formatters")

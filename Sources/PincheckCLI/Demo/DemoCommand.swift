@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import TrustEvaluator
+import PincheckTLS
 
 /// `pincheck demo`: the engine on its own test PKI, offline, with a bundled policy.
 struct Demo: ConsoleCommand {

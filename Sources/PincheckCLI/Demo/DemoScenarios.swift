@@ -1,5 +1,6 @@
 import FoundationEssentials
 import TrustEvaluator
+import PincheckTLS
 
 /// The demo's bundled policies.
 enum DemoPolicy {

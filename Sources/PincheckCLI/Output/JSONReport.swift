@@ -1,5 +1,6 @@
 import FoundationEssentials
-@_spi(PincheckInternal) import TrustEvaluator
+import TrustEvaluator
+import PincheckTLS
 import ServerTrust
 
 /// The `--json` shape of one evaluation (DESIGN §6). Field names are a stable contract.

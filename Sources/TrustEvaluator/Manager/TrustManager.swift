@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Synchronization
 
 /// Maps hosts to policies and judges served chains with them (Alamofire's `ServerTrustManager`,
 /// TrustKit's pinned domains).
@@ -149,7 +148,7 @@ private final class Plans: Sendable {
     let hosts: [EvaluationPlan]
     let defaultValidation: EvaluationPlan
     let everyHost: EvaluationPlan?
-    private let unions = Mutex<[[Int]: (HostPolicy, EvaluationPlan)]>([:])
+    private let unions = Locked<[[Int]: (HostPolicy, EvaluationPlan)]>([:])
 
     init(policies: [HostPolicy], defaultValidation: TrustPolicy, everyHost: TrustPolicy?) {
         hosts = policies.map(Plans.plan(for:))

@@ -1,11 +1,11 @@
 internal import COpenSSL
 
 /// One entry of OpenSSL's thread-local error queue, rendered as text only when shown.
-struct OpenSSLErrorEntry: Sendable, Hashable, CustomStringConvertible {
-    let code: UInt
-    let detail: String?
+package struct OpenSSLErrorEntry: Sendable, Hashable, CustomStringConvertible {
+    package let code: UInt
+    package let detail: String?
 
-    var description: String {
+    package var description: String {
         var buffer = [CChar](repeating: 0, count: 256)
         ERR_error_string_n(code, &buffer, buffer.count)
         let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -15,11 +15,11 @@ struct OpenSSLErrorEntry: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Helpers for OpenSSL's error queue: clear before a fallible call, drain after it.
-enum OpenSSLErrorStack {
-    static func clear() { ERR_clear_error() }
+package enum OpenSSLErrorStack {
+    package static func clear() { ERR_clear_error() }
 
     /// Removes every queued error and returns them, oldest first.
-    static func drain() -> [OpenSSLErrorEntry] {
+    package static func drain() -> [OpenSSLErrorEntry] {
         var entries: [OpenSSLErrorEntry] = []
         while true {
             var data: UnsafePointer<CChar>? = nil
@@ -33,7 +33,7 @@ enum OpenSSLErrorStack {
     }
 
     /// The drained queue as one line, for error messages.
-    static func drainedText() -> String {
+    package static func drainedText() -> String {
         let entries = drain()
         return entries.isEmpty ? "no detail from OpenSSL" : entries.map(\.description).joined(separator: "; ")
     }

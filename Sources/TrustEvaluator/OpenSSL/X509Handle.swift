@@ -6,10 +6,10 @@ import FoundationEssentials
 /// `@unchecked Sendable`: the object is never mutated after `init`, and OpenSSL documents `X509`
 /// objects as safe for concurrent reads (its internal caches, such as the extension flags, are
 /// filled under a lock, and `X509_check_purpose(x, -1, 0)` fills them at init here anyway).
-final class X509Handle: @unchecked Sendable {
-    let ref: OpaquePointer
+package final class X509Handle: @unchecked Sendable {
+    package let ref: OpaquePointer
     /// The certificate exactly as it was parsed (or as OpenSSL re-encodes it, for store anchors).
-    let der: [UInt8]
+    package let der: [UInt8]
     /// The DER SubjectPublicKeyInfo, as the certificate carries it.
     let spkiDER: [UInt8]
     /// Extension facts for the strict profile, read once.
@@ -49,7 +49,7 @@ final class X509Handle: @unchecked Sendable {
     }
 
     /// Takes a new reference on a certificate OpenSSL lent us (get0), e.g. a store anchor.
-    init?(borrowing pointer: OpaquePointer) {
+    package init?(borrowing pointer: OpaquePointer) {
         guard X509_up_ref(pointer) == 1 else { return nil }
         guard let der = Self.encodeDER(pointer), let spki = Self.encodeSPKI(pointer) else {
             X509_free(pointer)

@@ -8,8 +8,7 @@ import Musl
 /// Reads an input file whole, but never more than a bound: the size is checked before anything
 /// is read, and what cannot be sized (a FIFO, a device) is read only up to the bound. A FIFO
 /// without a writer reads as empty instead of blocking. Failures say what the system said.
-@_spi(PincheckInternal)
-public enum InputFile {
+package enum InputFile {
     /// Certificate bundles and CRL files (Debian's whole CA bundle is about 220 KiB).
     public static let certificateLimit = 16 << 20
     /// Configuration files: Pincheck JSON, TrustKit plists, Android XML, OkHttp pin lists.

@@ -28,8 +28,7 @@ enum FilePath {
     }
 }
 
-@_spi(PincheckInternal)
-public enum Hex {
+package enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
     /// Lowercase hexadecimal, two digits a byte.

@@ -5,9 +5,9 @@ import Musl
 #endif
 
 /// Runs a closure on a new detached POSIX thread: what Foundation's `Thread` does, without
-/// linking Foundation into every program that uses the engine. (SPI: for Pincheck's own command.)
-@_spi(PincheckInternal)
-public enum DetachedThread {
+/// linking Foundation into every program that uses the engine. (Package access: for Pincheck's own
+/// TLS module and command.)
+package enum DetachedThread {
     private final class Box {
         let body: () -> Void
         init(_ body: @escaping () -> Void) { self.body = body }
@@ -16,7 +16,7 @@ public enum DetachedThread {
     /// Starts `body` on its own thread, with `stackSize` bytes of stack.
     /// - Returns: False when the system refuses another thread (the closure then never runs).
     @discardableResult
-    public static func start(stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () -> Void) -> Bool {
+    package static func start(stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () -> Void) -> Bool {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
@@ -37,14 +37,13 @@ public enum DetachedThread {
 }
 
 /// A countdown signal: `wait()` returns once `signal()` has been called `count` times (before or after).
-@_spi(PincheckInternal)
-public final class Latch: @unchecked Sendable {
+package final class Latch: @unchecked Sendable {
     // Allocated, so the pthread objects never move (the state is guarded by the mutex).
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var remaining: Int
 
-    public init(count: Int = 1) {
+    package init(count: Int = 1) {
         remaining = count
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(condition, nil)
@@ -57,14 +56,14 @@ public final class Latch: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    public func signal() {
+    package func signal() {
         pthread_mutex_lock(mutex)
         remaining -= 1
         if remaining <= 0 { pthread_cond_broadcast(condition) }
         pthread_mutex_unlock(mutex)
     }
 
-    public func wait() {
+    package func wait() {
         pthread_mutex_lock(mutex)
         while remaining > 0 { pthread_cond_wait(condition, mutex) }
         pthread_mutex_unlock(mutex)
@@ -76,11 +75,11 @@ public final class Latch: @unchecked Sendable {
 /// Used instead of `Synchronization.Mutex` where threads share state in the engine: on Linux that
 /// lock's fast path lives in code ThreadSanitizer does not see, so TSan reports the accesses it
 /// protects as races; `pthread_mutex_lock` is intercepted and understood.
-final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var value: Value
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         pthread_mutex_init(mutex, nil)
     }
@@ -90,7 +89,7 @@ final class Locked<Value>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

@@ -1,3 +1,4 @@
+import TrustEvaluator
 /// A host and port to probe, parsed from `HOST`, `HOST:PORT`, `[IPV6]:PORT`, `[IPV6]` or a bare IPv6 literal.
 public struct ProbeTarget: Sendable, Hashable, CustomStringConvertible {
     /// The DNS name or IP literal to connect to (IPv6 without brackets).

@@ -1,3 +1,4 @@
+import TrustEvaluator
 /// Why a handshake produced no chain to evaluate: the network or the peer failed, not the
 /// certificate. Untrusted certificates are never probe errors; they are verdicts.
 public struct ProbeError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import TrustEvaluator
 
 /// What a TLS handshake showed: the chain as served and the connection's parameters.
 public struct ProbeResult: Sendable {

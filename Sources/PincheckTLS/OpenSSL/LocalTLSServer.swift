@@ -1,5 +1,6 @@
 internal import COpenSSL
 import FoundationEssentials
+import TrustEvaluator
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 internal import COpenSSL
 import FoundationEssentials
+import TrustEvaluator
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import TrustEvaluator
 
 /// A Signed Certificate Timestamp (RFC 6962 §3.2) that a server presented: a Certificate
 /// Transparency log's promise that it will publish the certificate.

@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+import TrustEvaluator
 import Synchronization
 #if canImport(Glibc)
 import Glibc
