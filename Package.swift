@@ -81,7 +81,7 @@ let package = Package(
         .target(name: "PincheckBenchBaseline", linkerSettings: [.linkedLibrary("crypto")]),
         .executableTarget(name: "pincheck-bench", dependencies: ["TrustEvaluator", "PincheckBenchBaseline"]),
         // Loopback servers (openssl s_server, raw sockets) shared by the test targets.
-        .target(name: "PincheckTestSupport", path: "Tests/Support"),
+        .target(name: "PincheckTestSupport", dependencies: ["TrustEvaluator"], path: "Tests/Support"),
         .testTarget(
             name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator", "ServerTrust", "PincheckTLS", "PincheckTestSupport"],
             exclude: ["StrictWebPKIVectors.json", "Importers"]),
@@ -89,6 +89,7 @@ let package = Package(
         .testTarget(
             name: "ServerTrustTests",
             dependencies: [
+                "PincheckTestSupport",
                 "ServerTrust",
                 "ServerTrustFoundation",
                 "TrustEvaluator",
@@ -100,6 +101,7 @@ let package = Package(
         .testTarget(
             name: "TrustEvaluatorNIOTests",
             dependencies: [
+                "PincheckTestSupport",
                 "TrustEvaluatorNIO",
                 "TrustEvaluator",
                 "ServerTrust",

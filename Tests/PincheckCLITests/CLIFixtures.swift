@@ -1,14 +1,12 @@
 import Foundation
 import PincheckCLI
+import PincheckTestSupport
 
 /// Paths into the repository and a way to run commands with captured output.
 enum CLIFixtures {
-    static let repository = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = TestCertificates.root.deletingLastPathComponent()
 
-    static func path(_ relative: String) -> String {
-        repository.appendingPathComponent("Certificates").appendingPathComponent(relative).path
-    }
+    static func path(_ relative: String) -> String { TestPKI.path(relative) }
 
     /// The test roots, as `--ca-file` arguments.
     static let anchors = ["--ca-file", path("rsa-root.pem"), "--ca-file", path("ec-root.pem")]

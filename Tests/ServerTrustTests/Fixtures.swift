@@ -1,18 +1,12 @@
 import Foundation
 import ServerTrust
 import Synchronization
+import PincheckTestSupport
 import TrustEvaluator
 
-enum PKI {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Certificates")
-    static func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
-    static func certificate(_ name: String) -> Certificate {
-        try! Certificate.load(contentsOf: path("\(name).pem"))[0]
-    }
-    /// The fixed verification time of the test PKI (2030-06-01T00:00:00Z).
-    static let time = Date(timeIntervalSince1970: 1_906_502_400)
+typealias PKI = TestPKI
+
+extension TestPKI {
     static let root = certificate("rsa-root")
     static let intermediate = certificate("rsa-intermediate")
     static let leaf = certificate("rsa-leaf")

@@ -41,12 +41,12 @@ func capture<T: Sendable>(_ body: () async throws -> T) async -> Result<T, any E
 
 @Suite("NIO handshakes judged by Pincheck", .serialized)
 struct NIOTrustTests {
-    static let root = try! PKI.certificate("rsa-root")
-    static let intermediate = try! PKI.certificate("rsa-intermediate")
+    static let root = PKI.certificate("rsa-root")
+    static let intermediate = PKI.certificate("rsa-intermediate")
 
     static func pinnedPolicy(pinning: String = "rsa-intermediate", anchor: String = "rsa-root") throws -> TrustPolicy {
-        TrustPolicy(pinning: .publicKeys(try PinnedPublicKeys(certificates: [try PKI.certificate(pinning)])),
-                    anchors: try TrustAnchors(certificates: [try PKI.certificate(anchor)]))
+        TrustPolicy(pinning: .publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate(pinning)])),
+                    anchors: try TrustAnchors(certificates: [PKI.certificate(anchor)]))
     }
 
     struct Case: Sendable, CustomTestStringConvertible {
@@ -178,7 +178,7 @@ struct AnchoredConfigurationTests {
     /// configuration to a server that is already running: a server that fails to start fails the
     /// test instead of passing as "the handshake failed".
     func plainExchange(server: TLSEchoServer, group: any EventLoopGroup, anchor: String, host: String) async throws -> String {
-        let context = try NIOSSLContext(configuration: PincheckNIOVerifier.makeAnchoredConfiguration(anchors: [try PKI.certificate(anchor)]))
+        let context = try NIOSSLContext(configuration: PincheckNIOVerifier.makeAnchoredConfiguration(anchors: [PKI.certificate(anchor)]))
         let promise = group.next().makePromise(of: String.self)
         let channel = try await ClientBootstrap(group: group)
             .channelInitializer { channel in

@@ -14,8 +14,8 @@ struct ReadmeNIOExampleTests {
     func snippet() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await TLSEchoServer.start(group: group, leaf: "rsa-leaf", key: "rsa-leaf")
-        let pin = try PKI.certificate("rsa-intermediate").publicKeyPin.description
-        let anchors = try TrustAnchors(certificates: [try PKI.certificate("rsa-root")])
+        let pin = PKI.certificate("rsa-intermediate").publicKeyPin.description
+        let anchors = try TrustAnchors(certificates: [PKI.certificate("rsa-root")])
         let decisions = Decisions()
 
         // --- README snippet ---

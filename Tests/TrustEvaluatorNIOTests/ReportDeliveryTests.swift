@@ -11,8 +11,8 @@ import TrustEvaluatorNIO
 struct ReportDeliveryTests {
     /// A report-only policy for www.example.test pinned to a key the server does not have.
     static func manager(reportTo collector: Int) throws -> TrustManager {
-        let anchors = try TrustAnchors(certificates: [try PKI.certificate("rsa-root")])
-        let reportOnly = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [try PKI.certificate("attacker-root")])),
+        let anchors = try TrustAnchors(certificates: [PKI.certificate("rsa-root")])
+        let reportOnly = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])),
                                     enforcement: .reportOnly)
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [reportOnly],
                                 validation: TrustPolicy(anchors: anchors),
@@ -26,7 +26,7 @@ struct ReportDeliveryTests {
         let server = try await TLSEchoServer.start(group: group, leaf: "rsa-leaf", key: "rsa-leaf")
         let serverPort = server.port
         let collector = try await ReportCollector.start(group: group)
-        let reporter = NIOHTTPSReporter(validation: TrustPolicy(anchors: try TrustAnchors(certificates: [try PKI.certificate("rsa-root")])),
+        let reporter = NIOHTTPSReporter(validation: TrustPolicy(anchors: try TrustAnchors(certificates: [PKI.certificate("rsa-root")])),
                                         group: group, timeout: .seconds(10))
         let verifier = PincheckNIOVerifier(trustManager: try Self.manager(reportTo: collector.port), now: { PKI.time }, reporter: reporter)
         let decisions = Decisions()
@@ -52,18 +52,18 @@ struct ReportDeliveryTests {
         let json = try #require(try JSONSerialization.jsonObject(with: report) as? [String: Any])
         #expect(json["hostname"] as? String == "www.example.test")
         #expect(json["port"] as? Int == serverPort)
-        #expect(json["known-pins"] as? [String] == ["pin-sha256=\"\(try PKI.certificate("attacker-root").publicKeyPin.base64)\""])
+        #expect(json["known-pins"] as? [String] == ["pin-sha256=\"\(PKI.certificate("attacker-root").publicKeyPin.base64)\""])
         #expect((json["served-certificate-chain"] as? [String])?.count == 2)
     }
 
     @Test("an enforced match sends nothing")
     func matchSendsNothing() async throws {
-        let anchors = try TrustAnchors(certificates: [try PKI.certificate("rsa-root")])
-        let pins = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [try PKI.certificate("rsa-intermediate")])))
+        let anchors = try TrustAnchors(certificates: [PKI.certificate("rsa-root")])
+        let pins = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("rsa-intermediate")])))
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [pins],
                                 validation: TrustPolicy(anchors: anchors), reportURIs: [URL(string: "https://127.0.0.1:1/pins")!])
         let verdict = try TrustManager(policies: [policy]).evaluate(
-            [try PKI.certificate("rsa-leaf"), try PKI.certificate("rsa-intermediate")], host: "www.example.test", at: PKI.time)
+            [PKI.certificate("rsa-leaf"), PKI.certificate("rsa-intermediate")], host: "www.example.test", at: PKI.time)
         #expect(verdict.isTrusted)
         #expect(verdict.reports.isEmpty)
     }

@@ -2,20 +2,10 @@ import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
+import PincheckTestSupport
 import TrustEvaluator
 
-/// Paths into the repository's test PKI.
-enum PKI {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Certificates")
-    static func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
-    static func certificate(_ name: String) throws -> Certificate {
-        try Certificate.load(contentsOf: path("\(name).pem"))[0]
-    }
-    /// The fixed verification time of the test PKI (2030-06-01T00:00:00Z).
-    static let time = Date(timeIntervalSince1970: 1_906_502_400)
-}
+typealias PKI = TestPKI
 
 /// Echoes every byte back.
 final class EchoHandler: ChannelInboundHandler, Sendable {

@@ -1,27 +1,15 @@
 import Foundation
 import Testing
+import PincheckTestSupport
 @testable import TrustEvaluator
 
-/// The committed test PKI (Certificates/, made by scripts/make-certificates.sh).
+/// The committed test PKI (``TestPKI``) and what most engine tests build from it.
 enum Fixtures {
-    /// 2030-06-01T00:00:00Z: every "good" certificate is valid then, the expired one is not.
-    static let time = Date(timeIntervalSince1970: 1_906_502_400)
-
-    static let root: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Certificates")
-
-    static func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }
-
-    /// One certificate, `Certificates/NAME.pem`.
-    static func certificate(_ name: String) -> Certificate {
-        try! Certificate.load(contentsOf: path("\(name).pem"))[0]
-    }
-
-    /// A served chain, `Certificates/chains/NAME.pem`.
-    static func chain(_ name: String) -> [Certificate] {
-        try! Certificate.load(contentsOf: path("chains/\(name).pem"))
-    }
+    static let time = TestPKI.time
+    static let root = TestCertificates.root
+    static func path(_ relative: String) -> String { TestPKI.path(relative) }
+    static func certificate(_ name: String) -> Certificate { TestPKI.certificate(name) }
+    static func chain(_ name: String) -> [Certificate] { TestPKI.chain(name) }
 
     static let rsaRoot = certificate("rsa-root")
     static let ecRoot = certificate("ec-root")
