@@ -20,12 +20,20 @@ struct EvaluationPlan: Sendable {
     /// What a stapled OCSP response (or its absence) must provide; nil: a staple is judged only
     /// when one is given, and never required.
     let revocation: RevocationPolicy?
+    /// Which rule of a trust manager this plan is (``Verdict/Coverage/pinSetExpired`` is decided
+    /// per evaluation, for a host policy whose pin sets have all expired).
+    let coverage: Verdict.Coverage
+    /// The host policy this plan applies, if it is one.
+    let hostPolicy: HostPolicy?
     /// Tells this plan's cached verdicts from every other's (never reused in a process).
     let identity: UInt64
     fileprivate let checks: PathChecks
 
     init(validation: TrustPolicy, pinSets: [PinSet], pinOverrideAnchors: TrustAnchors? = nil, scope: String? = nil,
-         warnsWithoutBackupPin: Bool = false, revocation: RevocationPolicy? = nil) {
+         warnsWithoutBackupPin: Bool = false, revocation: RevocationPolicy? = nil,
+         coverage: Verdict.Coverage = .everyHost, hostPolicy: HostPolicy? = nil) {
+        self.coverage = coverage
+        self.hostPolicy = hostPolicy
         self.validation = validation
         self.pinSets = pinSets
         self.pinOverrideAnchors = pinOverrideAnchors
@@ -36,10 +44,10 @@ struct EvaluationPlan: Sendable {
         self.identity = planIdentities.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
-    /// One ``TrustPolicy``: its pins (if any) as one enforced pin set.
-    init(policy: TrustPolicy) {
+    /// One ``TrustPolicy`` for every host: its pins (if any) as one enforced pin set.
+    init(policy: TrustPolicy, revocation: RevocationPolicy? = nil) {
         let sets: [PinSet] = if case .none = policy.pinning { [] } else { [PinSet(unchecked: policy.pinning)] }
-        self.init(validation: policy, pinSets: sets)
+        self.init(validation: policy, pinSets: sets, revocation: revocation)
     }
 
     /// Judges a served chain. Untrusted chains are verdicts; nothing here throws.
@@ -56,7 +64,7 @@ struct EvaluationPlan: Sendable {
             let reason = Reason(.tooLong, "the peer served \(served.count) certificates; chains of more than \(Limits.maximumServedChainLength) are refused without being verified")
             diagnostics?(.decided(trusted: false))
             return Verdict(failures: [reason], warnings: [], verifiedPath: nil, servedChain: served,
-                           checkedHost: requested?.text, matchedPins: [], evaluationTime: time)
+                           checkedHost: requested?.text, matchedPins: [], evaluationTime: time, coverage: coverage, hostPolicy: hostPolicy)
         }
         let stapleCheck: StapledOCSPCheck? = if staple != nil || revocation != nil {
             StapledOCSPCheck(response: staple, policy: revocation ?? RevocationPolicy())
@@ -163,6 +171,8 @@ private struct Run {
     /// The path verified against the anchors (or, chain validation disabled, linked by signatures).
     var basePath: VerifiedPath?
     var matches: [PinMatch] = []
+    /// True when the plan has pin sets and every one has expired.
+    var allPinSetsExpired = false
     /// Certificates the verifier built paths from (besides the served ones): the validity of each
     /// bounds how long the verdict may be reused.
     var consulted: [Certificate] = []
@@ -198,12 +208,21 @@ private struct Run {
         let trusted = found.failures.isEmpty
         return Verdict(failures: found.failures, warnings: found.warnings, verifiedPath: trusted ? path : nil,
                        servedChain: served, checkedHost: peer?.text, matchedPins: trusted ? matches : [],
-                       evaluationTime: time, reportOnlyFailures: reportOnly, builtPath: basePath ?? path)
+                       evaluationTime: time, reportOnlyFailures: reportOnly, builtPath: basePath ?? path,
+                       coverage: plan.coverage == .hostPolicy && allPinSetsExpired ? .pinSetExpired : plan.coverage,
+                       hostPolicy: plan.hostPolicy)
     }
 
     // MARK: The steps
 
     mutating func decide() {
+        decideTrust()
+        if plan.coverage == .unlistedRefused, let peer {
+            found.fail(Reason(.hostNotListed, "\(peer.text) matches no pinning policy, and every host must be evaluated by one (allHostsMustBeEvaluated)"))
+        }
+    }
+
+    private mutating func decideTrust() {
         // A CRL without a cRLNumber cannot be ordered against a newer one (RFC 5280 §5.2.3): refuse
         // to rely on it rather than let a stale list vouch for a certificate.
         for (index, crl) in policy.revocationLists.enumerated() where !crl.hasNumber {
@@ -214,6 +233,7 @@ private struct Run {
             warn(.pinSetExpired, "\(pinsName) expired on \(Timestamp.day(expires)); only default validation applied")
             return false
         }
+        allPinSetsExpired = !plan.pinSets.isEmpty && active.isEmpty
         // 1. AFNetworking's guard: checking a name on a chain nobody validates means nothing
         //    unless something is pinned.
         if peer != nil, !validatesChain, active.isEmpty {

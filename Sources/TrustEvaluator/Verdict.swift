@@ -56,17 +56,10 @@ public struct Verdict: Sendable {
                 reportOnlyFailures: reportOnlyFailures, builtPath: builtPath, coverage: coverage, hostPolicy: hostPolicy)
     }
 
-    /// This verdict under a trust manager's rule, with the reports that are due.
-    func covered(by coverage: Coverage, policy: HostPolicy?, reports: [PinFailureReport] = []) -> Verdict {
+    /// This verdict with the failure reports that are due.
+    func adding(reports: [PinFailureReport]) -> Verdict {
         Verdict(failures: failures, warnings: warnings, verifiedPath: verifiedPath, servedChain: servedChain,
                 checkedHost: checkedHost, matchedPins: matchedPins, evaluationTime: evaluationTime,
-                reportOnlyFailures: reportOnlyFailures, builtPath: builtPath, coverage: coverage, hostPolicy: policy, reports: reports)
-    }
-
-    /// This verdict with more failures (and so no verified path or matched pins).
-    func adding(failures extra: [Reason]) -> Verdict {
-        Verdict(failures: failures + extra, warnings: warnings, verifiedPath: nil, servedChain: servedChain,
-                checkedHost: checkedHost, matchedPins: [], evaluationTime: evaluationTime,
                 reportOnlyFailures: reportOnlyFailures, builtPath: builtPath, coverage: coverage, hostPolicy: hostPolicy, reports: reports)
     }
 

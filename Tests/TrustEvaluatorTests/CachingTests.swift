@@ -132,6 +132,46 @@ struct CachingTests {
         #expect(cache.count == 1)
     }
 
+    @Test("a trust manager takes the evaluator's caches: a second evaluation is a hit with the same verdict and rule")
+    func trustManagerHits() throws {
+        let cache = VerdictCache()
+        let certificates = CertificateCache()
+        let sets = [try PinSet(try Fixtures.keyPins("rsa-intermediate", "ec-intermediate")),
+                    try PinSet(try Fixtures.keyPins("attacker-root"), enforcement: .reportOnly)]
+        let policy = HostPolicy(pattern: try HostPattern(Fixtures.host, publicSuffixes: nil), pinSets: sets,
+                                validation: TrustPolicy(anchors: Fixtures.anchors))
+        let manager = TrustManager(policies: [policy], certificateCache: certificates, verdictCache: cache)
+        let der = Fixtures.chain("rsa-good").map(\.derBytes)
+        let first = try manager.evaluate(derEncoded: der, host: Fixtures.host, at: Fixtures.time)
+        #expect(cache.count == 1)
+        #expect(certificates.count == 2)
+        let second = try manager.evaluate(derEncoded: der, host: Fixtures.host, at: Fixtures.time.addingTimeInterval(60))
+        #expect(cache.count == 1, "the second evaluation is a hit, not a new entry")
+        #expect(second.isTrusted && first.isTrusted)
+        #expect(second.coverage == .hostPolicy && second.hostPolicy?.pattern == policy.pattern)
+        #expect(second.reportOnlyFailures.map(\.code) == [.pinMismatch])
+        #expect(second.evaluationTime == Fixtures.time.addingTimeInterval(60))
+    }
+
+    @Test("a pin set's expiry bounds a cached verdict: after it, default validation decides")
+    func pinSetExpiryBoundsTheCache() throws {
+        let expiry = Fixtures.time.addingTimeInterval(3_600)
+        let wrongPins = try PinSet(try Fixtures.keyPins("attacker-root"), expires: expiry)
+        let policy = HostPolicy(pattern: try HostPattern(Fixtures.host, publicSuffixes: nil), pinSets: [wrongPins],
+                                validation: TrustPolicy(anchors: Fixtures.anchors))
+        let cached = TrustManager(policies: [policy], verdictCache: VerdictCache())
+        let fresh = TrustManager(policies: [policy])
+        let chain = Fixtures.chain("rsa-good")
+        for time in [expiry.addingTimeInterval(-1), expiry, expiry.addingTimeInterval(1), expiry.addingTimeInterval(-1)] {
+            let hit = try cached.evaluate(chain, host: Fixtures.host, at: time)
+            let reference = try fresh.evaluate(chain, host: Fixtures.host, at: time)
+            #expect(hit.isTrusted == reference.isTrusted, "\(time)")
+            #expect(hit.coverage == reference.coverage, "\(time)")
+            #expect(hit.isTrusted == (time >= expiry), "the wrong pins apply until they expire")
+        }
+        #expect(try fresh.evaluate(chain, host: Fixtures.host, at: expiry).coverage == .pinSetExpired)
+    }
+
     @Test("the cache stays within its capacity, dropping the least recently used verdict")
     func capacity() throws {
         let cache = VerdictCache(capacity: 2)

@@ -119,25 +119,19 @@ public struct TrustManager: Sendable {
         func run(_ plan: EvaluationPlan) -> Verdict {
             plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, verdictCache: verdictCache, diagnostics: diagnostics)
         }
+        // The plans know which rule they are (the verdict's coverage), so a cached verdict is
+        // returned as it is; only failure reports are made per evaluation.
         guard let (policy, plan) = lookUp(peer.text) else {
-            if let everyHost = plans.everyHost { return run(everyHost).covered(by: .everyHost, policy: nil) }
-            let verdict = run(plans.defaultValidation)
-            guard !allHostsMustBeEvaluated else {
-                let reason = Reason(.hostNotListed, "\(peer.text) matches no pinning policy, and every host must be evaluated by one (allHostsMustBeEvaluated)")
-                return verdict.adding(failures: [reason]).covered(by: .unlistedRefused, policy: nil)
-            }
-            return verdict.covered(by: .unlistedDefaultValidation, policy: nil)
+            if let everyHost = plans.everyHost { return run(everyHost) }
+            return run(allHostsMustBeEvaluated ? plans.unlistedRefused : plans.defaultValidation)
         }
         let verdict = run(plan)
-        func isActive(_ set: PinSet) -> Bool { set.expires.map { time < $0 } ?? true }
-        // Every pin set expired: no pins apply, only default validation ran.
-        let coverage: Verdict.Coverage = !policy.pinSets.isEmpty && !policy.pinSets.contains(where: isActive) ? .pinSetExpired : .hostPolicy
-        let clean = verdict.isTrusted && verdict.reportOnlyFailures.isEmpty
-        let reports = clean || policy.reportURIs.isEmpty ? [] : [
-            PinFailureReport(time: time, host: peer.text, port: port, policy: policy, active: policy.pinSets.filter(isActive),
+        guard !policy.reportURIs.isEmpty, !verdict.isTrusted || !verdict.reportOnlyFailures.isEmpty else { return verdict }
+        let active = policy.pinSets.filter { set in set.expires.map { time < $0 } ?? true }
+        return verdict.adding(reports: [
+            PinFailureReport(time: time, host: peer.text, port: port, policy: policy, active: active,
                              served: servedChain, validated: verdict.builtPath?.certificates ?? []),
-        ]
-        return verdict.covered(by: coverage, policy: policy, reports: reports)
+        ])
     }
 }
 
@@ -147,23 +141,25 @@ public struct TrustManager: Sendable {
 private final class Plans: Sendable {
     let hosts: [EvaluationPlan]
     let defaultValidation: EvaluationPlan
+    let unlistedRefused: EvaluationPlan
     let everyHost: EvaluationPlan?
     private let unions = Locked<[[Int]: (HostPolicy, EvaluationPlan)]>([:])
 
     init(policies: [HostPolicy], defaultValidation: TrustPolicy, everyHost: TrustPolicy?) {
         hosts = policies.map(Plans.plan(for:))
-        self.defaultValidation = EvaluationPlan(validation: defaultValidation, pinSets: [], revocation: RevocationPolicy())
-        self.everyHost = everyHost.map { policy in
-            let sets: [PinSet] = if case .none = policy.pinning { [] } else { [PinSet(unchecked: policy.pinning)] }
-            return EvaluationPlan(validation: policy, pinSets: sets, revocation: RevocationPolicy())
-        }
+        self.defaultValidation = EvaluationPlan(validation: defaultValidation, pinSets: [], revocation: RevocationPolicy(),
+                                                coverage: .unlistedDefaultValidation)
+        self.unlistedRefused = EvaluationPlan(validation: defaultValidation, pinSets: [], revocation: RevocationPolicy(),
+                                              coverage: .unlistedRefused)
+        self.everyHost = everyHost.map { EvaluationPlan(policy: $0, revocation: RevocationPolicy()) }
     }
 
     static func plan(for policy: HostPolicy) -> EvaluationPlan {
         var validation = policy.validation
         validation.pinning = .none
         return EvaluationPlan(validation: validation, pinSets: policy.pinSets, pinOverrideAnchors: policy.pinOverrideAnchors,
-                              scope: "\(policy.pattern)", warnsWithoutBackupPin: true, revocation: policy.revocation)
+                              scope: "\(policy.pattern)", warnsWithoutBackupPin: true, revocation: policy.revocation,
+                              coverage: .hostPolicy, hostPolicy: policy)
     }
 
     /// OkHttp's union: the pins of every matching pattern as one enforced set, the chosen pattern's other settings.
