@@ -26,18 +26,19 @@ let verifier = PincheckNIOVerifier(policy: TrustPolicy(
 let tls = try NIOSSLContext(configuration: PincheckNIOVerifier.makeClientConfiguration())
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 do {
-    let channel = try await ClientBootstrap(group: group).channelInitializer { channel in
+    let (channel, handshake) = try await ClientBootstrap(group: group).connect(host: host, port: port) { channel in
         channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(try verifier.makeClientHandler(
-                context: tls, host: host, port: port) { decision in
-                    let reasons = decision.verdict?.failures.map { "\($0.code): \($0.message)" } ?? []
-                    print("\(decision.disposition) (\(decision.rule.map { "\($0)" } ?? "handler"))" + reasons.map { "\n  \($0)" }.joined())
-                })
+            let handshake = try verifier.addClientHandlers(to: channel.pipeline.syncOperations, context: tls, host: host, port: port) { decision in
+                print("\(decision.disposition.name) (\(decision.rule.map { "\($0)" } ?? "handler"))")
+            }
+            return (channel, handshake)
         }
-    }.connect(host: host, port: port).get()
-    try await channel.writeAndFlush(ByteBuffer(string: "HEAD / HTTP/1.0\r\nHost: \(host)\r\n\r\n")).get()
-    try await channel.close().get()
+    }
+    defer { channel.close(promise: nil) }
+    try await handshake.get()
     print("pinned connection to \(host):\(port) succeeded")
+} catch let refused as PincheckTrustError {
+    print("refused: \(refused)")
 } catch {
     print("connection failed: \(error)")
 }

@@ -6,7 +6,10 @@ import Synchronization
 /// ``TrustManager`` makes one per host policy. Both evaluate through ``evaluate(_:peer:at:staple:verdictCache:diagnostics:)``:
 /// the chain is verified once against the anchors, and every pin set is a check over that path
 /// (certificate pinning adds the one re-anchored verification it needs).
-struct EvaluationPlan: Sendable {
+///
+/// A class: a trust manager hands its plans out on every evaluation, and copying one would retain
+/// every reference it holds.
+final class EvaluationPlan: Sendable {
     /// Anchors, switches, intermediates, profile (its `pinning` is not used: see ``pinSets``).
     let validation: TrustPolicy
     /// The pin sets; an expired one is skipped with a warning.
@@ -45,7 +48,7 @@ struct EvaluationPlan: Sendable {
     }
 
     /// One ``TrustPolicy`` for every host: its pins (if any) as one enforced pin set.
-    init(policy: TrustPolicy, revocation: RevocationPolicy? = nil) {
+    convenience init(policy: TrustPolicy, revocation: RevocationPolicy? = nil) {
         let sets: [PinSet] = if case .none = policy.pinning { [] } else { [PinSet(unchecked: policy.pinning)] }
         self.init(validation: policy, pinSets: sets, revocation: revocation)
     }

@@ -17,6 +17,8 @@ extension PincheckNIOVerifier {
     ///   works if BoringSSL accepts a partial chain, which NIOSSL does not enable.
     public static func makeAnchoredConfiguration(anchors: [Certificate]) throws -> TLSConfiguration {
         var configuration = makeClientConfiguration()
+        // No Pincheck callback runs here: NIOSSL's own host check is the only one, so it stays on.
+        configuration.certificateVerification = .fullVerification
         configuration.trustRoots = .certificates(try anchors.map { try NIOSSLCertificate(bytes: $0.derBytes, format: .der) })
         configuration.additionalTrustRoots = []
         return configuration

@@ -152,11 +152,51 @@ public struct PincheckNIOVerifier: Sendable {
                                        customVerificationCallbackWithMetadata: callback(host: host, port: port, onDecision: onDecision))
     }
 
-    /// A client configuration suitable for the callback: full verification (NIOSSL skips custom
-    /// callbacks when verification is `.none`), TLS 1.2 or newer.
+    /// Adds the TLS handler and, after it, the handler that turns Pincheck's refusal into a
+    /// ``PincheckTrustError``: the error the channel's error path, pending writes and the returned
+    /// future fail with, carrying the verdict. Call it in the channel initializer (on the loop).
+    /// - Parameters:
+    ///   - pipeline: The channel's synchronous pipeline operations.
+    ///   - context: A context from ``makeClientConfiguration()``.
+    ///   - host, port, onDecision: As in ``makeClientHandler(context:host:port:onDecision:)``.
+    /// - Returns: A future that succeeds when the handshake completes and fails with a
+    ///   ``PincheckTrustError`` when Pincheck refused the peer (or with the connection's own error).
+    /// - Throws: NIOSSL's errors for a bad context or host name.
+    @discardableResult
+    public func addClientHandlers(to pipeline: ChannelPipeline.SynchronousOperations, context: NIOSSLContext,
+                                  host: String, port: Int = 443,
+                                  onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) throws -> EventLoopFuture<Void> {
+        let record = DecisionRecord()
+        try pipeline.addHandler(makeClientHandler(context: context, host: host, port: port) { decision in
+            record.record(decision)
+            onDecision(decision)
+        })
+        let translator = PincheckTrustErrorHandler(record: record)
+        try pipeline.addHandler(translator)
+        return translator.handshake(on: pipeline.eventLoop)
+    }
+
+    /// The handshake of a channel set up with ``addClientHandlers(to:context:host:port:onDecision:)``:
+    /// succeeds when it completes, fails with a ``PincheckTrustError`` when Pincheck refused the
+    /// peer. Ask while the channel is open (the returned future of `addClientHandlers` works always).
+    public static func handshakeCompleted(on channel: any Channel) -> EventLoopFuture<Void> {
+        channel.eventLoop.flatSubmit {
+            do {
+                return try channel.pipeline.syncOperations.handler(type: PincheckTrustErrorHandler.self).handshake(on: channel.eventLoop)
+            } catch {
+                return channel.eventLoop.makeFailedFuture(error)
+            }
+        }
+    }
+
+    /// A client configuration suitable for the callback: Pincheck decides the chain *and* the
+    /// name, so NIOSSL's own host check is off (`.noHostnameVerification`; NIOSSL skips custom
+    /// callbacks only when verification is `.none`) — one name check, the policy's, against the
+    /// host the callback was given, also for IP targets and name-validation-disabled policies.
+    /// TLS 1.2 or newer.
     public static func makeClientConfiguration() -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
-        configuration.certificateVerification = .fullVerification
+        configuration.certificateVerification = .noHostnameVerification
         configuration.minimumTLSVersion = .tlsv12
         return configuration
     }

@@ -8,35 +8,58 @@ import TrustEvaluator
 import TrustEvaluatorNIO
 
 /// The README's NIO snippet, compiled and run against a local server so it cannot drift.
-@Suite("README: pinning a host with SwiftNIO")
+@Suite("README: pinning a host with SwiftNIO", .serialized)
 struct ReadmeNIOExampleTests {
-    @Test("the snippet completes a pinned handshake and reports the decision")
-    func snippet() async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await TLSEchoServer.start(group: group, leaf: "rsa-leaf", key: "rsa-leaf")
-        let pin = PKI.certificate("rsa-intermediate").publicKeyPin.description
-        let anchors = try TrustAnchors(certificates: [PKI.certificate("rsa-root")])
-        let decisions = Decisions()
-
+    /// The README's snippet, verbatim between the markers; returns what the caller sees.
+    static func snippet(group: any EventLoopGroup, port: Int, pin: String, anchors: TrustAnchors) async throws -> String {
+        let host = "www.example.test"
         // --- README snippet ---
         let verifier = PincheckNIOVerifier(policy: TrustPolicy(
             pinning: .publicKeys(try PinnedPublicKeys(parsing: [pin])), anchors: anchors))
         let tls = try NIOSSLContext(configuration: PincheckNIOVerifier.makeClientConfiguration())
-        let channel = try await ClientBootstrap(group: group).channelInitializer { channel in
+        let (channel, handshake) = try await ClientBootstrap(group: group).connect(host: "127.0.0.1", port: port) { channel in
             channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(try verifier.makeClientHandler(
-                    context: tls, host: "www.example.test", port: server.port) { decision in
-                        decisions.append(decision)   // decision.verdict?.failures: Pincheck's reasons
-                    })
+                let handshake = try verifier.addClientHandlers(to: channel.pipeline.syncOperations, context: tls, host: host, port: port)
+                return (channel, handshake)
             }
-        }.connect(host: "127.0.0.1", port: server.port).get()
+        }
+        defer { channel.close(promise: nil) }
+        do {
+            try await handshake.get()                   // really waits for the handshake
+        } catch let refused as PincheckTrustError {
+            print(refused.codes)                         // [pin.mismatch], with the verdict in refused.verdict
+            throw refused
+        }
         // --- end of snippet ---
+        return "connected"
+    }
 
-        try await channel.writeAndFlush(ByteBuffer(string: "x"))
-        for _ in 0..<300 where decisions.all.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
-        try await channel.close()
+    @Test("the snippet completes a pinned handshake")
+    func rightPin() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await TLSEchoServer.start(group: group, leaf: "rsa-leaf", key: "rsa-leaf")
+        let port = server.port
+        let anchors = try TrustAnchors(certificates: [PKI.certificate("rsa-root")])
+        let result = await capture {
+            try await Self.snippet(group: group, port: port, pin: PKI.certificate("rsa-intermediate").publicKeyPin.description, anchors: anchors)
+        }
         try await server.stop()
         try await group.shutdownGracefully()
-        #expect(decisions.all.first?.rule == .trusted)
+        #expect(try result.get() == "connected")
+    }
+
+    @Test("with a wrong pin the snippet's caller catches PincheckTrustError with pin.mismatch")
+    func wrongPin() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await TLSEchoServer.start(group: group, leaf: "rsa-leaf", key: "rsa-leaf")
+        let port = server.port
+        let anchors = try TrustAnchors(certificates: [PKI.certificate("rsa-root")])
+        let result = await capture {
+            try await Self.snippet(group: group, port: port, pin: PKI.certificate("attacker-root").publicKeyPin.description, anchors: anchors)
+        }
+        try await server.stop()
+        try await group.shutdownGracefully()
+        let error = #expect(throws: PincheckTrustError.self) { try result.get() }
+        #expect(error?.codes == [.pinMismatch])
     }
 }

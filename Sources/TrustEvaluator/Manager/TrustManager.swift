@@ -77,11 +77,11 @@ public struct TrustManager: Sendable {
     /// ``PatternMatching/allMatching``, the pins of every other matching pattern added.
     /// - Throws: ``PincheckError`` (`host.invalid`) when `host` cannot be a certificate name.
     public func policy(for host: String) throws(PincheckError) -> HostPolicy? {
-        try lookUp(HostName.peerName(for: host).text)?.policy
+        try lookUp(HostName.peerName(for: host).text)?.hostPolicy
     }
 
-    /// The policy and plan for a normalised name.
-    private func lookUp(_ name: String) -> (policy: HostPolicy, plan: EvaluationPlan)? {
+    /// The plan of the policy for a normalised name (its ``EvaluationPlan/hostPolicy`` is the policy).
+    private func lookUp(_ name: String) -> EvaluationPlan? {
         var best: (index: Int, score: Int)? = nil
         var matches = 0
         for (index, policy) in policies.enumerated() {
@@ -90,9 +90,9 @@ public struct TrustManager: Sendable {
             if best == nil || score > best!.score { best = (index, score) }
         }
         guard let chosen = best?.index else { return nil }
-        guard patternMatching == .allMatching, matches > 1 else { return (policies[chosen], plans.hosts[chosen]) }
+        guard patternMatching == .allMatching, matches > 1 else { return plans.hosts[chosen] }
         let matching = policies.indices.filter { policies[$0].pattern.specificity(for: name) != nil }
-        return plans.union(of: matching, chosen: chosen, policies: policies) ?? (policies[chosen], plans.hosts[chosen])
+        return plans.union(of: matching, chosen: chosen, policies: policies) ?? plans.hosts[chosen]
     }
 
     /// Judges a served chain given as DER, as TLS stacks hand it over (see ``certificateCache``).
@@ -121,7 +121,7 @@ public struct TrustManager: Sendable {
         }
         // The plans know which rule they are (the verdict's coverage), so a cached verdict is
         // returned as it is; only failure reports are made per evaluation.
-        guard let (policy, plan) = lookUp(peer.text) else {
+        guard let plan = lookUp(peer.text), let policy = plan.hostPolicy else {
             if let everyHost = plans.everyHost { return run(everyHost) }
             return run(allHostsMustBeEvaluated ? plans.unlistedRefused : plans.defaultValidation)
         }
@@ -143,7 +143,7 @@ private final class Plans: Sendable {
     let defaultValidation: EvaluationPlan
     let unlistedRefused: EvaluationPlan
     let everyHost: EvaluationPlan?
-    private let unions = Locked<[[Int]: (HostPolicy, EvaluationPlan)]>([:])
+    private let unions = Locked<[[Int]: EvaluationPlan]>([:])
 
     init(policies: [HostPolicy], defaultValidation: TrustPolicy, everyHost: TrustPolicy?) {
         hosts = policies.map(Plans.plan(for:))
@@ -163,7 +163,7 @@ private final class Plans: Sendable {
     }
 
     /// OkHttp's union: the pins of every matching pattern as one enforced set, the chosen pattern's other settings.
-    func union(of matching: [Int], chosen: Int, policies: [HostPolicy]) -> (policy: HostPolicy, plan: EvaluationPlan)? {
+    func union(of matching: [Int], chosen: Int, policies: [HostPolicy]) -> EvaluationPlan? {
         if let known = unions.withLock({ $0[matching] }) { return known }
         var pins = Set<PublicKeyPin>()
         for index in matching {
@@ -174,7 +174,7 @@ private final class Plans: Sendable {
         var union = HostPolicy(pattern: base.pattern, pinSets: [PinSet(unchecked: .publicKeys(keys))], validation: base.validation,
                                reportURIs: base.reportURIs, revocation: base.revocation)
         union.pinOverrideAnchors = base.pinOverrideAnchors
-        let made = (union, Plans.plan(for: union))
+        let made = Plans.plan(for: union)
         return unions.withLock { known in
             if let existing = known[matching] { return existing }
             known[matching] = made
