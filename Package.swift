@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         // The system OpenSSL (3.0 or newer). Only Sources/TrustEvaluator/OpenSSL/ imports it.
@@ -35,11 +36,12 @@ let package = Package(
                 "ServerTrust",
                 "PincheckTLS",
                 "CGlibcMalloc",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The challenge layer, FoundationEssentials only (the command links it statically).
-        .target(name: "ServerTrust", dependencies: ["TrustEvaluator"]),
+        .target(name: "ServerTrust", dependencies: ["TrustEvaluator", .product(name: "Logging", package: "swift-log")]),
         // URLSession's types and an HTTPS reporter over it: Foundation and FoundationNetworking (libcurl).
         .target(name: "ServerTrustFoundation", dependencies: ["ServerTrust", "TrustEvaluator"]),
         // NIOSSL custom verification callback that evaluates peer chains with Pincheck (issue 4).
@@ -48,6 +50,7 @@ let package = Package(
             dependencies: [
                 "TrustEvaluator",
                 "ServerTrust",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -92,6 +95,7 @@ let package = Package(
             name: "ServerTrustTests",
             dependencies: [
                 "PincheckTestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 "ServerTrust",
                 "ServerTrustFoundation",
                 "TrustEvaluator",

@@ -36,6 +36,7 @@ struct Check: ConsoleCommand {
         var worst = ExitStatus.trusted
         for (index, text) in targets.enumerated() {
             let outcome = try runner.run(try connection.target(text))
+            if case .evaluated(_, let verdict) = outcome.result { TrustLogging.log(verdict, host: outcome.host, to: output.logger) }
             if let reportTo, case .evaluated(_, let verdict) = outcome.result {
                 for report in verdict.reports { try FileReporter(path: reportTo).append(report) }
             }

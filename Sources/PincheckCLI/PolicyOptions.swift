@@ -1,4 +1,6 @@
 import ArgumentParser
+import Logging
+import ServerTrust
 import FoundationEssentials
 import TrustEvaluator
 
@@ -102,10 +104,21 @@ struct PolicyOptions: ParsableArguments {
     }
 }
 
-/// `--json`.
+/// `--json`, `--verbose`.
 struct OutputOptions: ParsableArguments {
     @Flag(help: "Print JSON instead of the human-readable report.")
     var json = false
+
+    @Flag(help: "Log each trust decision (host, disposition, rule, reason codes) to standard error, as the libraries log it with swift-log.")
+    var verbose = false
+
+    /// The libraries' logger: standard error at `.debug` with --verbose, silent otherwise.
+    var logger: Logger {
+        guard verbose else { return TrustLogging.silent }
+        var logger = Logger(label: "pincheck", factory: { label in StreamLogHandler.standardError(label: label) })
+        logger.logLevel = .debug
+        return logger
+    }
 }
 
 /// Judges served chains: with a configuration's trust manager (per-host pins, report-only,

@@ -25,6 +25,7 @@ struct Verify: ConsoleCommand {
     func execute(_ console: Console) throws -> ExitStatus {
         let chain = try Certificate.load(contentsOf: chainFile)
         let verdict = try policy.makeJudge().judge(chain, host: policy.host, at: policy.time)
+        TrustLogging.log(verdict, host: policy.host ?? "(no host)", to: output.logger)
         if output.json {
             console.line(Format.json(VerdictJSON(verdict, requestedHost: policy.host)))
         } else {

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Logging
 import TrustEvaluator
 
 /// Turns challenges into decisions with the rules of DESIGN §4 (AFNetworking, Alamofire,
@@ -95,6 +96,9 @@ public struct ChallengeAdapter: Sendable {
     /// without delaying the answer. Wrap it in a ``DeduplicatingReporter`` (``init`` does) so a
     /// failing pin on a busy client does not become a report storm.
     public var reporter: (any Reporter)?
+    /// Where trust decisions (`.debug`), expired pin sets and undelivered reports (`.warning`) are
+    /// logged; silent by default (see ``TrustLogging``).
+    public var logger: Logger
 
     /// - Parameters:
     ///   - trustManager: Which policy applies to which host.
@@ -106,12 +110,14 @@ public struct ChallengeAdapter: Sendable {
     ///   - override: A handler that may answer first.
     ///   - now: The clock; `Date()` by default.
     ///   - reporter: Where pin failure reports go; wrapped in a ``DeduplicatingReporter``. None by default.
+    ///   - logger: Where decisions and problems are logged (swift-log); silent by default.
     public init(trustManager: TrustManager, invalidCertificates: InvalidCertificates = .refuse,
                 credential: Credential? = nil, clientIdentity: Credential? = nil,
                 missingCredential: MissingCredential = .cancel, afterFailure: AfterFailure = .rejectProtectionSpace,
                 override: OverrideHandler? = nil, now: @escaping @Sendable () -> Date = { Date() },
-                reporter: (any Reporter)? = nil) {
+                reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent) {
         self.reporter = reporter.map { DeduplicatingReporter($0) }
+        self.logger = logger
         self.trustManager = trustManager
         self.invalidCertificates = invalidCertificates
         self.credential = credential
@@ -169,6 +175,7 @@ public struct ChallengeAdapter: Sendable {
             return ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
                 error: ServerTrustError(.evaluationFailed, "the chain served by \(space.host) could not be evaluated: \(error)", underlying: error))
         }
+        TrustLogging.log(verdict, host: space.host, to: logger)
         deliverReports(of: verdict)
         let disposition = Disposition(serverTrust: verdict)
         switch (verdict.coverage, disposition) {
@@ -194,8 +201,11 @@ public struct ChallengeAdapter: Sendable {
     /// Hands the verdict's failure reports to the ``reporter`` (deduplicated), without waiting.
     private func deliverReports(of verdict: Verdict) {
         guard let reporter, !verdict.reports.isEmpty else { return }
+        let logger = logger
         for report in verdict.reports {
-            Task.detached { try? await reporter.send(report) }
+            Task.detached {
+                do { try await reporter.send(report) } catch { TrustLogging.logUndelivered(report, error: error, to: logger) }
+            }
         }
     }
 

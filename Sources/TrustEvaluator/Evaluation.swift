@@ -28,6 +28,8 @@ final class EvaluationPlan: Sendable {
     let coverage: Verdict.Coverage
     /// The host policy this plan applies, if it is one.
     let hostPolicy: HostPolicy?
+    /// Whether failures are reported (the host policy has report URIs).
+    let reports: Bool
     /// Tells this plan's cached verdicts from every other's (never reused in a process).
     let identity: UInt64
     fileprivate let checks: PathChecks
@@ -37,6 +39,7 @@ final class EvaluationPlan: Sendable {
          coverage: Verdict.Coverage = .everyHost, hostPolicy: HostPolicy? = nil) {
         self.coverage = coverage
         self.hostPolicy = hostPolicy
+        self.reports = !(hostPolicy?.reportURIs.isEmpty ?? true)
         self.validation = validation
         self.pinSets = pinSets
         self.pinOverrideAnchors = pinOverrideAnchors

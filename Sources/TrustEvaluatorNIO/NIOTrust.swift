@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOCore
 import NIOSSL
 import ServerTrust
@@ -43,8 +44,10 @@ public struct PincheckNIOVerifier: Sendable {
     ///   - policy: The policy.
     ///   - now: The clock; tests inject a fixed time.
     ///   - reporter: Where pin failure reports go (deduplicated); none by default.
-    public init(policy: TrustPolicy, now: @escaping @Sendable () -> Date = { Date() }, reporter: (any Reporter)? = nil) {
-        self.init(adapter: ChallengeAdapter(trustManager: .single(policy), now: now, reporter: reporter))
+    ///   - logger: Where decisions are logged (swift-log, `.debug`); silent by default.
+    public init(policy: TrustPolicy, now: @escaping @Sendable () -> Date = { Date() }, reporter: (any Reporter)? = nil,
+                logger: Logger = TrustLogging.silent) {
+        self.init(adapter: ChallengeAdapter(trustManager: .single(policy), now: now, reporter: reporter, logger: logger))
     }
 
     /// A verifier applying a trust manager's per-host policies and unlisted-host rule.
@@ -52,8 +55,10 @@ public struct PincheckNIOVerifier: Sendable {
     ///   - trustManager: Which policy applies to which host.
     ///   - now: The clock; tests inject a fixed time.
     ///   - reporter: Where the verdicts' pin failure reports go (deduplicated); none by default.
-    public init(trustManager: TrustManager, now: @escaping @Sendable () -> Date = { Date() }, reporter: (any Reporter)? = nil) {
-        self.init(adapter: ChallengeAdapter(trustManager: trustManager, now: now, reporter: reporter))
+    ///   - logger: Where decisions, expired pin sets and undelivered reports are logged (swift-log); silent by default.
+    public init(trustManager: TrustManager, now: @escaping @Sendable () -> Date = { Date() }, reporter: (any Reporter)? = nil,
+                logger: Logger = TrustLogging.silent) {
+        self.init(adapter: ChallengeAdapter(trustManager: trustManager, now: now, reporter: reporter, logger: logger))
     }
 
     /// Whether a decision lets the handshake complete: the disposition allows the connection

@@ -121,3 +121,20 @@ struct VerifyCommandTests {
         #expect(result.output.contains("2 usage or bad input"))
     }
 }
+
+@Suite("--verbose: the libraries' swift-log records on standard error")
+struct VerboseLoggingTests {
+    @Test("--verbose logs the trust decision with its codes; without it nothing is logged")
+    func verbose() throws {
+        let arguments = ["verify", CLIFixtures.path("chains/rsa-good.pem"), "--host", "www.example.test",
+                         "--ca-file", CLIFixtures.path("rsa-root.pem"), "--pin", "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="] + CLIFixtures.at
+        let logged = try CLIFixtures.runBinary(arguments + ["--verbose"])
+        #expect(logged.status == 1)
+        #expect(logged.errors.contains("trust decision"))
+        #expect(logged.errors.contains("disposition=cancelAuthenticationChallenge"))
+        #expect(logged.errors.contains("pin.mismatch"))
+        let quiet = try CLIFixtures.runBinary(arguments)
+        #expect(quiet.status == 1)
+        #expect(!quiet.errors.contains("trust decision"))
+    }
+}

@@ -34,31 +34,28 @@ struct ReadmeNIOExampleTests {
         return "connected"
     }
 
-    @Test("the snippet completes a pinned handshake")
-    func rightPin() async throws {
+    /// The snippet against a fresh local server, pinned to `pin`'s key.
+    static func run(pinning pin: String) async throws -> Result<String, any Error> {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await TLSEchoServer.start(group: group, leaf: "rsa-leaf", key: "rsa-leaf")
         let port = server.port
         let anchors = try TrustAnchors(certificates: [PKI.certificate("rsa-root")])
         let result = await capture {
-            try await Self.snippet(group: group, port: port, pin: PKI.certificate("rsa-intermediate").publicKeyPin.description, anchors: anchors)
+            try await snippet(group: group, port: port, pin: PKI.certificate(pin).publicKeyPin.description, anchors: anchors)
         }
         try await server.stop()
         try await group.shutdownGracefully()
-        #expect(try result.get() == "connected")
+        return result
+    }
+
+    @Test("the snippet completes a pinned handshake")
+    func rightPin() async throws {
+        #expect(try await Self.run(pinning: "rsa-intermediate").get() == "connected")
     }
 
     @Test("with a wrong pin the snippet's caller catches PincheckTrustError with pin.mismatch")
     func wrongPin() async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await TLSEchoServer.start(group: group, leaf: "rsa-leaf", key: "rsa-leaf")
-        let port = server.port
-        let anchors = try TrustAnchors(certificates: [PKI.certificate("rsa-root")])
-        let result = await capture {
-            try await Self.snippet(group: group, port: port, pin: PKI.certificate("attacker-root").publicKeyPin.description, anchors: anchors)
-        }
-        try await server.stop()
-        try await group.shutdownGracefully()
+        let result = try await Self.run(pinning: "attacker-root")
         let error = #expect(throws: PincheckTrustError.self) { try result.get() }
         #expect(error?.codes == [.pinMismatch])
     }

@@ -32,15 +32,22 @@ struct TrustFailureTests {
         return try await reply.futureResult.get()
     }
 
-    @Test("a wrong pin: the handshake's future, and so the caller, fail with PincheckTrustError carrying pin.mismatch")
-    func wrongPinIsTyped() async throws {
+    /// Runs `body` against a fresh echo server (its group and port), then stops both.
+    static func withServer<T: Sendable>(_ body: (any EventLoopGroup, Int) async throws -> T) async throws -> T {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await TLSEchoServer.start(group: group, leaf: "rsa-leaf", key: "rsa-leaf")
-        let port = server.port
-        let verifier = PincheckNIOVerifier(policy: try Self.policy(pin: "attacker-root"), now: { PKI.time })
-        let result = await capture { try await Self.exchange(group: group, port: port, host: "www.example.test", verifier: verifier) }
+        let result = await capture { try await body(group, server.port) }
         try await server.stop()
         try await group.shutdownGracefully()
+        return try result.get()
+    }
+
+    @Test("a wrong pin: the handshake's future, and so the caller, fail with PincheckTrustError carrying pin.mismatch")
+    func wrongPinIsTyped() async throws {
+        let verifier = PincheckNIOVerifier(policy: try Self.policy(pin: "attacker-root"), now: { PKI.time })
+        let result = try await Self.withServer { group, port in
+            await capture { try await Self.exchange(group: group, port: port, host: "www.example.test", verifier: verifier) }
+        }
         let error = #expect(throws: PincheckTrustError.self) { try result.get() }
         #expect(error?.codes == [.pinMismatch])
         #expect(error?.verdict?.servedChain.count == 2)
@@ -49,39 +56,33 @@ struct TrustFailureTests {
 
     @Test("a write made before the handshake fails with PincheckTrustError, not BoringSSL's error")
     func pendingWriteIsTyped() async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await TLSEchoServer.start(group: group, leaf: "rsa-leaf", key: "rsa-leaf")
-        let port = server.port
         let verifier = PincheckNIOVerifier(policy: try Self.policy(pin: "attacker-root"), now: { PKI.time })
         let tls = try NIOSSLContext(configuration: PincheckNIOVerifier.makeClientConfiguration())
-        let channel = try await ClientBootstrap(group: group).channelInitializer { channel in
-            channel.eventLoop.makeCompletedFuture {
-                try verifier.addClientHandlers(to: channel.pipeline.syncOperations, context: tls, host: "www.example.test", port: port)
-            }
-        }.connect(host: "127.0.0.1", port: port).get()
-        let write = await capture { try await channel.writeAndFlush(ByteBuffer(string: "ping")).get() }
-        channel.close(promise: nil)
-        try await server.stop()
-        try await group.shutdownGracefully()
+        let write = try await Self.withServer { group, port in
+            let channel = try await ClientBootstrap(group: group).channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try verifier.addClientHandlers(to: channel.pipeline.syncOperations, context: tls, host: "www.example.test", port: port)
+                }
+            }.connect(host: "127.0.0.1", port: port).get()
+            defer { channel.close(promise: nil) }
+            return await capture { try await channel.writeAndFlush(ByteBuffer(string: "ping")).get() }
+        }
         let error = #expect(throws: PincheckTrustError.self) { try write.get() }
         #expect(error?.codes == [.pinMismatch])
     }
 
     @Test("an IP target: Pincheck checks the name it was given, NIOSSL does not check again")
     func ipTargetWithPinnedName() async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await TLSEchoServer.start(group: group, leaf: "rsa-leaf", key: "rsa-leaf")
-        let port = server.port
         // The leaf names www.example.test, not 127.0.0.1: with the name check disabled by the
         // policy (pins decide), the handshake to the IP completes; NIOSSL's own check would refuse it.
         let verifier = PincheckNIOVerifier(policy: try Self.policy(pin: "rsa-intermediate", nameValidation: .disabled(because: "IP target")),
                                            now: { PKI.time })
-        let reply = await capture { try await Self.exchange(group: group, port: port, host: "127.0.0.1", verifier: verifier) }
         // With the name required, the same IP target is refused by Pincheck's name check, with its reason.
         let strict = PincheckNIOVerifier(policy: try Self.policy(pin: "rsa-intermediate"), now: { PKI.time })
-        let refused = await capture { try await Self.exchange(group: group, port: port, host: "127.0.0.1", verifier: strict) }
-        try await server.stop()
-        try await group.shutdownGracefully()
+        let (reply, refused) = try await Self.withServer { group, port in
+            (await capture { try await Self.exchange(group: group, port: port, host: "127.0.0.1", verifier: verifier) },
+             await capture { try await Self.exchange(group: group, port: port, host: "127.0.0.1", verifier: strict) })
+        }
         #expect(try reply.get() == "ping")
         let error = #expect(throws: PincheckTrustError.self) { try refused.get() }
         #expect(error?.codes == [.ipAddressMismatch])

@@ -121,12 +121,12 @@ public struct TrustManager: Sendable {
         }
         // The plans know which rule they are (the verdict's coverage), so a cached verdict is
         // returned as it is; only failure reports are made per evaluation.
-        guard let plan = lookUp(peer.text), let policy = plan.hostPolicy else {
+        guard let plan = lookUp(peer.text) else {
             if let everyHost = plans.everyHost { return run(everyHost) }
             return run(allHostsMustBeEvaluated ? plans.unlistedRefused : plans.defaultValidation)
         }
         let verdict = run(plan)
-        guard !policy.reportURIs.isEmpty, !verdict.isTrusted || !verdict.reportOnlyFailures.isEmpty else { return verdict }
+        guard plan.reports, !verdict.isTrusted || !verdict.reportOnlyFailures.isEmpty, let policy = plan.hostPolicy else { return verdict }
         let active = policy.pinSets.filter { set in set.expires.map { time < $0 } ?? true }
         return verdict.adding(reports: [
             PinFailureReport(time: time, host: peer.text, port: port, policy: policy, active: active,

@@ -1,0 +1,84 @@
+import Foundation
+import Logging
+import ServerTrust
+import Synchronization
+import Testing
+import TrustEvaluator
+
+/// Keeps every record a logger produced.
+final class RecordingLogHandler: LogHandler, Sendable {
+    struct Record: Sendable {
+        let level: Logger.Level
+        let message: String
+        let metadata: [String: String]
+    }
+    private let records = Mutex<[Record]>([])
+    var all: [Record] { records.withLock { $0 } }
+
+    var logLevel: Logger.Level {
+        get { .trace }
+        set { }
+    }
+    var metadata: Logger.Metadata {
+        get { [:] }
+        set { }
+    }
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { nil }
+        set { }
+    }
+
+    func log(event: LogEvent) {
+        let flat = (event.metadata ?? [:]).mapValues { "\($0)" }
+        records.withLock { $0.append(Record(level: event.level, message: "\(event.message)", metadata: flat)) }
+    }
+}
+
+@Suite("swift-log: decisions and problems are logged, nothing is printed by default")
+struct TrustLoggingTests {
+    static func adapter(_ manager: TrustManager, _ handler: RecordingLogHandler, reporter: (any Reporter)? = nil) -> ChallengeAdapter {
+        ChallengeAdapter(trustManager: manager, now: { PKI.time }, reporter: reporter,
+                         logger: Logger(label: "test", factory: { _ in handler }))
+    }
+
+    @Test("a refused chain is a .debug record with the host, the disposition and the reason codes")
+    func decisionIsLogged() throws {
+        let handler = RecordingLogHandler()
+        let adapter = Self.adapter(.single(PKI.pinned(PKI.certificate("attacker-root"))), handler)
+        #expect(adapter.decide(PKI.serverTrust()).disposition == .cancelAuthenticationChallenge)
+        let record = try #require(handler.all.first)
+        #expect(record.level == .debug)
+        #expect(record.metadata["host"] == "www.example.test")
+        #expect(record.metadata["disposition"] == "cancelAuthenticationChallenge")
+        #expect(record.metadata["reasons"]?.contains("pin.mismatch") == true)
+    }
+
+    @Test("an expired pin set is a .warning")
+    func expiredPinSetWarns() throws {
+        let handler = RecordingLogHandler()
+        let expired = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])),
+                                 expires: PKI.time.addingTimeInterval(-86_400))
+        let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [expired],
+                                validation: TrustPolicy(anchors: PKI.anchors))
+        let adapter = Self.adapter(TrustManager(policies: [policy]), handler)
+        #expect(adapter.decide(PKI.serverTrust()).disposition == .performDefaultHandling)
+        #expect(handler.all.contains { $0.level == .warning && $0.message.contains("pin set expired") })
+    }
+
+    @Test("a report that cannot be delivered is a .warning")
+    func undeliveredReportWarns() async throws {
+        struct Unreachable: Reporter {
+            func send(_ report: PinFailureReport) async throws { throw PincheckError(.openSSL, "collector unreachable") }
+        }
+        let handler = RecordingLogHandler()
+        let reportOnly = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])), enforcement: .reportOnly)
+        let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [reportOnly],
+                                validation: TrustPolicy(anchors: PKI.anchors), reportURIs: [URL(string: "https://reports.example.test/")!])
+        let adapter = Self.adapter(TrustManager(policies: [policy]), handler, reporter: Unreachable())
+        #expect(adapter.decide(PKI.serverTrust()).disposition == .useCredential)
+        for _ in 0..<500 where !handler.all.contains(where: { $0.level == .warning }) { try await Task.sleep(for: .milliseconds(10)) }
+        let warning = try #require(handler.all.first { $0.level == .warning })
+        #expect(warning.message.contains("not delivered"))
+        #expect(warning.metadata["error"]?.contains("collector unreachable") == true)
+    }
+}
