@@ -84,8 +84,11 @@ public struct TrustManager: Sendable {
     private func lookUp(_ name: String) -> EvaluationPlan? {
         var best: (index: Int, score: Int)? = nil
         var matches = 0
-        for (index, policy) in policies.enumerated() {
-            guard let score = policy.pattern.specificity(for: name) else { continue }
+        // The patterns alone, not the policies: copying a HostPolicy out of the array would retain
+        // everything it holds, on every evaluation.
+        let patterns = plans.patterns
+        for index in patterns.indices {
+            guard let score = patterns[index].specificity(for: name) else { continue }
             matches += 1
             if best == nil || score > best!.score { best = (index, score) }
         }
@@ -140,6 +143,8 @@ public struct TrustManager: Sendable {
 /// on first use and kept.
 private final class Plans: Sendable {
     let hosts: [EvaluationPlan]
+    /// The host policies' patterns, in the same order.
+    let patterns: [HostPattern]
     let defaultValidation: EvaluationPlan
     let unlistedRefused: EvaluationPlan
     let everyHost: EvaluationPlan?
@@ -147,6 +152,7 @@ private final class Plans: Sendable {
 
     init(policies: [HostPolicy], defaultValidation: TrustPolicy, everyHost: TrustPolicy?) {
         hosts = policies.map(Plans.plan(for:))
+        patterns = policies.map(\.pattern)
         self.defaultValidation = EvaluationPlan(validation: defaultValidation, pinSets: [], revocation: RevocationPolicy(),
                                                 coverage: .unlistedDefaultValidation)
         self.unlistedRefused = EvaluationPlan(validation: defaultValidation, pinSets: [], revocation: RevocationPolicy(),
