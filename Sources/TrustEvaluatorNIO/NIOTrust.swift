@@ -9,13 +9,15 @@ import TrustEvaluator
 ///
 /// The callback converts the peer chain (BoringSSL's certificates) to DER, evaluates it with a
 /// Pincheck ``ChallengeAdapter`` as a server-trust challenge for the connection's host, and
-/// completes the handshake only when the decision accepts the peer:
+/// completes the handshake only when the disposition `Disposition(serverTrust:)` gives allows
+/// the connection:
 /// - a policy applies and the chain is trusted (`useCredential`);
-/// - no policy applies, unlisted hosts fall back to default validation, and that validation
+/// - no pins apply (an unlisted host, allowed; every pin set expired) and default validation
 ///   passed (`performDefaultHandling` with a trusted verdict);
 /// - "allow invalid certificates" is set (`useCredential`, unevaluated).
-/// Everything else fails the handshake, and the decision, with the verdict and its reasons,
-/// reaches the caller through `onDecision`.
+/// Everything else fails the handshake. Set the channel up with
+/// ``addClientHandlers(to:context:host:port:onDecision:)`` and the caller catches a
+/// ``PincheckTrustError`` carrying the verdict; every decision also reaches `onDecision`.
 ///
 /// Session resumption (DESIGN §5): swift-nio-ssl 2.37 offers clients no session cache, so every
 /// client handshake is a full one and runs this callback; there is nothing to bypass the pins.

@@ -3,7 +3,7 @@ import FoundationEssentials
 import Glibc
 #endif
 
-/// Delivers pin validation failure reports (``Decision/reports``).
+/// Delivers pin validation failure reports (``Verdict/reports``).
 public protocol Reporter: Sendable {
     /// Delivers one report.
     /// - Throws: When delivery failed; a report is never retried by Pincheck itself.
