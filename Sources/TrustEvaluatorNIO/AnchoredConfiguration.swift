@@ -2,20 +2,26 @@ import NIOSSL
 import TrustEvaluator
 
 extension PincheckNIOVerifier {
-    /// A client configuration whose only trust roots are the given certificates, for stacks that
-    /// build their own `NIOSSLClientHandler` and offer no verification hook (AsyncHTTPClient 1.37:
-    /// its issue 285 asks for one).
+    /// A client configuration whose only trust roots are the given self-signed roots, for stacks
+    /// that build their own `NIOSSLClientHandler` and offer no verification hook (AsyncHTTPClient
+    /// 1.37: its issue 285 asks for one).
     ///
-    /// This is certificate-mode anchoring, the best pinning such stacks allow today: BoringSSL
-    /// accepts a chain only if it ends at one of these certificates (and carries the host name).
-    /// It cannot express public-key pins, report Pincheck's reasons, or require a pinned key
-    /// inside the path; prefer ``callback(host:port:onDecision:)`` where a handler can be installed.
-    /// - Parameter anchors: The certificates to trust: a pinned root or intermediate (BoringSSL
-    ///   then needs the rest of the path up to it served).
-    /// - Throws: NIOSSL's error when a certificate cannot be converted.
-    /// - Warning: A pinned intermediate only works if the server sends it; a pinned leaf only
-    ///   works if BoringSSL accepts a partial chain, which NIOSSL does not enable.
+    /// This is root anchoring, and only that: BoringSSL accepts a chain only if it ends at one of
+    /// these roots and carries the host name (NIOSSL's own name check, which stays on here).
+    /// It cannot pin an intermediate or a leaf (BoringSSL has no partial chains there, so a
+    /// non-self-signed anchor never ends a path), express public-key pins, report Pincheck's
+    /// reasons or require a pinned key inside the path. For those, use the NIO verifier
+    /// (``addClientHandlers(to:context:host:port:onDecision:)``) or gRPC's verification callback.
+    /// - Parameter anchors: The self-signed roots to trust (at least one).
+    /// - Throws: ``PincheckError`` (`policy.invalid`) for an empty list or a certificate that is not
+    ///   self-signed, naming it; NIOSSL's error when a certificate cannot be converted.
     public static func makeAnchoredConfiguration(anchors: [Certificate]) throws -> TLSConfiguration {
+        guard !anchors.isEmpty else {
+            throw PincheckError(.invalidPolicy, "root anchoring needs at least one root certificate")
+        }
+        if let intermediate = anchors.first(where: { !$0.isSelfSigned }) {
+            throw PincheckError(.invalidPolicy, "\(intermediate.subject) is not a self-signed root: AsyncHTTPClient's TLS (BoringSSL without partial chains) can anchor only on roots; pin intermediates or keys with the NIO verifier instead")
+        }
         var configuration = makeClientConfiguration()
         // No Pincheck callback runs here: NIOSSL's own host check is the only one, so it stays on.
         configuration.certificateVerification = .fullVerification

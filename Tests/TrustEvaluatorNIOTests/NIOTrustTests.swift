@@ -215,6 +215,16 @@ struct AnchoredConfigurationTests {
         #expect("\(String(describing: error))".contains("CERTIFICATE_VERIFY_FAILED"), "\(String(describing: error))")
     }
 
+    @Test("an intermediate or a leaf as anchor is refused up front, naming it; so is no anchor", arguments: ["rsa-intermediate", "rsa-leaf"])
+    func onlyRoots(_ name: String) throws {
+        let error = #expect(throws: PincheckError.self) {
+            try PincheckNIOVerifier.makeAnchoredConfiguration(anchors: [PKI.certificate(name)])
+        }
+        #expect(error?.code == .invalidPolicy)
+        #expect(error?.message.contains(PKI.certificate(name).subject) == true)
+        #expect(throws: PincheckError.self) { try PincheckNIOVerifier.makeAnchoredConfiguration(anchors: []) }
+    }
+
     @Test("the right root but the wrong host: the handshake fails on the name")
     func wrongHost() async throws {
         let result = try await outcome(anchor: "rsa-root", host: "evil.example.test")
