@@ -22,6 +22,10 @@ import TrustEvaluator
 /// Session resumption (DESIGN §5): swift-nio-ssl 2.37 offers clients no session cache, so every
 /// client handshake is a full one and runs this callback; there is nothing to bypass the pins.
 public struct PincheckNIOVerifier: Sendable {
+    /// NIOSSL's verification callback with metadata, `@Sendable`.
+    public typealias SendableVerificationCallback =
+        @Sendable ([NIOSSLCertificate], EventLoopPromise<NIOSSLVerificationResultWithMetadata>) -> Void
+
     /// The rules (trust manager, invalid-certificate option, override handler, clock).
     public let adapter: ChallengeAdapter
     /// Run the evaluation on a task instead of the event loop (OpenSSL costs 0.1–1 ms a chain).
@@ -113,9 +117,12 @@ public struct PincheckNIOVerifier: Sendable {
     ///   - host: The host connected to; the leaf must carry it (unless the policy disables name checks).
     ///   - port: The port connected to (names the protection space).
     ///   - onDecision: Receives every decision, accepted or not, with the verdict and reasons.
+    ///
+    /// The closure is `@Sendable`, so it fits both NIOSSL's `NIOSSLCustomVerificationCallbackWithMetadata`
+    /// and stacks that require a sendable callback (gRPC Swift 2's `customVerificationCallback`).
     public func callback(host: String, port: Int = 443,
                          onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in })
-        -> NIOSSLCustomVerificationCallbackWithMetadata
+        -> SendableVerificationCallback
     {
         let verifier = self
         return { peerChain, promise in

@@ -162,6 +162,23 @@ struct NIOTrustTests {
         #expect(decisions.all.first?.verdict?.matchedPins.isEmpty == false)
     }
 
+    @Test("the callback is @Sendable: it can be stored where a sendable callback is required, and it still judges")
+    func sendableCallback() async throws {
+        let verifier = PincheckNIOVerifier(policy: try Self.pinnedPolicy(), now: { PKI.time })
+        let decisions = Decisions()
+        // What gRPC Swift 2's TransportSecurity property type demands of the callback.
+        let stored: @Sendable ([NIOSSLCertificate], EventLoopPromise<NIOSSLVerificationResultWithMetadata>) -> Void =
+            verifier.callback(host: "www.example.test", port: 443) { decisions.append($0) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let promise = group.next().makePromise(of: NIOSSLVerificationResultWithMetadata.self)
+        let chain = try NIOSSLCertificate.fromPEMFile(PKI.path("rsa-leaf.pem")) + NIOSSLCertificate.fromPEMFile(PKI.path("rsa-intermediate.pem"))
+        stored(chain, promise)
+        let result = try await promise.futureResult.get()
+        try await group.shutdownGracefully()
+        guard case .certificateVerified = result else { Issue.record("the pinned chain was refused: \(decisions.all)"); return }
+        #expect(decisions.all.first?.rule == .trusted)
+    }
+
     @Test("garbage DER is an evaluation failure, not a crash or an acceptance")
     func garbageDER() async {
         let verifier = PincheckNIOVerifier(policy: TrustPolicy(), now: { PKI.time })
