@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "ServerTrust", targets: ["ServerTrust"]),
         .library(name: "ServerTrustFoundation", targets: ["ServerTrustFoundation"]),
         .library(name: "TrustEvaluatorNIO", targets: ["TrustEvaluatorNIO"]),
+        .library(name: "TrustEvaluatorGRPC", targets: ["TrustEvaluatorGRPC"]),
         .executable(name: "pincheck", targets: ["pincheck"]),
     ],
     dependencies: [
@@ -15,6 +16,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
     ],
     targets: [
         // The system OpenSSL (3.0 or newer). Only Sources/TrustEvaluator/OpenSSL/ imports it.
@@ -58,6 +61,17 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
+        // gRPC Swift 2 clients pinned by Pincheck (HTTP2ClientTransport.Posix, .customSecure).
+        .target(
+            name: "TrustEvaluatorGRPC",
+            dependencies: [
+                "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO",
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .executableTarget(name: "pincheck", dependencies: ["PincheckCLI"]),
         // Examples, compiled with everything else so they cannot drift.
         .executableTarget(
@@ -69,6 +83,14 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Examples/NIOPinnedClient"),
+        .executableTarget(
+            name: "grpc-pinned-client",
+            dependencies: [
+                "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO", "TrustEvaluatorGRPC",
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
+            ],
+            path: "Examples/GRPCPinnedClient"),
         .executableTarget(name: "urlsession-router", dependencies: ["TrustEvaluator", "ServerTrust", "ServerTrustFoundation"], path: "Examples/URLSessionRouter"),
         // Runs the x509-limbo conformance suite through the public evaluation API.
         .executableTarget(name: "limbo-harness", dependencies: ["TrustEvaluator"]),
@@ -114,6 +136,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .testTarget(
+            name: "TrustEvaluatorGRPCTests",
+            dependencies: [
+                "TrustEvaluatorGRPC", "TrustEvaluatorNIO", "TrustEvaluator", "ServerTrust", "PincheckTestSupport",
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
             ]
         ),
         .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "pincheck", "PincheckTestSupport"]),

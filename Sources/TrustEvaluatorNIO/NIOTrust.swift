@@ -176,17 +176,20 @@ public struct PincheckNIOVerifier: Sendable {
     /// - Returns: A future that succeeds when the handshake completes and fails with a
     ///   ``PincheckTrustError`` when Pincheck refused the peer (or with the connection's own error).
     /// - Throws: NIOSSL's errors for a bad context or host name.
+    ///   - position: Where the two handlers go: `.last` (an empty pipeline) by default; `.first`
+    ///     when other handlers were added before (gRPC's, say).
     @discardableResult
     public func addClientHandlers(to pipeline: ChannelPipeline.SynchronousOperations, context: NIOSSLContext,
-                                  host: String, port: Int = 443,
+                                  host: String, port: Int = 443, position: ChannelPipeline.SynchronousOperations.Position = .last,
                                   onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) throws -> EventLoopFuture<Void> {
         let record = DecisionRecord()
-        try pipeline.addHandler(makeClientHandler(context: context, host: host, port: port) { decision in
+        let tls = try makeClientHandler(context: context, host: host, port: port) { decision in
             record.record(decision)
             onDecision(decision)
-        })
+        }
+        try pipeline.addHandler(tls, position: position)
         let translator = PincheckTrustErrorHandler(record: record)
-        try pipeline.addHandler(translator)
+        try pipeline.addHandler(translator, position: .after(tls))
         return translator.handshake(on: pipeline.eventLoop)
     }
 

@@ -1,0 +1,59 @@
+import GRPCCore
+import GRPCNIOTransportHTTP2Posix
+import NIOCore
+import NIOPosix
+import NIOSSL
+import ServerTrust
+import TrustEvaluator
+import TrustEvaluatorNIO
+
+/// gRPC Swift 2 client settings that put Pincheck in charge of the TLS handshake: made in one
+/// call, so the name Pincheck checks, the SNI and the `:authority` cannot drift apart.
+///
+/// The transport security is gRPC's `.customSecure`: the TLS handler is Pincheck's (NIOSSL with
+/// Pincheck's verification callback, NIOSSL's own host check off) followed by the handler that
+/// turns a refusal into a ``PincheckTrustError``, so a refused RPC fails with Pincheck's reasons
+/// in its error (`RPCError.cause`).
+@available(gRPCSwiftNIOTransport 2.8, *)
+public struct PincheckGRPCClientSettings: Sendable {
+    /// `.customSecure`: the handshake is the one ``config`` installs.
+    public let transportSecurity: HTTP2ClientTransport.Posix.TransportSecurity
+    /// The transport configuration: the authority is the pinned host (for DNS names), and each
+    /// new connection gets Pincheck's TLS handlers. Change other fields freely.
+    public var config: HTTP2ClientTransport.Posix.Config
+
+    /// - Parameters:
+    ///   - verifier: The Pincheck verifier (policy or trust manager, reporter, logger).
+    ///   - host: The name the server's certificate must carry (and the SNI and authority when it
+    ///     is a DNS name); the transport may connect to any address, an IP literal included.
+    ///   - port: The port, for reports.
+    ///   - config: The transport configuration to start from.
+    ///   - onDecision: Receives every decision, accepted or not.
+    /// - Throws: NIOSSL's error when the TLS context cannot be made.
+    public init(verifier: PincheckNIOVerifier, host: String, port: Int = 443,
+                config: HTTP2ClientTransport.Posix.Config = .defaults,
+                onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) throws {
+        var tls = PincheckNIOVerifier.makeClientConfiguration()
+        tls.applicationProtocols = ["grpc-exp", "h2"]
+        let context = try NIOSSLContext(configuration: tls)
+        var config = config
+        let isIPLiteral = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
+        config.http2.authority = isIPLiteral ? nil : host
+        config.channelDebuggingCallbacks.onCreateTCPConnection = { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try verifier.addClientHandlers(to: channel.pipeline.syncOperations, context: context, host: host, port: port,
+                                               position: .first, onDecision: onDecision)
+            }
+        }
+        self.transportSecurity = .customSecure
+        self.config = config
+    }
+
+    /// A client transport to `target` with these settings.
+    /// - Throws: gRPC's error when no resolver handles the target.
+    public func makeTransport(connectingTo target: any ResolvableTarget,
+                              eventLoopGroup: any EventLoopGroup = .singletonMultiThreadedEventLoopGroup) throws -> HTTP2ClientTransport.Posix {
+        try HTTP2ClientTransport.Posix(target: target, transportSecurity: transportSecurity, config: config,
+                                       eventLoopGroup: eventLoopGroup)
+    }
+}
