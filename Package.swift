@@ -1,6 +1,20 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// SwiftNIO with TLS: what every NIO-based target here needs.
+let nio: [Target.Dependency] = [
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+    .product(name: "NIOPosix", package: "swift-nio"),
+    .product(name: "NIOTLS", package: "swift-nio"),
+    .product(name: "NIOSSL", package: "swift-nio-ssl"),
+]
+/// gRPC Swift 2 over NIO's HTTP/2 transport.
+let grpc: [Target.Dependency] = [
+    .product(name: "GRPCCore", package: "grpc-swift-2"),
+    .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
+]
+
 let package = Package(
     name: "Pincheck",
     products: [
@@ -54,23 +68,14 @@ let package = Package(
                 "TrustEvaluator",
                 "ServerTrust",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
+            ] + nio
         ),
         // gRPC Swift 2 clients pinned by Pincheck (HTTP2ClientTransport.Posix, .customSecure).
         .target(
             name: "TrustEvaluatorGRPC",
             dependencies: [
                 "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO",
-                .product(name: "GRPCCore", package: "grpc-swift-2"),
-                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
+            ] + grpc + nio
         ),
         .executableTarget(name: "pincheck", dependencies: ["PincheckCLI"]),
         // Examples, compiled with everything else so they cannot drift.
@@ -78,18 +83,13 @@ let package = Package(
             name: "nio-pinned-client",
             dependencies: [
                 "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ],
+            ] + nio,
             path: "Examples/NIOPinnedClient"),
         .executableTarget(
             name: "grpc-pinned-client",
             dependencies: [
                 "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO", "TrustEvaluatorGRPC",
-                .product(name: "GRPCCore", package: "grpc-swift-2"),
-                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
-            ],
+            ] + grpc,
             path: "Examples/GRPCPinnedClient"),
         .executableTarget(name: "urlsession-router", dependencies: ["TrustEvaluator", "ServerTrust", "ServerTrustFoundation"], path: "Examples/URLSessionRouter"),
         // Runs the x509-limbo conformance suite through the public evaluation API.
@@ -107,6 +107,12 @@ let package = Package(
         // The benchmark (scripts/bench.sh, release): Pincheck against OpenSSL called directly from C.
         .target(name: "PincheckBenchBaseline", linkerSettings: [.linkedLibrary("crypto")]),
         .executableTarget(name: "pincheck-bench", dependencies: ["TrustEvaluator", "PincheckBenchBaseline"]),
+        // Full TLS handshakes: NIOSSL's own verification against Pincheck's callback (scripts/bench.sh).
+        .executableTarget(
+            name: "pincheck-handshake-bench",
+            dependencies: [
+                "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO",
+            ] + nio),
         // Loopback servers (openssl s_server, raw sockets) shared by the test targets.
         .target(name: "PincheckTestSupport", dependencies: ["TrustEvaluator"], path: "Tests/Support"),
         .testTarget(
@@ -121,10 +127,7 @@ let package = Package(
                 "ServerTrust",
                 "ServerTrustFoundation",
                 "TrustEvaluator",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
+            ] + nio
         ),
         .testTarget(
             name: "TrustEvaluatorNIOTests",
@@ -133,18 +136,13 @@ let package = Package(
                 "TrustEvaluatorNIO",
                 "TrustEvaluator",
                 "ServerTrust",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
+            ] + nio
         ),
         .testTarget(
             name: "TrustEvaluatorGRPCTests",
             dependencies: [
                 "TrustEvaluatorGRPC", "TrustEvaluatorNIO", "TrustEvaluator", "ServerTrust", "PincheckTestSupport",
-                .product(name: "GRPCCore", package: "grpc-swift-2"),
-                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
-            ]
+            ] + grpc
         ),
         .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "pincheck", "PincheckTestSupport"]),
     ]

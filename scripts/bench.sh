@@ -8,8 +8,12 @@
 #   2. evaluation (pincheck-bench, release): Pincheck's evaluation against OpenSSL called directly
 #      from C on the same chains, the caches, threads, allocations, memory, and `pincheck verify`
 #      against `openssl verify` as whole processes. Its four summary ratios are the last lines.
-#   RUNS=20 N=8 scripts/bench.sh          both parts
-#   BENCH=evaluation scripts/bench.sh     only part 2 (BENCH=live: only part 1)
+#   3. handshakes (pincheck-handshake-bench, release): full TLS 1.3 handshakes from a NIO client
+#      to a local NIO server, NIOSSL's own verification against Pincheck's callback (public-key
+#      pin, certificate and verdict caches), evaluated on the event loop and on a Task, rounds
+#      interleaved; its last line is `ratio pincheck-handshake/niossl-handshake`.
+#   RUNS=20 N=8 scripts/bench.sh          all parts
+#   BENCH=evaluation scripts/bench.sh     only part 2 (BENCH=live: only part 1, BENCH=handshake: only part 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -19,6 +23,14 @@ BENCH=${BENCH:-all}
 
 # Release builds as the command would ship: the Swift runtime and Foundation linked in
 # (--static-swift-stdlib), which starts several times faster than loading them as shared libraries.
+handshake() {
+  echo
+  echo "== handshakes: pincheck-handshake-bench"
+  swift build -c release --product pincheck-handshake-bench >&2
+  .build/release/pincheck-handshake-bench --certificates Certificates ${QUICK:+--quick}
+}
+if [ "$BENCH" = handshake ]; then handshake; exit 0; fi
+
 echo "==> release build of pincheck and pincheck-bench (--static-swift-stdlib)" >&2
 swift build -c release --static-swift-stdlib --product pincheck >&2
 swift build -c release --static-swift-stdlib --product pincheck-bench >&2
@@ -100,4 +112,4 @@ echo "ratio check/curl: $(ratio "$t_check" "$t_curl")"
 echo "ratio check/s_client: $(ratio "$t_check" "$t_sclient")"
 echo "ratio scan/xargs-curl: $(ratio "$t_scan" "$t_xcurl")"
 
-if [ "$BENCH" = all ]; then evaluation; fi
+if [ "$BENCH" = all ]; then evaluation; handshake; fi

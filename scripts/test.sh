@@ -37,6 +37,8 @@ log "memory: ${SOAK_ITERATIONS:-100000} evaluations, resident memory must stay f
 
 log "benchmark smoke (debug, --quick): each configuration must reach its expected verdict; speed is not judged"
 .build/debug/pincheck-bench --quick --pincheck .build/debug/pincheck | tail -8
+log "handshake benchmark smoke (debug, --quick): both verifications complete handshakes; speed is not judged"
+.build/debug/pincheck-handshake-bench --certificates Certificates --quick | tail -2
 
 if [ "${SANITIZERS:-1}" != 0 ]; then
   # The engine's suites again under the sanitizers: concurrent evaluations sharing one anchor store
