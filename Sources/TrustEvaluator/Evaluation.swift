@@ -290,7 +290,7 @@ private struct Run {
                     pinFailures.forEach { found.fail($0) }
                 case .reportOnly:
                     reportOnly += pinFailures
-                    warn(.reportOnlyFailure, "the report-only \(pinsName.dropFirst(4)) did not match; the connection is allowed and a report is due")
+                    warn(.reportOnlyFailure, "the report-only \(pinsNoun) did not match; the connection is allowed and a report is due")
                 }
                 continue
             }
@@ -320,8 +320,10 @@ private struct Run {
         }
     }
 
-    /// "the pin set for PATTERN", or "the pins" for a lone policy.
-    private var pinsName: String { plan.scope.map { "the pin set for \($0)" } ?? "the pins" }
+    /// "pin set for PATTERN", or "pins" for a lone policy.
+    private var pinsNoun: String { plan.scope.map { "pin set for \($0)" } ?? "pins" }
+    /// "the pin set for PATTERN", or "the pins".
+    private var pinsName: String { "the \(pinsNoun)" }
 
     /// Whether the chain verifies to one of the pin-override anchors (asked once, and only when
     /// an enforced pin set failed on its pins alone).

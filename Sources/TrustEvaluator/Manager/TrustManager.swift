@@ -189,9 +189,3 @@ private final class Plans: Sendable {
     }
 }
 
-extension TrustPolicy.Pinning {
-    var isCertificatePinning: Bool {
-        if case .certificates = self { return true }
-        return false
-    }
-}
