@@ -109,5 +109,5 @@ print("pincheck-handshake-bench: \(handshakesPerRound) sequential TLS 1.3 handsh
 for mode in Mode.allCases { print("  \(mode.rawValue): \(Int(best[mode]!)) handshakes/s") }
 print("ratio pincheck-inline-handshake/niossl-handshake: \(String(format: "%.2f", best[.pincheckInline]! / best[.niossl]!))")
 print("ratio pincheck-handshake/niossl-handshake: \(String(format: "%.2f", best[.pincheckOffloaded]! / best[.niossl]!))")
-try await server.close()
+try await server.close().get()
 try await group.shutdownGracefully()
