@@ -59,13 +59,19 @@ struct TrustFailureTests {
         let verifier = PincheckNIOVerifier(policy: try Self.policy(pin: "attacker-root"), now: { PKI.time })
         let tls = try NIOSSLContext(configuration: PincheckNIOVerifier.makeClientConfiguration())
         let write = try await Self.withServer { group, port in
-            let channel = try await ClientBootstrap(group: group).channelInitializer { channel in
+            let bootstrap = ClientBootstrap(group: group).channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try verifier.addClientHandlers(to: channel.pipeline.syncOperations, context: tls, host: "www.example.test", port: port)
                 }
-            }.connect(host: "127.0.0.1", port: port).get()
-            defer { channel.close(promise: nil) }
-            return await capture { try await channel.writeAndFlush(ByteBuffer(string: "ping")).get() }
+            }
+            return await capture {
+                // Written on the event loop as soon as TCP is up: the handshake needs the server's
+                // answer first, so the write is pending when Pincheck refuses the peer. (A write
+                // issued after the channel has closed fails with NIO's ioOnClosedChannel.)
+                try await bootstrap.connect(host: "127.0.0.1", port: port).flatMap { channel in
+                    channel.writeAndFlush(ByteBuffer(string: "ping")).always { _ in channel.close(promise: nil) }
+                }.get()
+            }
         }
         let error = #expect(throws: PincheckTrustError.self) { try write.get() }
         #expect(error?.codes == [.pinMismatch])
