@@ -7,30 +7,59 @@ import FoundationEssentials
 /// ``isTrusted`` is true exactly when ``failures`` is empty, so a rejection always carries its reasons.
 public struct Verdict: Sendable {
     /// Every reason the chain was rejected; empty when trusted.
-    public let failures: [Reason]
+    public var failures: [Reason] { judgement.failures }
     /// Things worth knowing that did not change the outcome.
-    public let warnings: [Reason]
+    public var warnings: [Reason] { judgement.warnings }
     /// The path the decision was made on (and the only chain pins were matched against), when one was built.
-    public let verifiedPath: VerifiedPath?
+    public var verifiedPath: VerifiedPath? { judgement.verifiedPath }
     /// The certificates the peer sent, in the order sent.
     public let servedChain: [Certificate]
     /// The normalised name or address that was checked; `nil` when no name was checked.
-    public let checkedHost: String?
+    public var checkedHost: String? { judgement.checkedHost }
     /// The pins that matched, with the depth of the certificate each matched in the verified path.
-    public let matchedPins: [PinMatch]
+    public var matchedPins: [PinMatch] { judgement.matchedPins }
     /// The time the chain was judged at.
     public let evaluationTime: Date
     /// Pin mismatches of report-only pin sets: they did not count against the chain, and a
     /// report is due for each evaluation that has them.
-    public let reportOnlyFailures: [Reason]
+    public var reportOnlyFailures: [Reason] { judgement.reportOnlyFailures }
     /// Which rule applied: a host policy, the one policy for every host, or an unlisted host's.
-    public let coverage: Coverage
+    public var coverage: Coverage { judgement.coverage }
     /// The host policy that applied (``Coverage/hostPolicy`` and ``Coverage/pinSetExpired``).
-    public let hostPolicy: HostPolicy?
+    public var hostPolicy: HostPolicy? { judgement.hostPolicy }
     /// Pin validation failure reports due to the host policy's report URIs (RFC 7469 §3).
     public let reports: [PinFailureReport]
     /// The path built to the anchors even when the verdict is a rejection (the report's validated chain).
-    let builtPath: VerifiedPath?
+    var builtPath: VerifiedPath? { judgement.builtPath }
+
+    /// What was found about the certificates, shared by every reuse of the verdict (a verdict-cache
+    /// hit copies one reference, not every reason, path and policy).
+    private let judgement: Judgement
+
+    private final class Judgement: Sendable {
+        let failures: [Reason]
+        let warnings: [Reason]
+        let verifiedPath: VerifiedPath?
+        let checkedHost: String?
+        let matchedPins: [PinMatch]
+        let reportOnlyFailures: [Reason]
+        let builtPath: VerifiedPath?
+        let coverage: Coverage
+        let hostPolicy: HostPolicy?
+
+        init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, checkedHost: String?, matchedPins: [PinMatch],
+             reportOnlyFailures: [Reason], builtPath: VerifiedPath?, coverage: Coverage, hostPolicy: HostPolicy?) {
+            self.failures = failures
+            self.warnings = warnings
+            self.verifiedPath = verifiedPath
+            self.checkedHost = checkedHost
+            self.matchedPins = matchedPins
+            self.reportOnlyFailures = reportOnlyFailures
+            self.builtPath = builtPath
+            self.coverage = coverage
+            self.hostPolicy = hostPolicy
+        }
+    }
 
     /// Which rule of a ``TrustManager`` applied to the host.
     public enum Coverage: String, Sendable, Hashable {
@@ -51,33 +80,30 @@ public struct Verdict: Sendable {
 
     /// The same judgement of byte-equal certificates at another time inside its validity window.
     func reused(at time: Date, servedChain: [Certificate]) -> Verdict {
-        Verdict(failures: failures, warnings: warnings, verifiedPath: verifiedPath, servedChain: servedChain,
-                checkedHost: checkedHost, matchedPins: matchedPins, evaluationTime: time,
-                reportOnlyFailures: reportOnlyFailures, builtPath: builtPath, coverage: coverage, hostPolicy: hostPolicy)
+        Verdict(judgement: judgement, servedChain: servedChain, evaluationTime: time, reports: [])
     }
 
     /// This verdict with the failure reports that are due.
     func adding(reports: [PinFailureReport]) -> Verdict {
-        Verdict(failures: failures, warnings: warnings, verifiedPath: verifiedPath, servedChain: servedChain,
-                checkedHost: checkedHost, matchedPins: matchedPins, evaluationTime: evaluationTime,
-                reportOnlyFailures: reportOnlyFailures, builtPath: builtPath, coverage: coverage, hostPolicy: hostPolicy, reports: reports)
+        Verdict(judgement: judgement, servedChain: servedChain, evaluationTime: evaluationTime, reports: reports)
+    }
+
+    private init(judgement: Judgement, servedChain: [Certificate], evaluationTime: Date, reports: [PinFailureReport]) {
+        self.judgement = judgement
+        self.servedChain = servedChain
+        self.evaluationTime = evaluationTime
+        self.reports = reports
     }
 
     init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, servedChain: [Certificate],
          checkedHost: String?, matchedPins: [PinMatch], evaluationTime: Date, reportOnlyFailures: [Reason] = [],
          builtPath: VerifiedPath? = nil, coverage: Coverage = .everyHost, hostPolicy: HostPolicy? = nil,
          reports: [PinFailureReport] = []) {
-        self.failures = failures
-        self.warnings = warnings
-        self.verifiedPath = verifiedPath
+        judgement = Judgement(failures: failures, warnings: warnings, verifiedPath: verifiedPath, checkedHost: checkedHost,
+                              matchedPins: matchedPins, reportOnlyFailures: reportOnlyFailures, builtPath: builtPath ?? verifiedPath,
+                              coverage: coverage, hostPolicy: hostPolicy)
         self.servedChain = servedChain
-        self.checkedHost = checkedHost
-        self.matchedPins = matchedPins
         self.evaluationTime = evaluationTime
-        self.reportOnlyFailures = reportOnlyFailures
-        self.builtPath = builtPath ?? verifiedPath
-        self.coverage = coverage
-        self.hostPolicy = hostPolicy
         self.reports = reports
     }
 }

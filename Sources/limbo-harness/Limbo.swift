@@ -94,6 +94,9 @@ struct Outcome {
 /// Runs one case through ``Evaluator``: anchors = trusted_certs, the peer certificate served
 /// alone, untrusted_intermediates offered as additional intermediates.
 enum LimboRunner {
+    /// The date of the x509-limbo snapshot in ../shared/limbo (commit 8a2e6f4, 2026-06-29).
+    static let snapshotDate = Date(timeIntervalSince1970: 1_782_691_200)
+
     /// Features Pincheck deliberately does not implement, with the reason (listed in the README).
     static let unsupported: [String: String] = PublicSuffixList.system == nil ? [
         "pedantic-public-suffix-wildcard": "the Public Suffix List is not installed (Debian: publicsuffix), so `*.co.uk` cannot be told from `*.example.co.uk`",
@@ -197,7 +200,9 @@ enum LimboRunner {
             }
             time = parsed
         } else {
-            time = Date()
+            // x509-limbo means "now"; every such case's certificates are valid from 1970 to 2969, so
+            // a fixed instant (the suite snapshot's date) judges them the same and keeps runs reproducible.
+            time = LimboRunner.snapshotDate
         }
 
         let verdict: Verdict

@@ -327,7 +327,8 @@ for chain in chains {
         case "uncached": { _ = try? configurations[1].1() }
         case "parsed": { _ = try? configurations[3].1() }
         case "verdict": { _ = try? configurations[4].1() }
-        default: fail("--profile takes baseline, uncached, parsed or verdict")
+        case "manager-verdict": { _ = try? configurations[7].1() }
+        default: fail("--profile takes baseline, uncached, parsed, verdict or manager-verdict")
         }
         let begin = now()
         while now() - begin < 10_000_000_000 { body() }
