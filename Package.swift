@@ -32,6 +32,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
+        // Only for the AsyncHTTPClient example (root anchoring; AHC has no verification hook).
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // The system OpenSSL (3.0 or newer). Only Sources/TrustEvaluator/OpenSSL/ imports it.
@@ -92,6 +94,19 @@ let package = Package(
             ] + grpc,
             path: "Examples/GRPCPinnedClient"),
         .executableTarget(name: "urlsession-router", dependencies: ["TrustEvaluator", "ServerTrust", "ServerTrustFoundation"], path: "Examples/URLSessionRouter"),
+        .executableTarget(name: "evaluate-chain", dependencies: ["TrustEvaluator"], path: "Examples/EvaluateChain"),
+        .executableTarget(name: "afnetworking-port", dependencies: ["TrustEvaluator"], path: "Examples/AFNetworkingPort"),
+        .executableTarget(
+            name: "trust-manager-client",
+            dependencies: ["TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO"] + nio,
+            path: "Examples/TrustManagerClient"),
+        .executableTarget(
+            name: "ahc-anchored-client",
+            dependencies: [
+                "TrustEvaluator", "TrustEvaluatorNIO",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ] + nio,
+            path: "Examples/AsyncHTTPClientAnchored"),
         // Runs the x509-limbo conformance suite through the public evaluation API.
         .executableTarget(name: "limbo-harness", dependencies: ["TrustEvaluator"]),
         // Fuzzing: the targets' logic (replayed by the tests) and one libFuzzer executable per target,
@@ -144,6 +159,8 @@ let package = Package(
                 "TrustEvaluatorGRPC", "TrustEvaluatorNIO", "TrustEvaluator", "ServerTrust", "PincheckTestSupport",
             ] + grpc
         ),
+        // Runs the example programs (built with the package) against loopback servers.
+        .testTarget(name: "ExampleTests", dependencies: ["PincheckTestSupport"]),
         .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "pincheck", "PincheckTestSupport"]),
     ]
 )

@@ -4,7 +4,7 @@
 //
 // The handshake fails unless the served chain verifies (against CA_FILE, or the system store) for
 // HOST and some certificate of the verified path has the pinned key; the decision, with Pincheck's
-// reasons, is printed either way.
+// reasons, is printed either way. Exit status: 0 connected, 1 refused, 2 bad input or no connection.
 import Foundation
 import NIOCore
 import NIOPosix
@@ -25,6 +25,7 @@ let verifier = PincheckNIOVerifier(policy: TrustPolicy(
     pinning: .publicKeys(try PinnedPublicKeys(parsing: [arguments[3]])), anchors: anchors))
 let tls = try NIOSSLContext(configuration: PincheckNIOVerifier.makeClientConfiguration())
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+var status: Int32 = 0
 do {
     let (channel, handshake) = try await ClientBootstrap(group: group).connect(host: host, port: port) { channel in
         channel.eventLoop.makeCompletedFuture {
@@ -39,7 +40,10 @@ do {
     print("pinned connection to \(host):\(port) succeeded")
 } catch let refused as PincheckTrustError {
     print("refused: \(refused)")
+    status = 1
 } catch {
     print("connection failed: \(error)")
+    status = 2
 }
 try await group.shutdownGracefully()
+exit(status)

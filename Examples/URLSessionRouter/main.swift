@@ -3,7 +3,8 @@
 //   swift run urlsession-router URL USER PASSWORD
 //
 // Basic and Digest challenges reach the task-level handler, which answers with the credential
-// once and never loops on a rejected one. (On Linux, URLSession delivers no server-trust
+// once and never loops on a rejected one: a second challenge for the same credential cancels the
+// request. Exit status: 0 for a 2xx response, 1 otherwise, 2 bad input. (On Linux, URLSession delivers no server-trust
 // challenges: pin TLS with TrustEvaluatorNIO.)
 import Foundation
 #if canImport(FoundationNetworking)
@@ -32,3 +33,4 @@ let status: Int? = await withCheckedContinuation { continuation in
 }
 session.finishTasksAndInvalidate()
 print("HTTP status: \(status.map(String.init) ?? "none")")
+exit(status.map { (200..<300).contains($0) } == true ? 0 : 1)

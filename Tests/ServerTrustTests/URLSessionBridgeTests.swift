@@ -5,6 +5,7 @@ import FoundationNetworking
 import NIOCore
 import NIOPosix
 import NIOSSL
+import PincheckTestSupport
 import ServerTrust
 import ServerTrustFoundation
 import TrustEvaluator
@@ -260,5 +261,26 @@ struct ReadmeURLSessionExampleTests {
         try await server.channel.close()
         try await group.shutdownGracefully()
         #expect(status == 200)
+    }
+
+    @Test("the urlsession-router example: the right password → 200; a wrong one is sent once, then the challenge is cancelled")
+    func exampleProgram() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let requests = Box<String?>()
+        let server = try await LocalServer.basicAuth(group: group, requests: requests)
+        let url = "http://127.0.0.1:\(server.port)/"
+        var runs: [ExampleProgram.Result] = []
+        for password in ["wonderland", "looking-glass"] {
+            // The program is a child process: wait for it off the cooperative pool.
+            runs.append(try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(with: Result { try ExampleProgram.run("urlsession-router", [url, "alice", password]) }) }
+            })
+        }
+        try await server.channel.close()
+        try await group.shutdownGracefully()
+        #expect(runs[0].status == 0 && runs[0].output.contains("HTTP status: 200"), "\(runs[0].output)")
+        #expect(runs[1].status == 1 && runs[1].output.contains("request failed: cancelled"), "\(runs[1].output)")
+        let wrong = "Basic " + Data("alice:looking-glass".utf8).base64EncodedString()
+        #expect(requests.all.filter { $0 == wrong }.count == 1, "the rejected credential is sent once: \(requests.all)")
     }
 }

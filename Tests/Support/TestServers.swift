@@ -160,3 +160,39 @@ public enum OpenSSLCLI {
         return process.terminationStatus
     }
 }
+
+/// The example programs (`Examples/`), built beside the test bundle, run as a user would run them.
+public enum ExampleProgram {
+    public struct Result: Sendable {
+        public let status: Int32
+        public let output: String
+    }
+
+    /// Runs `.build/…/NAME ARGUMENTS…` in `directory` (a fresh temporary folder when nil), killed
+    /// after `timeout` seconds; standard output and error together.
+    public static func run(_ name: String, _ arguments: [String], in directory: URL? = nil, timeout: Double = 60) throws -> Result {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "\(binary.path) is not built (swift build builds every example)"])
+        }
+        let folder = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-example-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { if directory == nil { try? FileManager.default.removeItem(at: folder) } }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = folder
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let pid = process.processIdentifier
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        watchdog.cancel()
+        return Result(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+    }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2Posix
 import PincheckTestSupport
@@ -15,14 +16,18 @@ struct RawBytes: MessageSerializer, MessageDeserializer {
     }
 }
 
-/// Echo.Unary: answers each request with its bytes reversed.
+/// Echo.Unary: answers each request with its bytes reversed, as `pincheck.test.Echo` and as
+/// `pincheck.example.Echo` (the service the grpc-pinned-client example calls).
 struct EchoService: RegistrableRPCService {
     static let method = MethodDescriptor(fullyQualifiedService: "pincheck.test.Echo", method: "Unary")
+    static let exampleMethod = MethodDescriptor(fullyQualifiedService: "pincheck.example.Echo", method: "Unary")
 
     func registerMethods<Transport: ServerTransport>(with router: inout RPCRouter<Transport>) {
-        router.registerHandler(forMethod: Self.method, deserializer: RawBytes(), serializer: RawBytes()) { request, _ in
-            let message = try await ServerRequest(stream: request).message
-            return StreamingServerResponse(single: ServerResponse(message: Array(message.reversed())))
+        for method in [Self.method, Self.exampleMethod] {
+            router.registerHandler(forMethod: method, deserializer: RawBytes(), serializer: RawBytes()) { request, _ in
+                let message = try await ServerRequest(stream: request).message
+                return StreamingServerResponse(single: ServerResponse(message: Array(message.reversed())))
+            }
         }
     }
 }
@@ -36,16 +41,19 @@ struct PinnedGRPCTests {
             now: { TestPKI.time })
     }
 
-    /// Starts a TLS gRPC server on 127.0.0.1 serving rsa-leaf + rsa-intermediate, and makes one
-    /// unary call to its IP address with Pincheck's settings for `host`.
-    static func call(host: String, verifier: PincheckNIOVerifier) async throws -> [UInt8] {
-        let server = HTTP2ServerTransport.Posix(
+    /// A TLS gRPC server on 127.0.0.1 (ephemeral port) serving rsa-leaf + rsa-intermediate.
+    static func server() -> HTTP2ServerTransport.Posix {
+        HTTP2ServerTransport.Posix(
             address: .ipv4(host: "127.0.0.1", port: 0),
             transportSecurity: .tls(
                 certificateChain: [.file(path: TestPKI.path("rsa-leaf.pem"), format: .pem),
                                    .file(path: TestPKI.path("rsa-intermediate.pem"), format: .pem)],
                 privateKey: .file(path: TestPKI.path("keys/rsa-leaf.key"), format: .pem)))
-        return try await withGRPCServer(transport: server, services: [EchoService()]) { server in
+    }
+
+    /// Starts ``server()`` and makes one unary call to its IP address with Pincheck's settings for `host`.
+    static func call(host: String, verifier: PincheckNIOVerifier) async throws -> [UInt8] {
+        try await withGRPCServer(transport: server(), services: [EchoService()]) { server in
             let address = try #require(try await server.listeningAddress?.ipv4)
             let settings = try PincheckGRPCClientSettings(verifier: verifier, host: host, port: address.port)
             let transport = try settings.makeTransport(connectingTo: .ipv4(address: address.host, port: address.port))
@@ -77,6 +85,26 @@ struct PinnedGRPCTests {
     func ipTarget() async throws {
         let answer = try await Self.call(host: "127.0.0.1", verifier: try Self.verifier(pin: "rsa-intermediate", nameValidation: .disabled(because: "IP target")))
         #expect(answer == Array("gnip".utf8))
+    }
+
+    @Test("the grpc-pinned-client example: right pin → the answer; wrong pin → refused with pin.mismatch")
+    func exampleProgram() async throws {
+        let runs = try await withGRPCServer(transport: Self.server(), services: [EchoService()]) { server in
+            let port = String(try #require(try await server.listeningAddress?.ipv4).port)
+            var runs: [ExampleProgram.Result] = []
+            for pin in [TestPKI.certificate("rsa-intermediate").publicKeyPin, TestPKI.certificate("attacker-root").publicKeyPin] {
+                let arguments = ["127.0.0.1", port, "www.example.test", "\(pin)", TestPKI.path("rsa-root.pem")]
+                // The program is a child process: wait for it off the cooperative pool.
+                runs.append(try await withCheckedThrowingContinuation { continuation in
+                    DispatchQueue.global().async { continuation.resume(with: Result { try ExampleProgram.run("grpc-pinned-client", arguments) }) }
+                })
+            }
+            return runs
+        }
+        #expect(runs[0].status == 0, "\(runs[0].output)")
+        #expect(runs[0].output.contains("answer: gnip"))
+        #expect(runs[1].status == 1, "\(runs[1].output)")
+        #expect(runs[1].output.contains("refused:") && runs[1].output.contains("pin.mismatch"), "\(runs[1].output)")
     }
 
     /// The PincheckTrustError somewhere in an error's chain of causes.
