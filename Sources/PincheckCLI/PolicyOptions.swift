@@ -34,7 +34,7 @@ struct PolicyOptions: ParsableArguments {
     @Flag(name: .customLong("no-validate-domain-name"), help: "Do not check the host name against the certificate.")
     var noValidateDomainName = false
 
-    @Option(help: ArgumentHelp("A Pincheck JSON configuration (per-host pins); needs --host. --ca-file replaces its anchors.", valueName: "file"))
+    @Option(help: ArgumentHelp("A Pincheck JSON configuration (per-host pins); needs --host. --ca-file stands in for the system store it names.", valueName: "file"))
     var config: String?
 
     @Option(help: ArgumentHelp("Verification time, ISO 8601 (2030-06-01 or 2030-06-01T12:00:00Z). Default: now.", valueName: "time"))

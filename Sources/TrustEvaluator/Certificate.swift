@@ -65,13 +65,47 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// - Returns: At least one certificate, in input order.
     /// - Throws: ``PincheckError``: empty input, malformed PEM or DER (naming the block and line),
     ///   or a PEM block that is not a certificate (a private key, for example).
+    /// DER certificates one after another (what Java's `CertificateFactory.generateCertificates`
+    /// reads, so an Android `res/raw` resource may hold several): each is split off by its outer
+    /// SEQUENCE's length and parsed whole; anything that is not a certificate is an error.
+    private static func derSequence(_ bytes: [UInt8], source: String?) throws(PincheckError) -> [Certificate] {
+        var certificates: [Certificate] = []
+        var start = 0
+        while start < bytes.count {
+            let position = certificates.isEmpty && start == 0 ? "the DER input" : "DER certificate #\(certificates.count + 1) (byte \(start))"
+            guard certificates.count < Limits.maximumBundleCertificates else {
+                throw PincheckError(.tooLarge, "the DER input holds more than \(Limits.maximumBundleCertificates) certificates", source: source)
+            }
+            // The outer SEQUENCE's length, when it can be read and fits; otherwise the rest, which
+            // the parser then refuses with its own reason.
+            var end = bytes.count
+            if bytes[start] == 0x30, start + 1 < bytes.count {
+                let first = Int(bytes[start + 1])
+                if first < 0x80 {
+                    end = min(bytes.count, start + 2 + first)
+                } else if (0x81...0x84).contains(first), start + 2 + (first - 0x80) <= bytes.count {
+                    let count = first - 0x80
+                    let length = bytes[(start + 2)..<(start + 2 + count)].reduce(0) { $0 << 8 | Int($1) }
+                    end = start + 2 + count + length <= bytes.count ? start + 2 + count + length : bytes.count
+                }
+            }
+            let slice = Array(bytes[start..<end])
+            guard slice.count <= Limits.maximumCertificateBytes else {
+                throw PincheckError(.tooLarge, "\(position) is \(slice.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source)
+            }
+            certificates.append(Certificate(handle: try X509Handle(der: slice, source: source, position: position)))
+            start = end
+        }
+        return certificates
+    }
+
     public static func parseBundle(_ bytes: [UInt8], source: String? = nil) throws(PincheckError) -> [Certificate] {
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
             throw PincheckError(.emptyInput, "no certificate found: the input is empty", source: source)
         }
         guard PEM.looksLikePEM(bytes) else {
             if bytes.first == 0x30 {
-                return [try Certificate(derEncoded: bytes, source: source)]
+                return try derSequence(bytes, source: source)
             }
             throw PincheckError(.malformedPEM, "neither PEM (no -----BEGIN line) nor DER (does not start with a SEQUENCE)", source: source)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import ServerTrust
 import Testing
 @testable import TrustEvaluator
 
@@ -95,14 +96,23 @@ struct ConfigurationTests {
         #expect(Self.message(reportOnly) == nil)
     }
 
-    @Test("--ca-file replaces the configuration's anchors")
+    @Test("--ca-file stands in for the system store; anchors the file names itself keep their meaning")
     func anchorOverride() throws {
-        let json = #"{ "version": 1, "anchors": ["ec-root.pem"], "hosts": [ { "pattern": "www.example.test", "mode": "none" } ] }"#
-        let fromFile = try Self.decode(json)
-        #expect(try fromFile.trustManager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).disposition == .cancelAuthenticationChallenge)
-        let overridden = try Configuration.decode(Data(json.utf8), baseDirectory: Fixtures.root.path,
-                                                  anchors: try TrustAnchors(certificates: [Fixtures.rsaRoot]), publicSuffixes: HostPatternTests.psl)
-        #expect(try overridden.trustManager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).disposition == .useCredential)
+        let rsaStandIn = try TrustAnchors(certificates: [Fixtures.rsaRoot])
+        func decide(_ json: String, anchors: TrustAnchors?) throws -> Disposition {
+            try Configuration.decode(Data(json.utf8), baseDirectory: Fixtures.root.path, anchors: anchors, publicSuffixes: HostPatternTests.psl)
+                .trustManager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).disposition
+        }
+        let system = #"{ "version": 1, "hosts": [ { "pattern": "www.example.test", "mode": "none" } ] }"#
+        #expect(try decide(system, anchors: rsaStandIn) == .useCredential, "the system store is what --ca-file replaces")
+        #expect(try decide(system, anchors: try TrustAnchors(certificates: [Fixtures.ecRoot])) == .cancelAuthenticationChallenge)
+        let named = #"{ "version": 1, "anchors": ["ec-root.pem"], "hosts": [ { "pattern": "www.example.test", "mode": "none" } ] }"#
+        #expect(try decide(named, anchors: nil) == .cancelAuthenticationChallenge)
+        #expect(try decide(named, anchors: rsaStandIn) == .cancelAuthenticationChallenge, "the file's own anchors are not replaced")
+        let empty = #"{ "version": 1, "anchors": [], "hosts": [ { "pattern": "www.example.test", "mode": "none" } ] }"#
+        #expect(try decide(empty, anchors: rsaStandIn) == .cancelAuthenticationChallenge, "an empty list trusts nothing, whatever --ca-file says")
+        let withSystem = #"{ "version": 1, "anchors": ["@system", "ec-root.pem"], "hosts": [ { "pattern": "www.example.test", "mode": "none" } ] }"#
+        #expect(try decide(withSystem, anchors: rsaStandIn) == .useCredential, "@system beside files is the stand-in too")
     }
 
     @Test("a missing file is an unreadable-file error naming it")

@@ -88,18 +88,26 @@ public struct Configuration: Sendable {
         case "error": backupPinsRequired = true
         case let other: throw fail("backupPins", "\"\(other)\" is not \"warning\" or \"error\"")
         }
-        let anchors: TrustAnchors
-        if let anchorOverride {
-            anchors = anchorOverride
-        } else {
-            switch raw.anchors ?? .system {
-            case .system: anchors = .system
-            case .files(let files) where files.isEmpty:
-                anchors = .nothing   // an explicitly empty list trusts nothing (Android's empty <trust-anchors>)
+        // What "system" means wherever the file says it: the system store, or what stands in for it
+        // (`--ca-file`). Anchors the file names itself keep their meaning, and an explicitly empty
+        // list trusts nothing (Android's empty <trust-anchors>); in a list, "@system" stands for the
+        // system store (as Android lists src="system" beside its own CAs).
+        let system = anchorOverride ?? .system
+        func resolveAnchors(_ raw: RawAnchors, at key: String) throws(PincheckError) -> TrustAnchors {
+            switch raw {
+            case .system: return system
+            case .files(let files) where files.isEmpty: return .nothing
+            case .files(let files) where files == [RawAnchors.systemToken]: return system
             case .files(let files):
-                do { anchors = try TrustAnchors(certificates: try certificates(files, at: "anchors")) } catch { throw fail("anchors", error.message) }
+                let own = try certificates(files.filter { $0 != RawAnchors.systemToken }, at: key)
+                do {
+                    guard files.contains(RawAnchors.systemToken) else { return try TrustAnchors(certificates: own) }
+                    if case .system = system.origin { return try TrustAnchors(systemAnd: own) }
+                    return try TrustAnchors(certificates: system.certificates + own)
+                } catch { throw fail(key, error.message) }
             }
         }
+        let anchors = try resolveAnchors(raw.anchors ?? .system, at: "anchors")
 
         var entries: [HostEntry] = []
         var seen: [HostPattern: String] = [:]
@@ -191,22 +199,9 @@ public struct Configuration: Sendable {
                 }
                 reportURIs.append(url)
             }
-            // A host's own anchors: "system" is the file's system store (which --ca-file replaces),
-            // files are its own, and an empty list trusts nothing (Android's empty <trust-anchors>).
-            // In a list, "@system" stands for the system store (as Android lists src="system" beside its own CAs).
+            // A host's own anchors, read as the file's (nil: the file's).
             func hostAnchors(_ raw: RawAnchors, at key: String) throws(PincheckError) -> TrustAnchors {
-                switch raw {
-                case .system: return anchors
-                case .files(let files) where files.isEmpty: return .nothing
-                case .files(let files) where files == [RawAnchors.systemToken]: return anchors
-                case .files(let files):
-                    let own = try certificates(files.filter { $0 != RawAnchors.systemToken }, at: "\(path).\(key)")
-                    do {
-                        guard files.contains(RawAnchors.systemToken) else { return try TrustAnchors(certificates: own) }
-                        if case .system = anchors.origin { return try TrustAnchors(systemAnd: own) }
-                        return try TrustAnchors(certificates: anchors.certificates + own)
-                    } catch { throw fail("\(path).\(key)", error.message) }
-                }
+                try resolveAnchors(raw, at: "\(path).\(key)")
             }
             let ownAnchors = try host.anchors.map { raw throws(PincheckError) in try hostAnchors(raw, at: "anchors") } ?? anchors
             var validation = TrustPolicy(
