@@ -83,6 +83,17 @@ struct MalformedInputTests {
         }
     }
 
+    @Test("DER certificates one after another load as a bundle, in order; a bad one among them is an error naming it")
+    func derSequence() throws {
+        let names = ["rsa-leaf", "rsa-intermediate", "rsa-root"]
+        let der = names.flatMap { Fixtures.certificate($0).derBytes }
+        #expect(try Certificate.parseBundle(der).map(\.subject) == names.map { Fixtures.certificate($0).subject })
+        let cut = Array(der.dropLast(10))
+        let error = #expect(throws: PincheckError.self) { try Certificate.parseBundle(cut, source: "raw.der") }
+        #expect(error?.code == .malformedDER)
+        #expect(error?.message.contains("DER certificate #3") == true, "\(String(describing: error))")
+    }
+
     @Test("DER cut short anywhere is rejected", arguments: [1, 4, 100, 939])
     func truncatedDER(length: Int) {
         let der = Array(Fixtures.certificate("rsa-leaf").derBytes.prefix(length))
