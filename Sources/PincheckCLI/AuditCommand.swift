@@ -1,0 +1,274 @@
+import ArgumentParser
+import FoundationEssentials
+import PincheckTLS
+import ServerTrust
+import TrustEvaluator
+
+/// `pincheck audit CONFIG [--hosts FILE]`: an app's pinning configuration against the live hosts it pins.
+struct Audit: ConsoleCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "audit",
+        abstract: "Check an app's pinning configuration (any supported format) against the live hosts it pins.",
+        discussion: """
+            Audits every exact name the configuration pins, plus the names --hosts gives (needed for
+            wildcard patterns; a line may also say where to connect: "NAME [ADDRESS[:PORT]]").
+            For each host: the verdict the app would reach now, the pin that matched and its depth,
+            whether a backup pin exists that is not on the current chain, the days left on each
+            pinned certificate, and what a routine leaf-key rotation would do.
+            Exit codes: the worst host's — 0 allowed · 1 refused · 3 network or handshake failure · 2 bad input.
+            """)
+
+    @Argument(help: ArgumentHelp("The app's configuration: Pincheck JSON, TrustKit plist, Android XML, OkHttp pins or ATS Info.plist.", valueName: "config"))
+    var config: String
+
+    @Option(help: ArgumentHelp("More hosts, one per line: NAME [ADDRESS[:PORT]] (# starts a comment).", valueName: "file"))
+    var hosts: String?
+
+    @Option(name: .customLong("ca-file"), help: ArgumentHelp("Stands in for the system store wherever the configuration says \"system\"; repeatable.", valueName: "file"))
+    var caFiles: [String] = []
+
+    @Option(help: ArgumentHelp("Seconds allowed for name resolution, connect and handshake, per host.", valueName: "seconds"))
+    var timeout: Double = 10
+
+    @Option(help: ArgumentHelp("The port for hosts given without one.", valueName: "port"))
+    var port: UInt16 = 443
+
+    @Option(help: ArgumentHelp("The time the app's verdict is reached at, ISO 8601. Default: now.", valueName: "time"))
+    var at: String?
+
+    @Flag(help: "One JSON object per host, one per line.")
+    var json = false
+
+    func validate() throws {
+        if let at, PolicyOptions.parseTime(at) == nil { throw ValidationError("--at \"\(at)\" is not an ISO 8601 date or time") }
+        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
+        guard port > 0 else { throw ValidationError("--port must be 1–65535") }
+    }
+
+    func execute(_ console: Console) throws -> ExitStatus {
+        let anchors = caFiles.isEmpty ? nil : try TrustAnchors(contentsOf: caFiles)
+        let configuration = try Configuration.load(contentsOf: config, anchors: anchors)
+        let time = at.flatMap(PolicyOptions.parseTime) ?? Date()
+        let plan = try AuditPlan(configuration: configuration, hostsFile: try hosts.map { path throws(PincheckError) in
+            String(decoding: try InputFile.read(path, limit: InputFile.configurationLimit, what: "hosts file"), as: UTF8.self) }, defaultPort: port)
+        let probe = TLSProbe(timeout: .milliseconds(Int64(timeout * 1000)))
+        let progress = Console.standardError.isTerminal && !json
+
+        var worst = ExitStatus.trusted
+        var results: [AuditResult] = []
+        for (index, entry) in plan.entries.enumerated() {
+            if progress { Console.standardError.write("\r\u{1B}[2Kauditing \(index + 1)/\(plan.entries.count): \(entry.name)") }
+            let result = try AuditResult.run(entry, manager: configuration.trustManager, probe: probe, at: time)
+            worst = ExitStatus.worst(worst, result.status)
+            if json { console.line(result.jsonLine) } else { results.append(result) }
+        }
+        if progress { Console.standardError.write("\r\u{1B}[2K") }
+        if json {
+            for pattern in plan.unaudited {
+                console.line(JSONValue.object(["pattern": .string(pattern), "outcome": .string("not-audited"),
+                                               "reason": .string("no host name given for this pattern (--hosts)")]).compact)
+            }
+        } else {
+            for (index, result) in results.enumerated() {
+                if index > 0 { console.line() }
+                result.render(to: console)
+            }
+            for pattern in plan.unaudited {
+                console.line()
+                console.line("\(pattern): no host name given for this pattern; add one with --hosts to audit it")
+            }
+        }
+        return worst
+    }
+}
+
+/// Which hosts to audit and where to connect to each.
+struct AuditPlan {
+    struct Entry {
+        let name: String
+        let target: ProbeTarget
+    }
+
+    var entries: [Entry] = []
+    /// Patterns no audited name falls under (wildcards without a --hosts name).
+    var unaudited: [String] = []
+
+    init(configuration: Configuration, hostsFile: String?, defaultPort: UInt16) throws(PincheckError) {
+        var seen = Set<String>()
+        for line in (hostsFile ?? "").split(whereSeparator: \.isNewline) {
+            let text = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0].trimmingWhitespaceCharacters()
+            guard !text.isEmpty else { continue }
+            let fields = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            guard fields.count <= 2 else { throw PincheckError(.invalidPolicy, "hosts file: \"\(text)\" is not NAME [ADDRESS[:PORT]]") }
+            let name = try HostName.peerName(for: fields[0]).text
+            let target = try ProbeTarget(parsing: fields.count == 2 ? fields[1] : fields[0], defaultPort: defaultPort)
+            if seen.insert(name).inserted { entries.append(Entry(name: name, target: target)) }
+        }
+        for host in configuration.hosts {
+            let pattern = host.policy.pattern
+            switch pattern.kind {
+            case .exact, .includingSubdomains:
+                if seen.insert(pattern.base).inserted {
+                    entries.append(Entry(name: pattern.base, target: ProbeTarget(host: pattern.base, port: defaultPort)))
+                }
+            case .oneLabel, .anyDepth:
+                if !seen.contains(where: { (try? configuration.trustManager.policy(for: $0))??.pattern == pattern }) {
+                    unaudited.append("\(pattern)")
+                }
+            }
+        }
+    }
+}
+
+/// One host's audit.
+struct AuditResult {
+    enum Outcome {
+        case evaluated(Verdict)
+        case networkFailure(ProbeError)
+    }
+
+    let name: String
+    let target: ProbeTarget
+    let outcome: Outcome
+
+    var status: ExitStatus {
+        switch outcome {
+        case .networkFailure: .networkFailure
+        case .evaluated(let verdict): Disposition(serverTrust: verdict).allowsConnection ? .trusted : .notTrusted
+        }
+    }
+
+    /// - Throws: `PincheckError` only when the chain cannot be judged at all (bad input).
+    static func run(_ entry: AuditPlan.Entry, manager: TrustManager, probe: TLSProbe, at time: Date) throws(PincheckError) -> AuditResult {
+        let served: ProbeResult
+        do {
+            served = try probe.probe(entry.target, serverName: entry.name)
+        } catch {
+            return AuditResult(name: entry.name, target: entry.target, outcome: .networkFailure(error))
+        }
+        let verdict = try manager.evaluate(served.servedChain, host: entry.name, port: Int(entry.target.port), at: time,
+                                           stapledOCSPResponse: served.stapledOCSPResponse)
+        return AuditResult(name: entry.name, target: entry.target, outcome: .evaluated(verdict))
+    }
+
+    /// The active pins of the host's policy (every pin set that has not expired, enforced or not).
+    static func activePins(_ verdict: Verdict) -> [PublicKeyPin] {
+        guard let policy = verdict.hostPolicy else { return [] }
+        var pins: [PublicKeyPin] = []
+        for set in policy.pinSets where set.expires.map({ verdict.evaluationTime < $0 }) ?? true {
+            switch set.pinning {
+            case .none: break
+            case .publicKeys(let pinned): pins += pinned.pins.sorted()
+            case .certificates(let pinned): pins += pinned.certificates.map(\.publicKeyPin)
+            }
+        }
+        return pins
+    }
+
+    /// Pins of the policy that no certificate of the current chain (served or verified) carries.
+    static func backupPins(_ verdict: Verdict) -> [PublicKeyPin] {
+        let onChain = verdict.servedChain + (verdict.verifiedPath?.certificates ?? [])
+        return activePins(verdict).filter { pin in !onChain.contains { pin.matches($0) } }
+    }
+
+    /// What a routine renewal with a new leaf key (same CA) would do.
+    static func leafRotation(_ verdict: Verdict) -> String {
+        let pins = activePins(verdict)
+        guard !pins.isEmpty else { return "not pinned: a new leaf key changes nothing" }
+        if let deepest = verdict.matchedPins.filter({ $0.depth > 0 }).map(\.depth).min() {
+            return "survives: a pin matches at depth \(deepest), above the leaf"
+        }
+        guard !verdict.matchedPins.isEmpty else { return "already refused: no pin matches the current chain" }
+        let backups = backupPins(verdict).count
+        if backups > 0 {
+            return "survives only if the new leaf key is one of the \(backups) backup pin\(backups == 1 ? "" : "s")"
+        }
+        return "would break: only the leaf key is pinned and there is no backup pin"
+    }
+
+    func render(to console: Console) {
+        let header = "\(name) (\(target.host):\(target.port))"
+        switch outcome {
+        case .networkFailure(let error):
+            console.line("\(header): \(console.paint("NO CONNECTION", .red)) — \(error)")
+        case .evaluated(let verdict):
+            let disposition = Disposition(serverTrust: verdict)
+            let label = disposition.allowsConnection ? console.paint("ALLOWED", .green) : console.paint("REFUSED", .red)
+            console.line("\(header): \(label) (\(disposition.name), \(verdict.coverage))")
+            for reason in verdict.failures { console.line("  \(reason.code): \(reason.message.split(separator: "\n").first ?? "")") }
+            for reason in verdict.reportOnlyFailures { console.line("  report-only \(reason.code)") }
+            var table = Table()
+            if let policy = verdict.hostPolicy { table.add(["policy", "\(policy.pattern)"]) }
+            let pins = Self.activePins(verdict)
+            if pins.isEmpty {
+                table.add(["pins", "none (default validation)"])
+            } else {
+                for match in verdict.matchedPins {
+                    table.add(["matched", "\(match.pin) at depth \(match.depth): \(match.certificate.subject)"])
+                }
+                if verdict.matchedPins.isEmpty { table.add(["matched", "no pin matches the verified path"]) }
+                let backups = Self.backupPins(verdict)
+                table.add(["backup", backups.isEmpty ? console.paint("no backup pin off the current chain", .yellow)
+                                                    : "\(backups.count) pin\(backups.count == 1 ? "" : "s") not on the current chain"])
+                for match in verdict.matchedPins {
+                    table.add(["expires", "depth \(match.depth) in \(Format.daysLeft(match.certificate, at: verdict.evaluationTime)) days (\(Format.day(match.certificate.notAfter)))"])
+                }
+            }
+            table.add(["leaf rotation", Self.leafRotation(verdict)])
+            table.render(indent: "  ").forEach(console.line)
+        }
+    }
+
+    var jsonLine: String {
+        var object: [String: JSONValue] = ["host": .string(name), "address": .string("\(target.host):\(target.port)")]
+        switch outcome {
+        case .networkFailure(let error):
+            object["outcome"] = .string("network-failure")
+            object["error"] = .string("\(error)")
+        case .evaluated(let verdict):
+            let disposition = Disposition(serverTrust: verdict)
+            object["outcome"] = .string(disposition.allowsConnection ? "allowed" : "refused")
+            object["disposition"] = .string(disposition.name)
+            object["coverage"] = .string("\(verdict.coverage)")
+            object["policy"] = verdict.hostPolicy.map { .string("\($0.pattern)") } ?? .null
+            object["reasons"] = .array(verdict.failures.map { .string("\($0.code)") })
+            object["reportOnly"] = .array(verdict.reportOnlyFailures.map { .string("\($0.code)") })
+            object["matchedPins"] = .array(verdict.matchedPins.map { match in
+                .object(["pin": .string("\(match.pin)"), "depth": .number(match.depth), "subject": .string(match.certificate.subject),
+                         "daysLeft": .number(Format.daysLeft(match.certificate, at: verdict.evaluationTime)),
+                         "notAfter": .string(Format.timestamp(match.certificate.notAfter))])
+            })
+            object["pins"] = .array(Self.activePins(verdict).map { .string("\($0)") })
+            object["backupPins"] = .array(Self.backupPins(verdict).map { .string("\($0)") })
+            object["leafRotation"] = .string(Self.leafRotation(verdict))
+        }
+        return JSONValue.object(object).compact
+    }
+}
+
+/// A JSON value for one-line output with sorted keys.
+enum JSONValue: Encodable {
+    case string(String)
+    case number(Int)
+    case array([JSONValue])
+    case object([String: JSONValue])
+    case null
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        case .null: try container.encodeNil()
+        }
+    }
+
+    var compact: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(self) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
