@@ -27,6 +27,9 @@ struct Audit: ConsoleCommand {
     @Option(name: .customLong("ca-file"), help: ArgumentHelp("Stands in for the system store wherever the configuration says \"system\"; repeatable.", valueName: "file"))
     var caFiles: [String] = []
 
+    @Option(name: .customLong("android-raw"), help: ArgumentHelp("Where an Android configuration's @raw/NAME certificates are. Default: the app's res/raw, beside the file's res/xml.", valueName: "folder"))
+    var androidRaw: String?
+
     @Option(help: ArgumentHelp("Seconds allowed for name resolution, connect and handshake, per host.", valueName: "seconds"))
     var timeout: Double = 10
 
@@ -47,7 +50,7 @@ struct Audit: ConsoleCommand {
 
     func execute(_ console: Console) throws -> ExitStatus {
         let anchors = caFiles.isEmpty ? nil : try TrustAnchors(contentsOf: caFiles)
-        let configuration = try Configuration.load(contentsOf: config, anchors: anchors)
+        let configuration = try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw)
         let time = at.flatMap(PolicyOptions.parseTime) ?? Date()
         let plan = try AuditPlan(configuration: configuration, hostsFile: try hosts.map { path throws(PincheckError) in
             String(decoding: try InputFile.read(path, limit: InputFile.configurationLimit, what: "hosts file"), as: UTF8.self) }, defaultPort: port)

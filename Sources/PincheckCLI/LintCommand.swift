@@ -9,7 +9,7 @@ struct Lint: ConsoleCommand {
         abstract: "Check a configuration's pin health: backup pins, expiring leaf pins, public-root pins, SHA-1 pins, expired pin sets.",
         discussion: "Exits 1 when a finding is at error level (a missing backup pin on an enforced host, an expired pin set), 0 otherwise.")
 
-    @Argument(help: ArgumentHelp("A Pincheck JSON configuration.", valueName: "config"))
+    @Argument(help: ArgumentHelp("A configuration: Pincheck JSON, TrustKit plist, Android XML, OkHttp pins or ATS Info.plist.", valueName: "config"))
     var config: String
 
     @Option(help: ArgumentHelp("Flag pinned leaf certificates expiring within this many days.", valueName: "days"))
@@ -17,6 +17,9 @@ struct Lint: ConsoleCommand {
 
     @Option(help: ArgumentHelp("The time expiry is judged at, ISO 8601. Default: now.", valueName: "time"))
     var at: String?
+
+    @Option(name: .customLong("android-raw"), help: ArgumentHelp("Where an Android configuration's @raw/NAME certificates are. Default: the app's res/raw, beside the file's res/xml.", valueName: "folder"))
+    var androidRaw: String?
 
     @OptionGroup var output: OutputOptions
 
@@ -26,7 +29,7 @@ struct Lint: ConsoleCommand {
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
-        let configuration = try Configuration.load(contentsOf: config)
+        let configuration = try Configuration.load(contentsOf: config, androidRawFolder: androidRaw)
         let time = at.flatMap(PolicyOptions.parseTime) ?? Date()
         // Pins on the system's roots are over-broad; an absent system bundle just skips that check.
         var roots: [Certificate] = []

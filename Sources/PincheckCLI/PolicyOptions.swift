@@ -34,6 +34,9 @@ struct PolicyOptions: ParsableArguments {
     @Flag(name: .customLong("no-validate-domain-name"), help: "Do not check the host name against the certificate.")
     var noValidateDomainName = false
 
+    @Option(name: .customLong("android-raw"), help: ArgumentHelp("Where an Android configuration's @raw/NAME certificates are. Default: the app's res/raw, beside the file's res/xml.", valueName: "folder"))
+    var androidRaw: String?
+
     @Option(help: ArgumentHelp("A Pincheck JSON configuration (per-host pins); needs --host. --ca-file stands in for the system store it names.", valueName: "file"))
     var config: String?
 
@@ -79,7 +82,7 @@ struct PolicyOptions: ParsableArguments {
     func makeJudge() throws -> Judge {
         if let config {
             let anchors = caFiles.isEmpty ? nil : try TrustAnchors(contentsOf: caFiles)
-            return Judge(.manager(try Configuration.load(contentsOf: config, anchors: anchors).trustManager))
+            return Judge(.manager(try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw).trustManager))
         }
         return Judge(.policy(Evaluator(policy: try makePolicy())))
     }

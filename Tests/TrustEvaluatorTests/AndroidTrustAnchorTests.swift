@@ -107,4 +107,30 @@ struct AndroidTrustAnchorTests {
         }
         #expect(error?.message.contains("@raw/nope") == true)
     }
+
+    @Test("res/raw is the folder beside the file's own, whatever form the path takes; an explicit folder wins; imported names are absolute")
+    func rawFolderLocation() throws {
+        let cwd = FileManager.default.currentDirectoryPath
+        #expect(ConfigurationImporter.androidRawFolder(for: "/app/res/xml/nsc.xml") == "/app/res/raw")
+        #expect(ConfigurationImporter.androidRawFolder(for: "nsc.xml") == ConfigurationImporter.absolute("../raw"))
+        #expect(ConfigurationImporter.androidRawFolder(for: "./res/xml/../xml/nsc.xml") == ConfigurationImporter.absolute("res/raw"))
+        #expect(ConfigurationImporter.absolute("a/./b/../c") == (cwd == "/" ? "/a/c" : cwd + "/a/c"))
+
+        let app = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-android-raw-\(UUID().uuidString)")
+        let xml = app.appendingPathComponent("res/xml"), elsewhere = app.appendingPathComponent("certs")
+        try FileManager.default.createDirectory(at: xml, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: app) }
+        try FileManager.default.copyItem(atPath: Fixtures.path("rsa-root.pem"), toPath: elsewhere.appendingPathComponent("my_ca.pem").path)
+        let file = xml.appendingPathComponent("nsc.xml").path
+        try """
+            <network-security-config><domain-config><domain>www.example.test</domain>
+              <trust-anchors><certificates src="@raw/my_ca"/></trust-anchors></domain-config></network-security-config>
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(throws: PincheckError.self) { try Configuration.load(contentsOf: file, publicSuffixes: HostPatternTests.psl) }
+        let manager = try Configuration.load(contentsOf: file, androidRawFolder: elsewhere.path, publicSuffixes: HostPatternTests.psl).trustManager
+        #expect(try Self.decide(manager, "rsa-good").allowsConnection)
+        let json = try ConfigurationImporter.pincheckJSON(from: Data(contentsOf: URL(fileURLWithPath: file)), source: file, androidRawFolder: elsewhere.path)
+        #expect(json.contains("\"\(elsewhere.path)/my_ca.pem\""), "\(json)")
+    }
 }

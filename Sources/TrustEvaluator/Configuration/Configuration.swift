@@ -29,24 +29,26 @@ public struct Configuration: Sendable {
     /// Reads and decodes a configuration file.
     /// - Parameters:
     ///   - path: The file.
-    ///   - anchors: Replaces the file's anchors (`--ca-file` on the command line).
+    ///   - anchors: What the file's "system" means (`--ca-file` on the command line); nil: the system store.
+    ///   - androidRawFolder: Where an Android file's `@raw/NAME` resources are; by default the
+    ///     app's `res/raw/`, beside the `res/xml/` the file is in.
     ///   - publicSuffixes: For refusing subdomain patterns on public suffixes; Debian's list by default.
     /// - Throws: ``PincheckError`` naming the file and the key path of the first problem.
-    public static func load(contentsOf path: String, anchors: TrustAnchors? = nil,
+    public static func load(contentsOf path: String, anchors: TrustAnchors? = nil, androidRawFolder: String? = nil,
                             publicSuffixes: PublicSuffixList? = PublicSuffixList.system) throws(PincheckError) -> Configuration {
         let data = Data(try InputFile.read(path, limit: InputFile.configurationLimit, what: "configuration file"))
         let directory = FilePath.directory(of: path)
         return try decode(data, source: path, baseDirectory: directory.isEmpty ? "." : directory,
-                          anchors: anchors, publicSuffixes: publicSuffixes)
+                          anchors: anchors, androidRawFolder: androidRawFolder, publicSuffixes: publicSuffixes)
     }
 
     /// Decodes configuration JSON.
     public static func decode(_ data: Data, source: String = "<configuration>", baseDirectory: String,
-                              anchors anchorOverride: TrustAnchors? = nil,
+                              anchors anchorOverride: TrustAnchors? = nil, androidRawFolder: String? = nil,
                               publicSuffixes: PublicSuffixList? = PublicSuffixList.system) throws(PincheckError) -> Configuration {
         let raw: RawConfiguration
         do {
-            if let imported = try ConfigurationImporter.importIfForeign(data, source: source) {
+            if let imported = try ConfigurationImporter.importIfForeign(data, source: source, androidRawFolder: androidRawFolder) {
                 raw = imported
             } else {
                 raw = try JSONDecoder().decode(RawConfiguration.self, from: data)

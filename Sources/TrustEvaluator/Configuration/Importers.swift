@@ -47,7 +47,10 @@ public enum ConfigurationImporter {
 
     /// Converts a configuration of any supported format into Pincheck's JSON.
     /// - Throws: ``PincheckError`` naming the file and what in it cannot be imported.
-    public static func pincheckJSON(from data: Data, format: ConfigurationFormat? = nil, source: String) throws(PincheckError) -> String {
+    /// - Parameter androidRawFolder: Where an Android file's `@raw/NAME` resources are; by default
+    ///   the app's `res/raw/`, beside the `res/xml/` the file is in.
+    public static func pincheckJSON(from data: Data, format: ConfigurationFormat? = nil, source: String,
+                                    androidRawFolder: String? = nil) throws(PincheckError) -> String {
         let format = format ?? detect(data)
         let raw: RawConfiguration
         switch format {
@@ -56,7 +59,7 @@ public enum ConfigurationImporter {
                 throw PincheckError(.invalidPolicy, ConfigurationError.describe(error), source: source)
             } catch { throw PincheckError(.invalidPolicy, "not valid JSON", source: source) }
         case .trustKit: raw = try trustKit(data, source: source)
-        case .android: raw = try android(data, source: source)
+        case .android: raw = try android(data, source: source, rawFolder: androidRawFolder)
         case .okHttp: raw = try okHttp(data, source: source)
         case .ats: raw = try ats(data, source: source)
         }
@@ -67,14 +70,14 @@ public enum ConfigurationImporter {
     }
 
     /// The imported document when `data` is not Pincheck JSON; nil when it is.
-    static func importIfForeign(_ data: Data, source: String) throws(PincheckError) -> RawConfiguration? {
+    static func importIfForeign(_ data: Data, source: String, androidRawFolder: String? = nil) throws(PincheckError) -> RawConfiguration? {
         switch detect(data) {
         case .pincheck:
             let head = String(decoding: data.prefix(64), as: UTF8.self).trimmingWhitespaceCharacters()
             guard head.hasPrefix("{") || head.hasPrefix("\u{FEFF}{") else { throw PincheckError(.invalidPolicy, formatsTried, source: source) }
             return nil
         case .trustKit: return try trustKit(data, source: source)
-        case .android: return try android(data, source: source)
+        case .android: return try android(data, source: source, rawFolder: androidRawFolder)
         case .okHttp: return try okHttp(data, source: source)
         case .ats: return try ats(data, source: source)
         }
@@ -255,13 +258,14 @@ public enum ConfigurationImporter {
 
     // MARK: Android Network Security Config
 
-    static func android(_ data: Data, source: String) throws(PincheckError) -> RawConfiguration {
+    static func android(_ data: Data, source: String, rawFolder: String? = nil) throws(PincheckError) -> RawConfiguration {
         // Refused before any reading, with a message naming the format (the reader would refuse it too, by line).
         guard String(validating: data, as: UTF8.self) != nil else {
             throw PincheckError(.invalidPolicy, "not valid UTF-8 (network_security_config.xml is UTF-8 XML)", source: source)
         }
         var reader = XMLReader(data)
-        var walker = NetworkSecurityConfigReader(rawFolder: Self.androidRawFolder(for: source))
+        // Absolute, so the imported file names resolve wherever the configuration is read from.
+        var walker = NetworkSecurityConfigReader(rawFolder: Self.absolute(rawFolder ?? Self.androidRawFolder(for: source)))
         while true {
             let event: XMLReader.Event?
             do {
@@ -280,12 +284,25 @@ public enum ConfigurationImporter {
         return RawConfiguration(allHostsMustBeEvaluated: false, anchors: walker.baseAnchors, hosts: walker.hosts)
     }
 
-    /// Where `@raw/NAME` resources live: the app's `res/raw/`, beside the `res/xml/` the
-    /// configuration is read from (or a `raw/` folder beside the file).
+    /// Where `@raw/NAME` resources live: the app's `res/raw/`, the `raw/` folder beside the folder
+    /// the configuration is in (its `res/xml/`).
     static func androidRawFolder(for source: String) -> String {
-        let directory = FilePath.directory(of: source)
-        let parent = FilePath.directory(of: directory.isEmpty ? "." : directory)
-        return FilePath.join(parent.isEmpty ? "." : parent, "raw")
+        let folder = FilePath.directory(of: absolute(source))
+        return FilePath.join(FilePath.directory(of: folder), "raw")
+    }
+
+    /// `path` from the working directory, with `.` and `..` components resolved.
+    static func absolute(_ path: String) -> String {
+        let joined = path.hasPrefix("/") ? path : FilePath.join(FileManager.default.currentDirectoryPath, path)
+        var components: [Substring] = []
+        for component in joined.split(separator: "/") {
+            switch component {
+            case ".": continue
+            case "..": _ = components.popLast()
+            default: components.append(component)
+            }
+        }
+        return "/" + components.joined(separator: "/")
     }
 }
 
