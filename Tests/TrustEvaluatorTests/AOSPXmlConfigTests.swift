@@ -186,4 +186,24 @@ struct AOSPXmlConfigTests {
         #expect(try !app.pins("example.test").isEmpty && !app.pins("www.example.test").isEmpty)
         #expect(try app.connects("example.test") && app.connects("www.example.test"))
     }
+
+    // MARK: NetworkSecurityConfigTests (the same folder): its configurations as the nsc_* fixtures
+
+    @Test("NetworkSecurityConfigTests: every connection each configuration allows or refuses", arguments: [
+        ("nsc_testEmptyConfig", ["example.test": false]),
+        ("nsc_testEmptyPerNetworkSecurityConfig", ["example.test": false, "www.example.test": false, "www.allowed.test": true]),
+        ("nsc_testBadPin", ["example.test": false, "www.allowed.test": true]),
+        ("nsc_testGoodPin", ["example.test": true, "www.example.test": true]),
+        ("nsc_testOverridePins", ["example.test": true]),
+        ("nsc_testMostSpecificNetworkSecurityConfig", ["example.test": false, "www.example.test": true]),
+        ("nsc_testSubdomainIncluded_incl", ["example.test": true, "www.example.test": true]),
+        ("nsc_testSubdomainIncluded_noincl", ["example.test": true, "www.example.test": false]),
+        ("nsc_testWithUrlConnection", ["example.test": true]),
+    ])
+    func networkSecurityConfigTests(_ name: String, _ expected: [String: Bool]) throws {
+        let app = try Self.load(name)
+        for (host, connects) in expected.sorted(by: { $0.key < $1.key }) {
+            #expect(try app.connects(host) == connects, "\(name): \(host)")
+        }
+    }
 }

@@ -143,4 +143,60 @@ struct OkHttpCertificatePinnerTests {
         #expect(c1Sha1.matches(c1))
         #expect(!c1Sha1.matches(b1))
     }
+
+    // MARK: CertificatePinnerKotlinTest: which hosts a pattern pins (findMatchingPins)
+
+    /// The pins OkHttp's `findMatchingPins(host)` returns: the union over every matching pattern.
+    static func matchingPins(_ lines: [String], _ host: String) throws -> Set<String> {
+        guard let policy = try pinner(lines).policy(for: host) else { return [] }
+        var pins = Set<String>()
+        for set in policy.pinSets { if case .publicKeys(let pinned) = set.pinning { pins.formUnion(pinned.pins.map(\.description)) } }
+        return pins
+    }
+
+    static let pinB = Fixtures.referencePins["rsa-leaf-rotated"]!, pinC = Fixtures.referencePins["ec-leaf"]!
+
+    @Test("successfulFindMatchingPins: each host gets its own pattern's pins")
+    func findMatchingPins() throws {
+        let lines = ["first.com \(Self.certA1Sha256Pin)", "first.com \(Self.pinB)", "second.com \(Self.pinC)"]
+        #expect(try Self.matchingPins(lines, "first.com") == [Self.certA1Sha256Pin, Self.pinB])
+        #expect(try Self.matchingPins(lines, "second.com") == [Self.pinC])
+    }
+
+    @Test("successfulFindMatchingPinsForWildcardAndDirectCertificates: a direct name adds to the wildcard's pins")
+    func findMatchingPinsForWildcardAndDirect() throws {
+        let lines = ["*.example.com \(Self.certA1Sha256Pin)", "a.example.com \(Self.pinB)", "b.example.com \(Self.pinC)"]
+        #expect(try Self.matchingPins(lines, "a.example.com") == [Self.certA1Sha256Pin, Self.pinB])
+        #expect(try Self.matchingPins(lines, "b.example.com") == [Self.certA1Sha256Pin, Self.pinC])
+        #expect(try Self.matchingPins(lines, "c.example.com") == [Self.certA1Sha256Pin])
+    }
+
+    @Test("successfulFindMatchingPinsIgnoresCase: patterns and hosts compare case-insensitively")
+    func findMatchingPinsIgnoresCase() throws {
+        let lines = ["EXAMPLE.com \(Self.certA1Sha256Pin)", "*.MyExample.Com \(Self.pinB)"]
+        #expect(try Self.matchingPins(lines, "example.com") == [Self.certA1Sha256Pin])
+        #expect(try Self.matchingPins(lines, "PAYROLL.MyExample.Com") == [Self.pinB])
+    }
+
+    @Test("successfulFindMatchingPinPunycode: a Unicode pattern pins its A-label host")
+    func findMatchingPinPunycode() throws {
+        #expect(try Self.matchingPins(["σkhttp.com \(Self.certA1Sha256Pin)"], "xn--khttp-fde.com") == [Self.certA1Sha256Pin])
+    }
+
+    @Test("wildcardHostnameShouldNotMatchThroughDot, doubleWildcardHostnameShouldMatchThroughDot, doubleWildcardHostnameShouldNotMatchSuffix, checkSubstringMatch", arguments: [
+        ("*.example.com", "a.example.com", true), ("*.example.com", "example.com", false), ("*.example.com", "a.b.example.com", false),
+        ("**.example.com", "example.com", true), ("**.example.com", "a.example.com", true), ("**.example.com", "a.b.example.com", true),
+        ("**.example.com", "xample.com", false), ("**.example.com", "barexample.com", false), ("**.example.com", "bar.xample.com", false),
+        ("*.example.com", "example.com.notexample.com", false), ("*.example.com", "notexample.com", false), ("*.example.com", "a.notexample.com", false),
+    ])
+    func patternMatching(pattern: String, host: String, pinned: Bool) throws {
+        #expect(try !Self.matchingPins(["\(pattern) \(Self.certA1Sha256Pin)"], host).isEmpty == pinned)
+    }
+
+    @Test("successfulCheckSha1Pin: a sha1/ pin of the leaf's key is honoured")
+    func checkSha1Pin() throws {
+        let pinner = try Self.pinner(["\(Self.host) \(Fixtures.certificate("rsa-leaf").publicKeySHA1Pin)"])
+        #expect(try Self.check(pinner, Self.host, Self.certA1))
+        #expect(try !Self.check(pinner, Self.host, Self.certB1))
+    }
 }

@@ -118,4 +118,24 @@ struct TrustKitPinningValidatorTests {
         #expect(excluded.allowsConnection)
         #expect(excluded.matchedPins.isEmpty, "no pins for the excluded subdomain")
     }
+
+    @Test("testExtractRsa2048/3072/4096, testExtractEcDsaSecp256r1/384r1: each key type's SPKI pin is the one openssl computes, and it matches", arguments: [
+        ("testExtractRsa2048", "rsa-leaf"), ("testExtractRsa3072", "rsa-3072-leaf"), ("testExtractRsa4096", "rsa-4096-leaf"),
+        ("testExtractEcDsaSecp256r1", "ec-leaf"), ("testExtractEcDsaSecp384r1", "ec-p384-leaf"),
+    ])
+    func extract(_ fixture: String, _ leaf: String) throws {
+        let certificate = Fixtures.certificate(leaf)
+        // Certificates/pins.txt: openssl x509 -pubkey | openssl pkey -pubin -outform der | sha256 | base64.
+        #expect(certificate.publicKeyPin.description == Fixtures.referencePins[leaf])
+        // The fixture, with its pin replaced by this key's: the leaf's pin is found in the served chain.
+        var text = try String(contentsOf: Self.folder.appendingPathComponent("\(fixture).plist"), encoding: .utf8)
+        let pinned = try #require(text.firstMatch(of: /<string>([A-Za-z0-9+\/]{43}=)<\/string>/)?.1)
+        text = text.replacingOccurrences(of: String(pinned), with: Self.pin(leaf)).replacingOccurrences(of: "www.good.com", with: "www.example.test")
+        let manager = try Configuration.decode(Data(text.utf8), source: fixture, baseDirectory: ".", anchors: Fixtures.anchors,
+                                               publicSuffixes: HostPatternTests.psl).trustManager
+        let intermediate = leaf.hasPrefix("ec") ? Fixtures.certificate("ec-intermediate") : Fixtures.rsaIntermediate
+        let verdict = try manager.evaluate([certificate, intermediate], host: "www.example.test", at: Self.time)
+        #expect(verdict.disposition == .useCredential, "\(verdict.failures)")
+        #expect(verdict.matchedPins.map(\.depth) == [0])
+    }
 }
