@@ -42,9 +42,10 @@ log "handshake benchmark smoke (debug, --quick): both verifications complete han
 
 if [ "${SANITIZERS:-1}" != 0 ]; then
   # The engine's suites again under the sanitizers: concurrent evaluations sharing one anchor store
-  # (ThreadSanitizer), and memory errors and leaks in Swift and libcrypto (AddressSanitizer).
-  log "ThreadSanitizer: TrustEvaluatorTests"
-  swift test --scratch-path .build-tsan --sanitize=thread --filter TrustEvaluatorTests
+  # and pin-set updates swapped under real handshakes (ThreadSanitizer), and memory errors and
+  # leaks in Swift and libcrypto (AddressSanitizer).
+  log "ThreadSanitizer: TrustEvaluatorTests, handshakes under pin-set updates"
+  swift test --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorTests|UpdatableHandshakeTests'
   log "AddressSanitizer + LeakSanitizer: TrustEvaluatorTests, fuzz corpus replay"
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
     swift test --scratch-path .build-asan --sanitize=address --filter 'TrustEvaluatorTests|PincheckFuzzingTests'

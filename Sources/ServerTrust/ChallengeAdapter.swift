@@ -76,8 +76,11 @@ public struct ChallengeAdapter: Sendable {
     /// A handler consulted before the rules; it may keep the completion when it answers ``OverrideAnswer/willCallCompletion``.
     public typealias OverrideHandler = @Sendable (Challenge, ChallengeCompletion) -> OverrideAnswer
 
-    /// Which policy applies to which host.
+    /// Which policy applies to which host (when no ``updatableTrustManager`` is set).
     public var trustManager: TrustManager
+    /// Pins an app updates without a release: when set, each server-trust challenge is judged by
+    /// the manager it has in force at that moment (one atomic load), instead of ``trustManager``.
+    public var updatableTrustManager: UpdatableTrustManager?
     /// Whether invalid certificates are accepted.
     public var invalidCertificates: InvalidCertificates
     /// The credential for basic/digest/NTLM/negotiate challenges.
@@ -128,6 +131,22 @@ public struct ChallengeAdapter: Sendable {
         self.now = now
     }
 
+    /// An adapter whose pins are updated with signed pin-set updates (see ``UpdatableTrustManager``).
+    /// - Parameters:
+    ///   - updatableTrustManager: The manager whose pins are in force; its compiled-in configuration is ``trustManager``.
+    ///   - invalidCertificates, credential, clientIdentity, missingCredential, afterFailure, override, now, reporter, logger:
+    ///     As in ``init(trustManager:invalidCertificates:credential:clientIdentity:missingCredential:afterFailure:override:now:reporter:logger:)``.
+    public init(updatableTrustManager: UpdatableTrustManager, invalidCertificates: InvalidCertificates = .refuse,
+                credential: Credential? = nil, clientIdentity: Credential? = nil,
+                missingCredential: MissingCredential = .cancel, afterFailure: AfterFailure = .rejectProtectionSpace,
+                override: OverrideHandler? = nil, now: @escaping @Sendable () -> Date = { Date() },
+                reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent) {
+        self.init(trustManager: updatableTrustManager.compiledIn, invalidCertificates: invalidCertificates, credential: credential,
+                  clientIdentity: clientIdentity, missingCredential: missingCredential, afterFailure: afterFailure,
+                  override: override, now: now, reporter: reporter, logger: logger)
+        self.updatableTrustManager = updatableTrustManager
+    }
+
     /// Applies the rules (not the override handler) to a challenge.
     /// - Parameter challenge: The challenge.
     /// - Returns: The decision, with the rule, the verdict and any failure.
@@ -169,8 +188,10 @@ public struct ChallengeAdapter: Sendable {
         }
         let verdict: Verdict
         do {
-            verdict = try trustManager.evaluate(chain, host: space.host, port: space.port, at: now(),
-                                                stapledOCSPResponse: space.serverTrust?.stapledOCSPResponse)
+            let time = now()
+            let manager = updatableTrustManager?.trustManager(at: time) ?? trustManager
+            verdict = try manager.evaluate(chain, host: space.host, port: space.port, at: time,
+                                           stapledOCSPResponse: space.serverTrust?.stapledOCSPResponse)
         } catch {
             return ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
                 error: ServerTrustError(.evaluationFailed, "the chain served by \(space.host) could not be evaluated: \(error)", underlying: error))

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Synchronization
+import TrustEvaluator
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -114,36 +115,9 @@ public final class CredentialStorage: Sendable {
         do { data = try JSONEncoder().encode(entries) } catch {
             throw ServerTrustError(.storage, "could not encode the credentials")
         }
-        // Write a 0600 temporary file beside the target and rename it over, so the secret is never
-        // readable by others, not even for an instant, and a crash never leaves half a file. The
-        // temporary name is unpredictable and created exclusively without following a symbolic
-        // link (mkstemp: O_CREAT|O_EXCL, which refuses any existing path, symbolic links included;
-        // mode 0600), so nothing planted in a shared folder can
-        // redirect the passwords or keep a descriptor to them; the folder is synced after the
-        // rename so the new file survives a crash.
-        var template = Array((file.path + ".tmp-XXXXXX").utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw ServerTrustError(.storage, "could not create a temporary file beside \(file.path) (\(String(cString: strerror(errno))))") }
-        let temporary = String(cString: template)
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        _ = fchmod(fd, 0o600)
-        var offset = 0
-        var failed = false
-        while offset < data.count {
-            let written = data.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 { if errno == EINTR { continue }; failed = true; break }
-            offset += written
-        }
-        let synced = fsync(fd)
-        close(fd)
-        guard !failed, synced == 0, rename(temporary, file.path) == 0 else {
-            unlink(temporary)
-            throw ServerTrustError(.storage, "could not write the credential file \(file.path)")
-        }
-        let folder = open(file.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if folder >= 0 {
-            _ = fsync(folder)
-            close(folder)
+        // 0600 from the first byte, written whole or not at all (see PrivateFile).
+        if let problem = PrivateFile.write(Array(data), to: file.path) {
+            throw ServerTrustError(.storage, "\(problem) (the credential file)")
         }
     }
 }

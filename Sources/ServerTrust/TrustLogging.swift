@@ -40,4 +40,23 @@ public enum TrustLogging {
             "reportURIs": .array(report.reportURIs.map { "\($0.absoluteString)" }), "error": "\(error)",
         ])
     }
+
+    /// An ``UpdatableTrustManager``'s events as log records: an accepted update at `.notice`, a
+    /// refused one or an ignored stored one at `.warning` with its code.
+    ///
+    /// ```swift
+    /// UpdatableTrustManager(compiledIn: manager, keys: [key], events: TrustLogging.updateEvents(to: logger))
+    /// ```
+    public static func updateEvents(to logger: Logger) -> @Sendable (UpdatableTrustManager.Event) -> Void {
+        { event in
+            switch event {
+            case .accepted(let serial, let expires):
+                logger.notice("pin-set update accepted", metadata: ["serial": "\(serial)", "expires": "\(Timestamp.iso8601(expires))"])
+            case .refused(let error):
+                logger.warning("pin-set update refused", metadata: ["code": "\(error.code.rawValue)", "detail": "\(error.message)"])
+            case .storedUpdateIgnored(let error):
+                logger.warning("stored pin-set update ignored", metadata: ["code": "\(error.code.rawValue)", "detail": "\(error.message)"])
+            }
+        }
+    }
 }

@@ -139,7 +139,7 @@ extension Substring {
 }
 
 /// Strict standard base64 (RFC 4648 §4): the alphabet, `=` padding at the end only, length a multiple of 4.
-enum Base64 {
+package enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     private static let table: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
@@ -147,11 +147,11 @@ enum Base64 {
         return table
     }()
 
-    static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
+    package static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
         decode(Array(text.utf8))
     }
 
-    static func decode(_ input: [UInt8]) -> [UInt8]? {
+    package static func decode(_ input: [UInt8]) -> [UInt8]? {
         guard input.count % 4 == 0 else { return nil }
         var output: [UInt8] = []
         output.reserveCapacity(input.count / 4 * 3)
@@ -182,7 +182,7 @@ enum Base64 {
         return output
     }
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count + 2) / 3 * 4)
         var index = 0

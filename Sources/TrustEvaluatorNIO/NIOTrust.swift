@@ -67,6 +67,17 @@ public struct PincheckNIOVerifier: Sendable {
         self.init(adapter: ChallengeAdapter(trustManager: trustManager, now: now, reporter: reporter, logger: logger))
     }
 
+    /// A verifier whose pins an app updates without a release: each handshake is judged by the
+    /// manager ``UpdatableTrustManager`` has in force at that moment (one atomic load, no lock),
+    /// so a handshake in flight finishes on the pins it started with.
+    /// - Parameters:
+    ///   - updatableTrustManager: The compiled-in configuration and the accepted signed update.
+    ///   - now, reporter, logger: As in ``init(trustManager:now:reporter:logger:)``.
+    public init(updatableTrustManager: UpdatableTrustManager, now: @escaping @Sendable () -> Date = { Date() },
+                reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent) {
+        self.init(adapter: ChallengeAdapter(updatableTrustManager: updatableTrustManager, now: now, reporter: reporter, logger: logger))
+    }
+
     /// Whether a decision lets the handshake complete: the disposition allows the connection
     /// (``Disposition/allowsConnection``, decided by `Disposition(serverTrust:)`), and a
     /// `performDefaultHandling` rests on a trusted verdict — an override handler's bare answer is

@@ -3,7 +3,7 @@ import Logging
 import ServerTrust
 import Synchronization
 import Testing
-import TrustEvaluator
+@testable import TrustEvaluator
 
 /// Keeps every record a logger produced.
 final class RecordingLogHandler: LogHandler, Sendable {
@@ -80,5 +80,21 @@ struct TrustLoggingTests {
         let warning = try #require(handler.all.first { $0.level == .warning })
         #expect(warning.message.contains("not delivered"))
         #expect(warning.metadata["error"]?.contains("collector unreachable") == true)
+    }
+
+    @Test("pin-set updates: an accepted one is a notice, a refused one a warning with its code")
+    func updateEvents() throws {
+        let handler = RecordingLogHandler()
+        let logger = Logger(label: "test", factory: { _ in handler })
+        let pair = try Ed25519.generate()
+        let manager = UpdatableTrustManager(compiledIn: TrustManager(), keys: [try PinSetVerificationKey(rawRepresentation: pair.publicKey)],
+                                            at: PKI.time, events: TrustLogging.updateEvents(to: logger))
+        let document = Array(#"{ "serial": 1, "expires": "2031-01-01", "configuration": { "version": 1, "hosts": [] } }"#.utf8)
+        let signature = try Ed25519.sign(document, privateKeyPEM: Array(pair.privateKeyPEM.utf8)).signature
+        try manager.apply(document: document, signature: signature, at: PKI.time)
+        #expect(throws: PinSetUpdateError.self) { try manager.apply(document: document, signature: signature, at: PKI.time) }
+        #expect(handler.all.map(\.level) == [.notice, .warning])
+        #expect(handler.all.first?.metadata["serial"] == "1")
+        #expect(handler.all.last?.metadata["code"] == "update.rollback")
     }
 }

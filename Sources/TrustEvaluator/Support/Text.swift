@@ -1,14 +1,14 @@
 /// Small text and path helpers, so the engine needs FoundationEssentials only (not Foundation,
 /// whose loading dominates a short command's start-up).
-enum FilePath {
+package enum FilePath {
     /// `directory/name`, or `name` alone when it is absolute.
-    static func join(_ directory: String, _ name: String) -> String {
+    package static func join(_ directory: String, _ name: String) -> String {
         if name.hasPrefix("/") || directory.isEmpty { return name }
         return directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 
     /// Everything before the last `/` (`""` when there is none; `/` for a file in the root).
-    static func directory(of path: String) -> String {
+    package static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "" }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }

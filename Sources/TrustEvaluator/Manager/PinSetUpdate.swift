@@ -1,0 +1,143 @@
+import FoundationEssentials
+
+/// An Ed25519 public key an app embeds to accept pin-set updates signed by its private key.
+public struct PinSetVerificationKey: Sendable, Hashable, CustomStringConvertible {
+    /// The 32 raw bytes.
+    public let rawRepresentation: [UInt8]
+
+    /// - Throws: ``PincheckError`` when the bytes are not 32.
+    public init(rawRepresentation: [UInt8]) throws(PincheckError) {
+        guard rawRepresentation.count == Ed25519.publicKeyLength else {
+            throw PincheckError(.invalidPolicy, "an Ed25519 public key is 32 bytes, not \(rawRepresentation.count)")
+        }
+        self.rawRepresentation = rawRepresentation
+    }
+
+    /// The key as `pincheck keygen` prints it: base64 of the 32 raw bytes.
+    public init(base64 text: String) throws(PincheckError) {
+        guard let bytes = Base64.decode(text.trimmingWhitespaceCharacters()) else {
+            throw PincheckError(.invalidPolicy, "the update key is not base64 (pincheck keygen prints it)")
+        }
+        try self.init(rawRepresentation: bytes)
+    }
+
+    /// Base64 of the raw key.
+    public var description: String { Base64.encode(rawRepresentation) }
+}
+
+/// Why a pin-set update was refused. Every refusal leaves the pins in force unchanged.
+public struct PinSetUpdateError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A stable, machine-readable code.
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        /// The signature does not verify with any embedded key (tampered, or signed by another key).
+        case badSignature = "update.bad-signature"
+        /// The document is not an update: not JSON, or without `serial`, `expires` or `configuration`.
+        case malformed = "update.malformed"
+        /// The serial is not greater than the highest accepted so far (a replayed or older update).
+        case rollback = "update.rollback"
+        /// The update's `expires` has passed.
+        case expired = "update.expired"
+        /// The signed configuration does not load (its own error is in the message).
+        case invalidConfiguration = "update.invalid-configuration"
+        /// The accepted update could not be stored for the next start.
+        case storage = "update.storage"
+    }
+
+    public let code: Code
+    public let message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+/// A signed pin-set document, checked: what `pincheck sign` signs and an app applies.
+///
+/// The document is JSON: `{"serial": 7, "expires": "2027-06-30T00:00:00Z", "configuration": {…}}`,
+/// where `configuration` is a Pincheck JSON configuration. The signature is a detached Ed25519
+/// signature over the document's exact bytes, as 64 raw bytes or their base64.
+struct PinSetUpdate {
+    let serial: Int
+    let expires: Date
+    let configuration: Configuration
+
+    private struct Envelope: Decodable {
+        let serial: Int
+        let expires: String
+        let configuration: JSONValue
+    }
+
+    /// - Throws: ``PinSetUpdateError`` in the order: signature, form, expiry, configuration.
+    static func verify(document: [UInt8], signature: [UInt8], keys: [PinSetVerificationKey], at time: Date,
+                       baseDirectory: String, anchors: TrustAnchors?) throws(PinSetUpdateError) -> PinSetUpdate {
+        let raw: [UInt8]
+        if signature.count == Ed25519.signatureLength {
+            raw = signature
+        } else if let decoded = Base64.decode(String(decoding: signature, as: UTF8.self).trimmingWhitespaceCharacters()) {
+            raw = decoded
+        } else {
+            throw PinSetUpdateError(.badSignature, "the signature is neither 64 bytes nor base64")
+        }
+        // Nothing in the document is read before its signature verifies.
+        guard keys.contains(where: { Ed25519.verify(signature: raw, message: document, publicKey: $0.rawRepresentation) }) else {
+            throw PinSetUpdateError(.badSignature, "the signature does not verify with any of the \(keys.count) embedded key\(keys.count == 1 ? "" : "s")")
+        }
+        let envelope: Envelope
+        do { envelope = try JSONDecoder().decode(Envelope.self, from: Data(document)) } catch {
+            throw PinSetUpdateError(.malformed, "not a pin-set update ({\"serial\": N, \"expires\": TIME, \"configuration\": {…}}): \(error)")
+        }
+        guard envelope.serial > 0 else { throw PinSetUpdateError(.malformed, "serial must be a positive integer") }
+        guard let expires = Timestamp.parse(envelope.expires) ?? Timestamp.parseDay(envelope.expires) else {
+            throw PinSetUpdateError(.malformed, "expires \"\(envelope.expires)\" is not an ISO 8601 date or time")
+        }
+        guard time < expires else {
+            throw PinSetUpdateError(.expired, "update \(envelope.serial) expired at \(Timestamp.iso8601(expires))")
+        }
+        let configuration: Configuration
+        do {
+            let json = try JSONEncoder().encode(envelope.configuration)
+            configuration = try Configuration.decode(json, source: "update \(envelope.serial)", baseDirectory: baseDirectory, anchors: anchors)
+        } catch let error as PincheckError {
+            throw PinSetUpdateError(.invalidConfiguration, error.description)
+        } catch {
+            throw PinSetUpdateError(.invalidConfiguration, "\(error)")
+        }
+        return PinSetUpdate(serial: envelope.serial, expires: expires, configuration: configuration)
+    }
+}
+
+/// Any JSON value, kept as it was (the signed configuration is decoded by ``Configuration``).
+enum JSONValue: Codable, Sendable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+        else if let value = try? container.decode(Double.self) { self = .number(value) }
+        else if let value = try? container.decode(String.self) { self = .string(value) }
+        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
+        else { self = .object(try container.decode([String: JSONValue].self)) }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .number(let value):
+            if value == value.rounded(), abs(value) < 1e15 { try container.encode(Int64(value)) } else { try container.encode(value) }
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}
