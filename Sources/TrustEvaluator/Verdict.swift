@@ -30,7 +30,7 @@ public struct Verdict: Sendable {
     /// Pin validation failure reports due to the host policy's report URIs (RFC 7469 §3).
     public let reports: [PinFailureReport]
     /// The path built to the anchors even when the verdict is a rejection (the report's validated chain).
-    var builtPath: VerifiedPath? { judgement.builtPath }
+    package var builtPath: VerifiedPath? { judgement.builtPath }
 
     /// What was found about the certificates, shared by every reuse of the verdict (a verdict-cache
     /// hit copies one reference, not every reason, path and policy).

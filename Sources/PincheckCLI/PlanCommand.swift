@@ -1,0 +1,289 @@
+import ArgumentParser
+import FoundationEssentials
+import PincheckTLS
+import ServerTrust
+import TrustEvaluator
+
+/// `pincheck plan CONFIG --next FILE…`: will a renewal or a CA change break the app's pins?
+struct Plan: ConsoleCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan",
+        abstract: "Will a certificate, key or CA change break clients pinned by a configuration? And which pins keep both working.",
+        discussion: """
+            For each host the configuration pins (or each --host), judges the chain served now
+            (--current FILE, or fetched live) and the one that will be served (--next: a certificate
+            or chain, a CSR, or a public or private key; a lone leaf is completed with today's
+            intermediates, a key keeps today's path above the leaf), and prints survives or breaks
+            with the reason, and the smallest pin set that keeps both working plus a backup pin on
+            neither chain (the configuration's own pins that qualify, or --backup), ready to paste
+            in the configuration's own format.
+            Exit codes: 0 every host survives · 1 some host breaks · 2 bad input · 3 the current chain could not be fetched.
+            """)
+
+    @Argument(help: ArgumentHelp("The app's configuration: Pincheck JSON, TrustKit plist, Android XML, OkHttp pins or ATS Info.plist.", valueName: "config"))
+    var config: String
+
+    @Option(name: .customLong("next"), help: ArgumentHelp("What will be served: a certificate or chain (PEM/DER), a CSR, or a public or private key (PEM); repeatable.", valueName: "file"))
+    var next: [String] = []
+
+    @Option(help: ArgumentHelp("The chain served today (leaf first). Default: fetched from each host.", valueName: "file"))
+    var current: String?
+
+    @Option(name: .customLong("host"), help: ArgumentHelp("A host to plan for; repeatable. Default: every exact name the configuration pins.", valueName: "name"))
+    var hosts: [String] = []
+
+    @Option(help: ArgumentHelp("A spare key (CSR, public or private key, or certificate) to pin as the backup; repeatable.", valueName: "file"))
+    var backup: [String] = []
+
+    @Option(help: ArgumentHelp("Where to fetch today's chain from, ADDRESS[:PORT] (one host). Default: the host itself.", valueName: "address"))
+    var address: String?
+
+    @Option(name: .customLong("ca-file"), help: ArgumentHelp("Stands in for the system store wherever the configuration says \"system\"; repeatable.", valueName: "file"))
+    var caFiles: [String] = []
+
+    @Option(name: .customLong("android-raw"), help: ArgumentHelp("Where an Android configuration's @raw/NAME certificates are.", valueName: "folder"))
+    var androidRaw: String?
+
+    @Option(help: ArgumentHelp("Seconds allowed to fetch a chain, per host.", valueName: "seconds"))
+    var timeout: Double = 10
+
+    @Option(help: ArgumentHelp("The time both chains are judged at, ISO 8601 (a next certificate not yet valid is judged from its notBefore). Default: now.", valueName: "time"))
+    var at: String?
+
+    @Flag(help: "One JSON object per host, one per line.")
+    var json = false
+
+    func validate() throws {
+        guard !next.isEmpty else { throw ValidationError("give what will be served with --next FILE") }
+        if let at, PolicyOptions.parseTime(at) == nil { throw ValidationError("--at \"\(at)\" is not an ISO 8601 date or time") }
+        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
+    }
+
+    func execute(_ console: Console) throws -> ExitStatus {
+        let anchors = caFiles.isEmpty ? nil : try TrustAnchors(contentsOf: caFiles)
+        let data = Data(try InputFile.read(config, limit: InputFile.configurationLimit, what: "configuration file"))
+        let format = ConfigurationImporter.detect(data)
+        let configuration = try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw)
+        let time = at.flatMap(PolicyOptions.parseTime) ?? Date()
+        let change = try NextServed(files: next)
+        let backups = try backup.map { file throws(PincheckError) -> PublicKeyPin in try NextServed.keyPin(of: file) }
+        let currentChain = try current.map { file throws(PincheckError) in try Certificate.load(contentsOf: file) }
+
+        var names = try hosts.map { host throws(PincheckError) in try HostName.peerName(for: host).text }
+        if names.isEmpty {
+            names = configuration.hosts.compactMap { entry in
+                switch entry.policy.pattern.kind {
+                case .exact, .includingSubdomains: entry.policy.pattern.base
+                case .oneLabel, .anyDepth: nil
+                }
+            }
+        }
+        guard !names.isEmpty else { throw PincheckError(.invalidPolicy, "the configuration pins no exact name; give the hosts to plan for with --host") }
+        let probe = TLSProbe(timeout: .milliseconds(Int64(timeout * 1000)))
+
+        var worst = ExitStatus.trusted
+        for (index, name) in names.enumerated() {
+            let served: [Certificate]
+            if let currentChain {
+                served = currentChain
+            } else {
+                let target = try ProbeTarget(parsing: address ?? name, defaultPort: 443)
+                do { served = try probe.probe(target, serverName: name).servedChain } catch {
+                    worst = ExitStatus.worst(worst, .networkFailure)
+                    console.line(json ? JSONValue.object(["host": .string(name), "error": .string("\(error)")]).compact : "\(name): today's chain could not be fetched: \(error)")
+                    continue
+                }
+            }
+            let outcome = try PlanOutcome(host: name, manager: configuration.trustManager, current: served, next: change,
+                                          backups: backups, at: time)
+            worst = ExitStatus.worst(worst, outcome.breaks ? .notTrusted : .trusted)
+            if json {
+                console.line(outcome.jsonLine(format: format))
+            } else {
+                if index > 0 { console.line() }
+                outcome.render(to: console, format: format)
+            }
+        }
+        return worst
+    }
+}
+
+/// What `--next` says will be served: certificates, or only a new leaf key.
+struct NextServed {
+    var certificates: [Certificate] = []
+    var leafKey: PublicKeyPin? = nil
+    var description: String
+
+    init(files: [String]) throws(PincheckError) {
+        var kinds: [String] = []
+        for file in files {
+            let bytes = try InputFile.read(file, limit: InputFile.certificateLimit, what: "--next file")
+            if let key = try PublicKeyFile.read(bytes, source: file) {
+                guard leafKey == nil else { throw PincheckError(.invalidPolicy, "--next names more than one key; give one new leaf key (or the certificates)", source: file) }
+                leafKey = key.pin
+                kinds.append("a new leaf key (\(key.kind))")
+            } else {
+                certificates += try Certificate.parseBundle(bytes, source: file)
+                kinds.append(file)
+            }
+        }
+        guard certificates.isEmpty || leafKey == nil else {
+            throw PincheckError(.invalidPolicy, "--next mixes certificates and a bare key; give one or the other")
+        }
+        description = kinds.joined(separator: ", ")
+    }
+
+    /// The SPKI pin of a key, CSR or certificate file (`--backup`).
+    static func keyPin(of file: String) throws(PincheckError) -> PublicKeyPin {
+        let bytes = try InputFile.read(file, limit: InputFile.certificateLimit, what: "--backup file")
+        if let key = try PublicKeyFile.read(bytes, source: file) { return key.pin }
+        guard let certificate = try Certificate.parseBundle(bytes, source: file).first else {
+            throw PincheckError(.emptyInput, "no key in the --backup file", source: file)
+        }
+        return certificate.publicKeyPin
+    }
+}
+
+/// One host's plan.
+struct PlanOutcome {
+    let host: String
+    let policy: HostPolicy?
+    let currentAllowed: Bool
+    let currentReasons: [String]
+    /// The keys of today's verified (or built) path, leaf first.
+    let currentKeys: [PublicKeyPin]
+    /// The keys of the next path, leaf first.
+    let nextKeys: [PublicKeyPin]
+    let breaks: Bool
+    let reason: String
+    let suggestion: [PublicKeyPin]
+    let backupsFound: Bool
+
+    init(host: String, manager: TrustManager, current: [Certificate], next: NextServed, backups: [PublicKeyPin], at time: Date) throws(PincheckError) {
+        self.host = host
+        let today = try manager.evaluate(current, host: host, at: time)
+        policy = today.hostPolicy
+        currentAllowed = Disposition(serverTrust: today).allowsConnection
+        currentReasons = today.failures.map { "\($0.code)" }
+        let todayPath = (today.verifiedPath ?? today.builtPath)?.certificates ?? current
+        let todayKeys = todayPath.map(\.publicKeyPin)
+        let pinned = Self.enforcedPins(policy, at: time)
+        let upcoming: [PublicKeyPin]
+
+        if next.certificates.isEmpty, let key = next.leafKey {
+            // A new key under today's CA: the path above the leaf stays.
+            upcoming = [key] + todayKeys.dropFirst()
+            let survives = pinned.isEmpty || pinned.contains { upcoming.contains($0) }
+            breaks = !survives
+            reason = survives ? Self.survivalReason(pinned, upcoming) : Self.breakReason(today, pinned, upcoming)
+        } else {
+            var chain = next.certificates
+            // A lone leaf from today's issuer: the server will send it with today's intermediates.
+            if chain.count == 1, !chain[0].isSelfSigned { chain += current.dropFirst() }
+            let nextTime = max(time, chain[0].notBefore.addingTimeInterval(1))
+            let verdict = try manager.evaluate(chain, host: host, at: nextTime)
+            upcoming = ((verdict.verifiedPath ?? verdict.builtPath)?.certificates ?? chain).map(\.publicKeyPin)
+            breaks = !Disposition(serverTrust: verdict).allowsConnection
+            if !breaks {
+                reason = Self.survivalReason(pinned, upcoming)
+            } else if verdict.failures.allSatisfy({ $0.code == .pinMismatch }) {
+                reason = Self.breakReason(today, pinned, upcoming)
+            } else {
+                reason = "the next chain itself is refused: " + verdict.failures.map { "\($0.code): \($0.message.split(separator: "\n").first ?? "")" }.joined(separator: "; ")
+            }
+        }
+
+        // The smallest set that keeps both working: a key on both paths, above the leaf if one is;
+        // else one key of each path (the issuing CA's when there is one).
+        let common = todayKeys.enumerated().filter { upcoming.contains($0.element) }
+        var chosen: [PublicKeyPin]
+        if let stable = common.first(where: { $0.offset > 0 }) ?? common.first {
+            chosen = [stable.element]
+        } else {
+            chosen = [todayKeys.count > 1 ? todayKeys[1] : todayKeys[0], upcoming.count > 1 ? upcoming[1] : upcoming[0]]
+        }
+        // Backups: the configuration's own pins on neither chain, then --backup keys.
+        let spare = (pinned + backups).filter { !todayKeys.contains($0) && !upcoming.contains($0) }
+        backupsFound = !spare.isEmpty
+        for pin in spare where !chosen.contains(pin) { chosen.append(pin) }
+        suggestion = chosen
+        currentKeys = todayKeys
+        nextKeys = upcoming
+    }
+
+    /// The pins that decide: every active, enforced pin set's.
+    static func enforcedPins(_ policy: HostPolicy?, at time: Date) -> [PublicKeyPin] {
+        guard let policy else { return [] }
+        var pins: [PublicKeyPin] = []
+        for set in policy.pinSets where set.enforcement == .enforce && (set.expires.map { time < $0 } ?? true) {
+            switch set.pinning {
+            case .none: break
+            case .publicKeys(let pinned): pins += pinned.pins.sorted()
+            case .certificates(let pinned): pins += pinned.certificates.map(\.publicKeyPin)
+            }
+        }
+        return pins
+    }
+
+    static func survivalReason(_ pinned: [PublicKeyPin], _ nextKeys: [PublicKeyPin]) -> String {
+        guard !pinned.isEmpty else { return "not pinned: only default validation applies" }
+        let depths = nextKeys.enumerated().filter { pinned.contains($0.element) }.map { "\($0.offset)" }
+        return "a pinned key is on the next path (depth \(depths.joined(separator: ", ")))"
+    }
+
+    static func breakReason(_ today: Verdict, _ pinned: [PublicKeyPin], _ nextKeys: [PublicKeyPin]) -> String {
+        let depths = Set(today.matchedPins.map(\.depth))
+        if depths == [0] { return "only the leaf key is pinned and the next leaf has a new key" }
+        if today.matchedPins.isEmpty { return "no pin matches today's chain either" }
+        return "no pinned key is on the next path: today's pins match at depth \(depths.sorted().map(String.init).joined(separator: ", ")), and the next path's keys are other keys"
+    }
+
+    /// The suggested pins in the configuration's own format.
+    func snippet(format: ConfigurationFormat) -> String {
+        let pattern = policy.map { "\($0.pattern.base)" } ?? host
+        switch format {
+        case .pincheck:
+            return #"{ "pattern": "\#(pattern)", "pins": [\#(suggestion.map { "\"\($0)\"" }.joined(separator: ", "))] }"#
+        case .okHttp:
+            return suggestion.map { "\(pattern) \($0)" }.joined(separator: "\n")
+        case .trustKit:
+            return (["<key>TSKPublicKeyHashes</key>", "<array>"] + suggestion.map { "    <string>\($0.base64)</string>" } + ["</array>"]).joined(separator: "\n")
+        case .android:
+            return (["<pin-set>"] + suggestion.map { "    <pin digest=\"SHA-256\">\($0.base64)</pin>" } + ["</pin-set>"]).joined(separator: "\n")
+        case .ats:
+            // Keys that are leaves today or next go to the leaf identities; the others to the CA ones.
+            let leaves = Set([currentKeys.first, nextKeys.first].compactMap { $0 })
+            func identities(_ key: String, _ pins: [PublicKeyPin]) -> [String] {
+                pins.isEmpty ? [] : ["<key>\(key)</key>", "<array>"]
+                    + pins.map { "    <dict><key>SPKI-SHA256-BASE64</key><string>\($0.base64)</string></dict>" } + ["</array>"]
+            }
+            return (identities("NSPinnedLeafIdentities", suggestion.filter { leaves.contains($0) })
+                    + identities("NSPinnedCAIdentities", suggestion.filter { !leaves.contains($0) })).joined(separator: "\n")
+        }
+    }
+
+    func render(to console: Console, format: ConfigurationFormat) {
+        let verdict = breaks ? console.paint("BREAKS", .red) : console.paint("SURVIVES", .green)
+        console.line("\(host): \(verdict) — \(reason)")
+        console.line("  today: \(currentAllowed ? "allowed" : "refused (\(currentReasons.joined(separator: ", ")))")")
+        console.line("  pins that keep both working, with a backup on neither chain (\(format.rawValue)):")
+        for line in snippet(format: format).split(separator: "\n") { console.line("    \(line)") }
+        if !backupsFound {
+            console.line("  " + console.paint("no backup pin:", .yellow) + " make a spare key (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out spare.key), keep it offline, and plan again with --backup spare.key")
+        }
+    }
+
+    func jsonLine(format: ConfigurationFormat) -> String {
+        JSONValue.object([
+            "host": .string(host),
+            "policy": policy.map { .string("\($0.pattern)") } ?? .null,
+            "current": .string(currentAllowed ? "allowed" : "refused"),
+            "currentReasons": .array(currentReasons.map(JSONValue.string)),
+            "next": .string(breaks ? "breaks" : "survives"),
+            "reason": .string(reason),
+            "pins": .array(suggestion.map { .string("\($0)") }),
+            "backupFound": .string(backupsFound ? "yes" : "no"),
+            "snippet": .string(snippet(format: format)),
+        ]).compact
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import PincheckTestSupport
+import Testing
+@testable import PincheckCLI
+
+/// `pincheck plan`: will a renewal or a CA move break the app's pins, and which pins keep both working.
+@Suite("pincheck plan", .serialized)
+struct PlanCommandTests {
+    typealias F = CLIFixtures
+
+    static func pin(_ name: String) throws -> String { try CheckCommandTests.pin(name) }
+
+    /// A configuration pinning www.example.test to `pins`, trusting both test roots.
+    static func configuration(_ pins: [String]) throws -> String {
+        try ConfigAndLintCommandTests.write("""
+            { "version": 1, "anchors": ["CERTS/rsa-root.pem", "CERTS/ec-root.pem"],
+              "hosts": [ { "pattern": "www.example.test", "pins": [\(pins.map { "\"\($0)\"" }.joined(separator: ", "))] } ] }
+            """)
+    }
+
+    static func plan(_ config: String, next: [String], extra: [String] = []) -> CLIFixtures.Result {
+        F.run(["plan", config, "--current", F.path("chains/rsa-good.pem")] + next.flatMap { ["--next", $0] } + ["--at", "2030-06-01"] + extra)
+    }
+
+    @Test("leaf-only pins: a renewal with a new leaf key breaks; the suggestion pins the intermediate and keeps the backup")
+    func leafOnly() throws {
+        let config = try Self.configuration([try Self.pin("rsa-leaf"), try Self.pin("attacker-root")])
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let result = Self.plan(config, next: [F.path("rsa-leaf-rotated.pem")])
+        #expect(result.status == 1)
+        #expect(result.output.contains("www.example.test: BREAKS — only the leaf key is pinned and the next leaf has a new key"))
+        #expect(result.output.contains(#""pins": ["\#(try Self.pin("rsa-intermediate"))", "\#(try Self.pin("attacker-root"))"]"#), "\(result.output)")
+    }
+
+    @Test("CA pins: the same renewal survives")
+    func caPins() throws {
+        let config = try Self.configuration([try Self.pin("rsa-intermediate"), try Self.pin("attacker-root")])
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let result = Self.plan(config, next: [F.path("rsa-leaf-rotated.pem")])
+        #expect(result.status == 0)
+        #expect(result.output.contains("SURVIVES — a pinned key is on the next path (depth 1)"))
+    }
+
+    @Test("a backup pin for the next leaf key: the renewal survives")
+    func backupPin() throws {
+        let config = try Self.configuration([try Self.pin("rsa-leaf"), try Self.pin("rsa-leaf-rotated")])
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let result = Self.plan(config, next: [F.path("rsa-leaf-rotated.pem")])
+        #expect(result.status == 0)
+        #expect(result.output.contains("SURVIVES — a pinned key is on the next path (depth 0)"))
+        #expect(result.output.contains("no backup pin:"), "neither pin is off both chains, so a spare key is asked for")
+    }
+
+    @Test("a CSR as --next: no certificate needed; leaf pins break, CA pins survive")
+    func csr() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-plan-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let csr = folder.appendingPathComponent("next.csr").path
+        try #require(try OpenSSLCLI.run(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                          "-keyout", folder.appendingPathComponent("next.key").path, "-subj", "/CN=www.example.test", "-out", csr]) == 0)
+        let leaf = try Self.configuration([try Self.pin("rsa-leaf"), try Self.pin("attacker-root")])
+        let ca = try Self.configuration([try Self.pin("rsa-intermediate"), try Self.pin("attacker-root")])
+        defer { try? FileManager.default.removeItem(atPath: leaf); try? FileManager.default.removeItem(atPath: ca) }
+        let broken = Self.plan(leaf, next: [csr], extra: ["--json"])
+        #expect(broken.status == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(broken.output.utf8)) as? [String: Any])
+        #expect(object["next"] as? String == "breaks")
+        #expect(object["reason"] as? String == "only the leaf key is pinned and the next leaf has a new key")
+        #expect(Self.plan(ca, next: [csr]).status == 0)
+        // The new key as the backup of the leaf pins: pinning it now makes the renewal survive.
+        let withBackup = Self.plan(leaf, next: [F.path("rsa-leaf-rotated.pem")], extra: ["--backup", folder.appendingPathComponent("next.key").path])
+        #expect(withBackup.status == 1)
+        #expect(!withBackup.output.contains("no backup pin:"))
+    }
+
+    @Test("a CA move: the intermediate pin breaks; the suggestion holds both CAs' keys through the move")
+    func caMove() throws {
+        let config = try Self.configuration([try Self.pin("rsa-intermediate"), try Self.pin("attacker-root")])
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let result = Self.plan(config, next: [F.path("chains/ec-good.pem")])
+        #expect(result.status == 1)
+        #expect(result.output.contains("no pinned key is on the next path: today's pins match at depth 1"))
+        #expect(result.output.contains(#""pins": ["\#(try Self.pin("rsa-intermediate"))", "\#(try Self.pin("ec-intermediate"))", "\#(try Self.pin("attacker-root"))"]"#), "\(result.output)")
+    }
+
+    @Test("the suggestion in the configuration's own format: OkHttp, TrustKit, Android")
+    func formats() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-plan-formats-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let leaf = try Self.pin("rsa-leaf"), backup = try Self.pin("attacker-root"), intermediate = try Self.pin("rsa-intermediate")
+        let okhttp = folder.appendingPathComponent("pins.txt").path
+        try "www.example.test \(leaf)\nwww.example.test \(backup)\n".write(toFile: okhttp, atomically: true, encoding: .utf8)
+        let ok = Self.plan(okhttp, next: [F.path("rsa-leaf-rotated.pem")], extra: ["--ca-file", F.path("rsa-root.pem")])
+        #expect(ok.output.contains("    www.example.test \(intermediate)\n    www.example.test \(backup)"), "\(ok.output)")
+
+        let android = folder.appendingPathComponent("nsc.xml").path
+        try """
+            <network-security-config><domain-config><domain>www.example.test</domain>
+              <pin-set><pin digest="SHA-256">\(leaf.dropFirst(7))</pin><pin digest="SHA-256">\(backup.dropFirst(7))</pin></pin-set>
+            </domain-config></network-security-config>
+            """.write(toFile: android, atomically: true, encoding: .utf8)
+        let xml = Self.plan(android, next: [F.path("rsa-leaf-rotated.pem")], extra: ["--ca-file", F.path("rsa-root.pem")])
+        #expect(xml.status == 1)
+        #expect(xml.output.contains(#"<pin digest="SHA-256">\#(intermediate.dropFirst(7))</pin>"#), "\(xml.output)")
+    }
+
+    @Test("bad input is exit 2: no --next, an unreadable file")
+    func badInput() throws {
+        let config = try Self.configuration([try Self.pin("rsa-intermediate"), try Self.pin("attacker-root")])
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        #expect(F.run(["plan", config]).status == 2)
+        #expect(F.run(["plan", config, "--next", "/nonexistent.pem", "--current", F.path("chains/rsa-good.pem")]).status == 2)
+    }
+}
