@@ -10,51 +10,33 @@ struct Audit: ConsoleCommand {
         commandName: "audit",
         abstract: "Check an app's pinning configuration (any supported format) against the live hosts it pins.",
         discussion: """
-            Audits every exact name the configuration pins, plus the names --hosts gives (needed for
-            wildcard patterns; a line may also say where to connect: "NAME [ADDRESS[:PORT]]").
-            For each host: the verdict the app would reach now, the pin that matched and its depth,
-            whether a backup pin exists that is not on the current chain, the days left on each
+            Audits every exact name the configuration pins, plus the names --hosts gives (needed for \
+            wildcard patterns; a line may also say where to connect: "NAME [ADDRESS[:PORT]]"). \
+            For each host: the verdict the app would reach now, the pin that matched and its depth, \
+            whether a backup pin exists that is not on the current chain, the days left on each \
             pinned certificate, and what a routine leaf-key rotation would do.
             Exit codes: the worst host's — 0 allowed · 1 refused · 3 network or handshake failure · 2 bad input.
             """)
 
-    @Argument(help: ArgumentHelp("The app's configuration: Pincheck JSON, TrustKit plist, Android XML, OkHttp pins or ATS Info.plist.", valueName: "config"))
-    var config: String
+    @OptionGroup var app: AppConfigurationOptions
 
     @Option(help: ArgumentHelp("More hosts, one per line: NAME [ADDRESS[:PORT]] (# starts a comment).", valueName: "file"))
     var hosts: String?
 
-    @Option(name: .customLong("ca-file"), help: ArgumentHelp("Stands in for the system store wherever the configuration says \"system\"; repeatable.", valueName: "file"))
-    var caFiles: [String] = []
-
-    @Option(name: .customLong("android-raw"), help: ArgumentHelp("Where an Android configuration's @raw/NAME certificates are. Default: the app's res/raw, beside the file's res/xml.", valueName: "folder"))
-    var androidRaw: String?
-
-    @Option(help: ArgumentHelp("Seconds allowed for name resolution, connect and handshake, per host.", valueName: "seconds"))
-    var timeout: Double = 10
-
     @Option(help: ArgumentHelp("The port for hosts given without one.", valueName: "port"))
     var port: UInt16 = 443
 
-    @Option(help: ArgumentHelp("The time the app's verdict is reached at, ISO 8601. Default: now.", valueName: "time"))
-    var at: String?
-
-    @Flag(help: "One JSON object per host, one per line.")
-    var json = false
-
     func validate() throws {
-        if let at, PolicyOptions.parseTime(at) == nil { throw ValidationError("--at \"\(at)\" is not an ISO 8601 date or time") }
-        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
         guard port > 0 else { throw ValidationError("--port must be 1–65535") }
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
-        let anchors = caFiles.isEmpty ? nil : try TrustAnchors(contentsOf: caFiles)
-        let configuration = try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw)
-        let time = at.flatMap(PolicyOptions.parseTime) ?? Date()
+        let configuration = try app.load()
+        let time = app.time
+        let json = app.json
         let plan = try AuditPlan(configuration: configuration, hostsFile: try hosts.map { path throws(PincheckError) in
             String(decoding: try InputFile.read(path, limit: InputFile.configurationLimit, what: "hosts file"), as: UTF8.self) }, defaultPort: port)
-        let probe = TLSProbe(timeout: .milliseconds(Int64(timeout * 1000)))
+        let probe = app.probe
         let progress = Console.standardError.isTerminal && !json
 
         var worst = ExitStatus.trusted
@@ -121,6 +103,40 @@ struct AuditPlan {
             }
         }
     }
+}
+
+/// An app's own configuration, read with its format's meaning: `audit` and `plan`.
+struct AppConfigurationOptions: ParsableArguments {
+    @Argument(help: ArgumentHelp("The app's configuration: Pincheck JSON, TrustKit plist, Android XML, OkHttp pins or ATS Info.plist.", valueName: "config"))
+    var config: String
+
+    @Option(name: .customLong("ca-file"), help: ArgumentHelp("Stands in for the system store wherever the configuration says \"system\"; repeatable.", valueName: "file"))
+    var caFiles: [String] = []
+
+    @Option(name: .customLong("android-raw"), help: ArgumentHelp("Where an Android configuration's @raw/NAME certificates are. Default: the app's res/raw, beside the file's res/xml.", valueName: "folder"))
+    var androidRaw: String?
+
+    @Option(help: ArgumentHelp("Seconds allowed for name resolution, connect and handshake, per host.", valueName: "seconds"))
+    var timeout: Double = 10
+
+    @Option(help: ArgumentHelp("The time the app's verdicts are reached at, ISO 8601. Default: now.", valueName: "time"))
+    var at: String?
+
+    @Flag(help: "One JSON object per host, one per line.")
+    var json = false
+
+    func validate() throws {
+        if let at, PolicyOptions.parseTime(at) == nil { throw ValidationError("--at \"\(at)\" is not an ISO 8601 date or time") }
+        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
+    }
+
+    func load() throws -> Configuration {
+        let anchors = caFiles.isEmpty ? nil : try TrustAnchors(contentsOf: caFiles)
+        return try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw)
+    }
+
+    var time: Date { at.flatMap(PolicyOptions.parseTime) ?? Date() }
+    var probe: TLSProbe { TLSProbe(timeout: .milliseconds(Int64(timeout * 1000))) }
 }
 
 /// One host's audit.

@@ -10,18 +10,17 @@ struct Plan: ConsoleCommand {
         commandName: "plan",
         abstract: "Will a certificate, key or CA change break clients pinned by a configuration? And which pins keep both working.",
         discussion: """
-            For each host the configuration pins (or each --host), judges the chain served now
-            (--current FILE, or fetched live) and the one that will be served (--next: a certificate
-            or chain, a CSR, or a public or private key; a lone leaf is completed with today's
-            intermediates, a key keeps today's path above the leaf), and prints survives or breaks
-            with the reason, and the smallest pin set that keeps both working plus a backup pin on
-            neither chain (the configuration's own pins that qualify, or --backup), ready to paste
+            For each host the configuration pins (or each --host), judges the chain served now \
+            (--current FILE, or fetched live) and the one that will be served (--next: a certificate \
+            or chain, a CSR, or a public or private key; a lone leaf is completed with today's \
+            intermediates, a key keeps today's path above the leaf), and prints survives or breaks \
+            with the reason, and the smallest pin set that keeps both working plus a backup pin on \
+            neither chain (the configuration's own pins that qualify, or --backup), ready to paste \
             in the configuration's own format.
             Exit codes: 0 every host survives · 1 some host breaks · 2 bad input · 3 the current chain could not be fetched.
             """)
 
-    @Argument(help: ArgumentHelp("The app's configuration: Pincheck JSON, TrustKit plist, Android XML, OkHttp pins or ATS Info.plist.", valueName: "config"))
-    var config: String
+    @OptionGroup var app: AppConfigurationOptions
 
     @Option(name: .customLong("next"), help: ArgumentHelp("What will be served: a certificate or chain (PEM/DER), a CSR, or a public or private key (PEM); repeatable.", valueName: "file"))
     var next: [String] = []
@@ -38,33 +37,15 @@ struct Plan: ConsoleCommand {
     @Option(help: ArgumentHelp("Where to fetch today's chain from, ADDRESS[:PORT] (one host). Default: the host itself.", valueName: "address"))
     var address: String?
 
-    @Option(name: .customLong("ca-file"), help: ArgumentHelp("Stands in for the system store wherever the configuration says \"system\"; repeatable.", valueName: "file"))
-    var caFiles: [String] = []
-
-    @Option(name: .customLong("android-raw"), help: ArgumentHelp("Where an Android configuration's @raw/NAME certificates are.", valueName: "folder"))
-    var androidRaw: String?
-
-    @Option(help: ArgumentHelp("Seconds allowed to fetch a chain, per host.", valueName: "seconds"))
-    var timeout: Double = 10
-
-    @Option(help: ArgumentHelp("The time both chains are judged at, ISO 8601 (a next certificate not yet valid is judged from its notBefore). Default: now.", valueName: "time"))
-    var at: String?
-
-    @Flag(help: "One JSON object per host, one per line.")
-    var json = false
-
     func validate() throws {
         guard !next.isEmpty else { throw ValidationError("give what will be served with --next FILE") }
-        if let at, PolicyOptions.parseTime(at) == nil { throw ValidationError("--at \"\(at)\" is not an ISO 8601 date or time") }
-        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
-        let anchors = caFiles.isEmpty ? nil : try TrustAnchors(contentsOf: caFiles)
-        let data = Data(try InputFile.read(config, limit: InputFile.configurationLimit, what: "configuration file"))
+        let data = Data(try InputFile.read(app.config, limit: InputFile.configurationLimit, what: "configuration file"))
         let format = ConfigurationImporter.detect(data)
-        let configuration = try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw)
-        let time = at.flatMap(PolicyOptions.parseTime) ?? Date()
+        let configuration = try app.load()
+        let time = app.time, json = app.json
         let change = try NextServed(files: next)
         let backups = try backup.map { file throws(PincheckError) -> PublicKeyPin in try NextServed.keyPin(of: file) }
         let currentChain = try current.map { file throws(PincheckError) in try Certificate.load(contentsOf: file) }
@@ -79,7 +60,7 @@ struct Plan: ConsoleCommand {
             }
         }
         guard !names.isEmpty else { throw PincheckError(.invalidPolicy, "the configuration pins no exact name; give the hosts to plan for with --host") }
-        let probe = TLSProbe(timeout: .milliseconds(Int64(timeout * 1000)))
+        let probe = app.probe
 
         var worst = ExitStatus.trusted
         for (index, name) in names.enumerated() {

@@ -8,7 +8,7 @@ struct Keygen: ConsoleCommand {
         commandName: "keygen",
         abstract: "Make an Ed25519 key pair for signing pin-set updates.",
         discussion: """
-            Writes the private key (PKCS #8 PEM, mode 0600) to --out and prints the public key as
+            Writes the private key (PKCS #8 PEM, mode 0600) to --out and prints the public key as \
             base64: the app embeds it (PinSetVerificationKey(base64:)). Refuses to overwrite a file.
             """)
 
@@ -34,9 +34,9 @@ struct Sign: ConsoleCommand {
         commandName: "sign",
         abstract: "Sign a pin-set update with an Ed25519 key (pincheck keygen).",
         discussion: """
-            UPDATE is JSON: {"serial": N, "expires": TIME, "configuration": {…Pincheck JSON…}}. It is
-            checked first (the configuration must load, the serial be positive, the expiry be in the
-            future), then signed as it is, byte for byte. The signature (base64) goes to --out,
+            UPDATE is JSON: {"serial": N, "expires": TIME, "configuration": {…Pincheck JSON…}}. It is \
+            checked first (the configuration must load, the serial be positive, the expiry be in the \
+            future), then signed as it is, byte for byte. The signature (base64) goes to --out, \
             UPDATE.sig by default; the public key that verifies it is printed.
             """)
 
