@@ -13,13 +13,15 @@ import Synchronization
 import Testing
 
 /// A tiny HTTP/1.1 server that demands Basic auth for `alice:wonderland` (or answers 401 without
-/// `WWW-Authenticate` when `announce` is false). One request per connection.
+/// `WWW-Authenticate` when `announce` is false, or with a Digest challenge when `digest`, which it
+/// never accepts: Linux's URLSession does not answer one). One request per connection.
 final class BasicAuthHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
     let announce: Bool
+    let digest: Bool
     let requests: Box<String?>
-    init(announce: Bool, requests: Box<String?>) { self.announce = announce; self.requests = requests }
+    init(announce: Bool, digest: Bool = false, requests: Box<String?>) { self.announce = announce; self.digest = digest; self.requests = requests }
 
     private let buffered = Mutex("")
 
@@ -35,7 +37,8 @@ final class BasicAuthHandler: ChannelInboundHandler, Sendable {
         if authorization == expected {
             response = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
         } else {
-            let header = announce ? "WWW-Authenticate: Basic realm=\"pincheck\"\r\n" : ""
+            let scheme = digest ? "Digest realm=\"pincheck\", nonce=\"4e6f6e6365\", qop=\"auth\", algorithm=MD5" : "Basic realm=\"pincheck\""
+            let header = announce ? "WWW-Authenticate: \(scheme)\r\n" : ""
             response = "HTTP/1.1 401 Unauthorized\r\n\(header)Content-Length: 6\r\nConnection: close\r\n\r\ndenied"
         }
         context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: response))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
@@ -46,11 +49,11 @@ struct LocalServer {
     let channel: any Channel
     var port: Int { channel.localAddress!.port! }
 
-    static func basicAuth(group: any EventLoopGroup, announce: Bool = true, requests: Box<String?>) async throws -> LocalServer {
+    static func basicAuth(group: any EventLoopGroup, announce: Bool = true, digest: Bool = false, requests: Box<String?>) async throws -> LocalServer {
         let channel = try await ServerBootstrap(group: group)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(BasicAuthHandler(announce: announce, requests: requests))
+                    try channel.pipeline.syncOperations.addHandler(BasicAuthHandler(announce: announce, digest: digest, requests: requests))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -282,5 +285,22 @@ struct ReadmeURLSessionExampleTests {
         #expect(runs[1].status == 1 && runs[1].output.contains("request failed: cancelled"), "\(runs[1].output)")
         let wrong = "Basic " + Data("alice:looking-glass".utf8).base64EncodedString()
         #expect(requests.all.filter { $0 == wrong }.count == 1, "the rejected credential is sent once: \(requests.all)")
+    }
+
+    @Test("Digest on Linux: URLSession (swift-corelibs-foundation) never hands a Digest challenge to the delegate; the request ends at the 401")
+    func digestIsNotDelivered() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let requests = Box<String?>()
+        let server = try await LocalServer.basicAuth(group: group, digest: true, requests: requests)
+        let run = try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try ExampleProgram.run("urlsession-router", ["http://127.0.0.1:\(server.port)/", "alice", "wonderland"]) })
+            }
+        }
+        try await server.channel.close()
+        try await group.shutdownGracefully()
+        // If this starts failing, Foundation learned Digest: the adapter already answers it (ChallengeAdapterTests).
+        #expect(run.output.contains("HTTP status: 401"), "\(run.output)")
+        #expect(requests.all.count == 1 && requests.all.first == .some(nil), "one request, no Authorization: \(requests.all)")
     }
 }
