@@ -113,4 +113,31 @@ struct PlanCommandTests {
         #expect(F.run(["plan", config]).status == 2)
         #expect(F.run(["plan", config, "--next", "/nonexistent.pem", "--current", F.path("chains/rsa-good.pem")]).status == 2)
     }
+
+    @Test("today's chain fetched live (as check does), and the suggestion for an ATS Info.plist in NSPinnedDomains' form")
+    func liveAndATS() throws {
+        let server = try CheckTLSServer(certificate: "rsa-leaf", chain: ["rsa-intermediate"])
+        defer { server.stop() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-plan-ats-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let plist = folder.appendingPathComponent("Info.plist").path
+        try """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>NSAppTransportSecurity</key><dict><key>NSPinnedDomains</key><dict>
+              <key>www.example.test</key><dict><key>NSPinnedLeafIdentities</key><array>
+                <dict><key>SPKI-SHA256-BASE64</key><string>\(try Self.pin("rsa-leaf").dropFirst(7))</string></dict>
+              </array></dict>
+            </dict></dict></dict></plist>
+            """.write(toFile: plist, atomically: true, encoding: .utf8)
+        let result = F.run(["plan", plist, "--address", server.target, "--next", F.path("rsa-leaf-rotated.pem"),
+                            "--ca-file", F.path("rsa-root.pem"), "--at", "2030-06-01"])
+        #expect(result.status == 1, "\(result.output)")
+        #expect(result.output.contains("today: allowed"), "the live chain was judged")
+        #expect(result.output.contains("only the leaf key is pinned and the next leaf has a new key"))
+        // The intermediate, on both paths, goes to the CA identities.
+        #expect(result.output.contains("<key>NSPinnedCAIdentities</key>"))
+        #expect(result.output.contains("<string>\(try Self.pin("rsa-intermediate").dropFirst(7))</string>"))
+        #expect(!result.output.contains("<key>NSPinnedLeafIdentities</key>"))
+    }
 }
