@@ -253,8 +253,8 @@ struct AuditResult {
             object["reasons"] = .array(verdict.failures.map { .string("\($0.code)") })
             object["reportOnly"] = .array(verdict.reportOnlyFailures.map { .string("\($0.code)") })
             object["matchedPins"] = .array(verdict.matchedPins.map { match in
-                .object(["pin": .string("\(match.pin)"), "depth": .number(match.depth), "subject": .string(match.certificate.subject),
-                         "daysLeft": .number(Format.daysLeft(match.certificate, at: verdict.evaluationTime)),
+                .object(["pin": .string("\(match.pin)"), "depth": .number(Double(match.depth)), "subject": .string(match.certificate.subject),
+                         "daysLeft": .number(Double(Format.daysLeft(match.certificate, at: verdict.evaluationTime))),
                          "notAfter": .string(Format.timestamp(match.certificate.notAfter))])
             })
             object["pins"] = .array(Self.activePins(verdict).map { .string("\($0)") })
@@ -265,25 +265,8 @@ struct AuditResult {
     }
 }
 
-/// A JSON value for one-line output with sorted keys.
-enum JSONValue: Encodable {
-    case string(String)
-    case number(Int)
-    case array([JSONValue])
-    case object([String: JSONValue])
-    case null
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .string(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        case .null: try container.encodeNil()
-        }
-    }
-
+extension JSONValue {
+    /// One line, keys sorted.
     var compact: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -109,8 +109,9 @@ struct PinSetUpdate {
     }
 }
 
-/// Any JSON value, kept as it was (the signed configuration is decoded by ``Configuration``).
-enum JSONValue: Codable, Sendable {
+/// Any JSON value, kept as it was (the signed configuration is decoded by ``Configuration``);
+/// the command's one-line JSON output is built from it too.
+package enum JSONValue: Codable, Sendable {
     case null
     case bool(Bool)
     case number(Double)
@@ -118,7 +119,7 @@ enum JSONValue: Codable, Sendable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .null }
         else if let value = try? container.decode(Bool.self) { self = .bool(value) }
@@ -128,7 +129,7 @@ enum JSONValue: Codable, Sendable {
         else { self = .object(try container.decode([String: JSONValue].self)) }
     }
 
-    func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()
