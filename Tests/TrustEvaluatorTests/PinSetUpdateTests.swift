@@ -81,6 +81,8 @@ struct PinSetUpdateTests {
         #expect(code(notJSON, try signer.sign(notJSON)) == .malformed)
         let badPins = Self.document(serial: 8, pins: ["sha256/not-a-pin"])
         #expect(code(badPins, try signer.sign(badPins)) == .invalidConfiguration)
+        let weakening = Array(#"{ "serial": 9, "expires": "2031-01-01", "configuration": { "version": 1, "hosts": [ { "pattern": "www.example.test", "mode": "none", "allowInvalidCertificates": true } ] } }"#.utf8)
+        #expect(code(weakening, try signer.sign(weakening)) == .weakensValidation, "a stolen key cannot switch validation off")
         #expect(manager.serial == 5)
         #expect(try Self.trusted(manager), "update 5's pins are still in force")
     }

@@ -39,6 +39,10 @@ public struct PinSetUpdateError: Error, Sendable, Hashable, CustomStringConverti
         case expired = "update.expired"
         /// The signed configuration does not load (its own error is in the message).
         case invalidConfiguration = "update.invalid-configuration"
+        /// The signed configuration turns chain or name validation off for a host: an update may
+        /// change pins, never what makes a chain valid, so a stolen signing key cannot switch
+        /// validation off.
+        case weakensValidation = "update.weakens-validation"
         /// The accepted update could not be stored for the next start.
         case storage = "update.storage"
     }
@@ -104,6 +108,14 @@ struct PinSetUpdate {
             throw PinSetUpdateError(.invalidConfiguration, error.description)
         } catch {
             throw PinSetUpdateError(.invalidConfiguration, "\(error)")
+        }
+        for entry in configuration.hosts {
+            if case .disabled = entry.policy.validation.chainValidation {
+                throw PinSetUpdateError(.weakensValidation, "\(entry.path) (\(entry.policy.pattern)) turns chain validation off; an update may change pins only")
+            }
+            if case .disabled = entry.policy.validation.nameValidation {
+                throw PinSetUpdateError(.weakensValidation, "\(entry.path) (\(entry.policy.pattern)) turns host name validation off; an update may change pins only")
+            }
         }
         return PinSetUpdate(serial: envelope.serial, expires: expires, configuration: configuration)
     }
