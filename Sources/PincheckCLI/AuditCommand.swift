@@ -172,16 +172,7 @@ struct AuditResult {
 
     /// The active pins of the host's policy (every pin set that has not expired, enforced or not).
     static func activePins(_ verdict: Verdict) -> [PublicKeyPin] {
-        guard let policy = verdict.hostPolicy else { return [] }
-        var pins: [PublicKeyPin] = []
-        for set in policy.pinSets where set.expires.map({ verdict.evaluationTime < $0 }) ?? true {
-            switch set.pinning {
-            case .none: break
-            case .publicKeys(let pinned): pins += pinned.pins.sorted()
-            case .certificates(let pinned): pins += pinned.certificates.map(\.publicKeyPin)
-            }
-        }
-        return pins
+        verdict.hostPolicy?.pinSets.filter { $0.isActive(at: verdict.evaluationTime) }.flatMap(\.keyPins) ?? []
     }
 
     /// Pins of the policy that no certificate of the current chain (served or verified) carries.

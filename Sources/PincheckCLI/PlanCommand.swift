@@ -194,16 +194,7 @@ struct PlanOutcome {
 
     /// The pins that decide: every active, enforced pin set's.
     static func enforcedPins(_ policy: HostPolicy?, at time: Date) -> [PublicKeyPin] {
-        guard let policy else { return [] }
-        var pins: [PublicKeyPin] = []
-        for set in policy.pinSets where set.enforcement == .enforce && (set.expires.map { time < $0 } ?? true) {
-            switch set.pinning {
-            case .none: break
-            case .publicKeys(let pinned): pins += pinned.pins.sorted()
-            case .certificates(let pinned): pins += pinned.certificates.map(\.publicKeyPin)
-            }
-        }
-        return pins
+        policy?.pinSets.filter { $0.enforcement == .enforce && $0.isActive(at: time) }.flatMap(\.keyPins) ?? []
     }
 
     static func survivalReason(_ pinned: [PublicKeyPin], _ nextKeys: [PublicKeyPin]) -> String {

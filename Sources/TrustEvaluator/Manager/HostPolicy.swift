@@ -43,13 +43,25 @@ public struct PinSet: Sendable {
         }
     }
 
-    /// True when some certificate of `path` matches a pin of this set.
     /// An enforced public-key set without expiry: what OkHttp's union of pins can hold.
     var isUnionable: Bool {
         guard case .publicKeys(let pinned) = pinning, pinned.scope == .anyCertificate, enforcement == .enforce, expires == nil else { return false }
         return true
     }
 
+    /// True until the set's expiry (always, without one).
+    package func isActive(at time: Date) -> Bool { expires.map { time < $0 } ?? true }
+
+    /// The key pins the set holds: its public-key pins, or the keys of its pinned certificates.
+    package var keyPins: [PublicKeyPin] {
+        switch pinning {
+        case .none: []
+        case .publicKeys(let pinned): pinned.pins.sorted()
+        case .certificates(let pinned): pinned.certificates.map(\.publicKeyPin)
+        }
+    }
+
+    /// True when every pin of the set matches some certificate of `path`.
     func matchesAll(of path: [Certificate]) -> Bool {
         switch pinning {
         case .none: false

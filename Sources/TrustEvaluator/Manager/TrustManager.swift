@@ -130,7 +130,7 @@ public struct TrustManager: Sendable {
         }
         let verdict = run(plan)
         guard plan.reports, !verdict.isTrusted || !verdict.reportOnlyFailures.isEmpty, let policy = plan.hostPolicy else { return verdict }
-        let active = policy.pinSets.filter { set in set.expires.map { time < $0 } ?? true }
+        let active = policy.pinSets.filter { $0.isActive(at: time) }
         return verdict.adding(reports: [
             PinFailureReport(time: time, host: peer.text, port: port, policy: policy, active: active,
                              served: servedChain, validated: verdict.builtPath?.certificates ?? []),

@@ -36,11 +36,11 @@ public final class UpdatableTrustManager: Sendable {
     private let events: (@Sendable (Event) -> Void)?
     /// The update in force, read with one atomic load.
     private let inForce: Atomic<Unmanaged<InForce>>
-    /// Every manager ever put in force stays alive with this object, so a reader's atomic load can
-    /// never see a released one; updates are rare (each keeps one configuration's memory).
+    /// Every manager ever put in force, in order, kept alive with this object so a reader's atomic
+    /// load can never see a released one (updates are rare; each keeps one configuration's
+    /// memory). Its lock serialises updates, and its last serial is the highest ever accepted:
+    /// the rollback floor.
     private let published = Locked<[InForce]>([])
-    /// Serialises updates; the highest serial ever accepted (the rollback floor).
-    private let highestSerial = Locked<Int>(0)
 
     /// What the manager did, for logs (ServerTrust's `TrustLogging` writes them to a swift-log `Logger`).
     public enum Event: Sendable {
@@ -123,7 +123,8 @@ public final class UpdatableTrustManager: Sendable {
         let update = try PinSetUpdate.verify(document: document, signature: signature, keys: keys, at: time,
                                              baseDirectory: baseDirectory, anchors: anchors)
         // One update at a time: the rollback check, the store and the swap happen together.
-        let outcome = highestSerial.withLock { (highest: inout Int) -> Result<Int, PinSetUpdateError> in
+        let outcome = published.withLock { (published: inout [InForce]) -> Result<Int, PinSetUpdateError> in
+            let highest = published.last?.serial ?? 0
             guard update.serial > highest else {
                 return .failure(PinSetUpdateError(.rollback, "update \(update.serial) is not newer than update \(highest), already accepted"))
             }
@@ -135,9 +136,8 @@ public final class UpdatableTrustManager: Sendable {
                 }
             }
             let state = InForce(manager: update.configuration.trustManager, serial: update.serial, expires: update.expires)
-            published.withLock { $0.append(state) }
+            published.append(state)
             inForce.store(Unmanaged.passUnretained(state), ordering: .releasing)
-            highest = update.serial
             return .success(update.serial)
         }
         let serial = try outcome.get()
