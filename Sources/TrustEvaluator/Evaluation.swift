@@ -409,11 +409,19 @@ private struct Run {
         guard !policy.anchors.certificates.isEmpty else { return nil }
         let candidates = PathCandidates.enumerate(
             leaf: leaf, pool: untrusted, anchors: policy.anchors.certificates, maximumDepth: policy.maximumChainDepth)
-        for candidate in candidates where candidate != chosen {
+        for candidate in candidates {
             guard let anchor = candidate.last, let only = try? TrustAnchors(certificates: [anchor]) else { continue }
+            // Any certificate the caller trusts ends a path, as in Chromium, Firefox, Go and
+            // rustls: an intermediate given as anchor needs no root above it. The store holds only
+            // this anchor, so a partial chain can end nowhere else. A root goes through OpenSSL's
+            // own checks, which refuse one whose authorityKeyIdentifier names another issuer.
+            let partial = !anchor.handle.isRoot
+            // OpenSSL's own choice, run again the same way, would fail the same way.
+            if candidate == chosen, !partial { continue }
             var forced = request
             forced.untrusted = Array(candidate.dropFirst().dropLast())
             forced.anchors = only
+            forced.allowPartialChain = partial
             let outcome = ChainVerifier.verify(forced)
             consult(outcome)
             if outcome.succeeded, passesPathChecks(outcome.builtChain) {

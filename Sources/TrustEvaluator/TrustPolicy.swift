@@ -57,7 +57,8 @@ public struct TrustPolicy: Sendable {
 
     /// The pinning mode and its pins.
     public var pinning: Pinning
-    /// The anchors chains must lead to (the system store unless replaced).
+    /// The anchors chains must lead to (the system store unless replaced). Any certificate given
+    /// here ends a path, a root or not: an intermediate given as anchor needs nothing above it.
     public var anchors: TrustAnchors
     /// Whether the chain must verify against ``anchors``.
     public var chainValidation: ChainValidation
@@ -65,8 +66,9 @@ public struct TrustPolicy: Sendable {
     public var nameValidation: NameValidation
     /// Intermediates to use when the server omits them (no AIA fetching ever happens).
     public var additionalIntermediates: [Certificate]
-    /// The most intermediate CA certificates allowed between the leaf and the anchor (OpenSSL's
-    /// verify depth: 0 allows a leaf issued directly by an anchor, 1 a leaf, one intermediate and a root).
+    /// The most intermediate CA certificates allowed between the leaf and the anchor: 0 allows a
+    /// leaf issued directly by an anchor, 1 a leaf, one intermediate and a root. As RFC 5280's path
+    /// length, self-issued intermediates (a CA's key rollover: same name, new key) are not counted.
     public var maximumChainDepth: Int
     /// What the leaf must authenticate; `.serverAuthentication` by default.
     public var purpose: Purpose = .serverAuthentication

@@ -109,6 +109,7 @@ enum LimboRunner {
     static let realWorldConflicts: [String: String] = [
         "rfc5280::aki::leaf-missing-aki": missingKeyIdentifier,
         "rfc5280::aki::intermediate-missing-aki": missingKeyIdentifier + "; a cross-signed Netflix intermediate (2015–2017) in the real-world corpus has none",
+        "rfc5280::aki::cross-signed-root-missing-aki": "the anchor lacks authorityKeyIdentifier; a trust anchor is its name and key (RFC 5280 §6.1.1 d), and Chromium, Firefox, Go and rustls-webpki end a path at any certificate the caller trusts, as rfc5280::root-and-intermediate-swapped requires",
         "rfc5280::ski::root-missing-ski": missingKeyIdentifier + "; TWCA Global Root CA, a Mozilla root, has none",
         "rfc5280::ski::intermediate-missing-ski": missingKeyIdentifier,
         "rfc5280::root-non-critical-basic-constraints": "a trust anchor is trusted as configured (RFC 5280 §6.1.1 d); Chromium, Firefox, Go and rustls-webpki ignore basicConstraints criticality",
@@ -116,6 +117,10 @@ enum LimboRunner {
         "webpki::eku::ee-critical-eku": "Chromium, Firefox, Go and rustls-webpki understand extendedKeyUsage, so a critical one is accepted",
         "webpki::eku::ee-without-eku": "a leaf without extendedKeyUsage serves any purpose in Chromium, Firefox, Go and rustls-webpki (the conflicting rfc5280::eku::ee-without-eku is run instead)",
         "webpki::san::public-suffix-private-namespace-wildcard-san": "conflicts with online::s3.amazonaws.com, Amazon's real certificate: Chromium refuses wildcards over ICANN registries only (EXCLUDE_PRIVATE_REGISTRIES), Firefox, Go and rustls have no such rule",
+    ]
+    /// Conflicts Pincheck settles without a warning: nothing in the chain is wrong for the real world.
+    private static let silentConflicts: Set<String> = [
+        "webpki::san::public-suffix-private-namespace-wildcard-san", "rfc5280::aki::cross-signed-root-missing-aki",
     ]
     private static let missingKeyIdentifier = "key identifiers help path building and stop no attack; Chromium, Firefox, Go and rustls-webpki do not require them"
 
@@ -134,7 +139,7 @@ enum LimboRunner {
         let outcome = evaluate(testcase)
         guard let conflict = realWorldConflicts[testcase.id] else { return outcome }
         // Pincheck must really take the real world's side: trusted, with the finding as a warning.
-        let wantsWarning = !testcase.id.hasPrefix("webpki::san::public-suffix")
+        let wantsWarning = !silentConflicts.contains(testcase.id)
         guard outcome.actual == .success, outcome.warned || !wantsWarning else {
             var broken = Outcome.failure("expected trusted\(wantsWarning ? " with a warning" : "") (real-world conflict: \(conflict)); got \(outcome.actual.rawValue): \(outcome.reason)")
             broken.brokenConflict = true

@@ -38,7 +38,8 @@ struct ChainVerificationRequest {
     var anchors: TrustAnchors
     var peer: PeerName?
     var time: Date
-    /// Lets a non-self-signed anchor end the path (certificate pinning of an intermediate or leaf).
+    /// Lets an anchor that is not a root end the path (`X509_V_FLAG_PARTIAL_CHAIN`): certificate
+    /// pinning, and a path forced onto one caller-given anchor (the store then holds only it).
     var allowPartialChain: Bool
     var maximumDepth: Int
     var purpose: TrustPolicy.Purpose = .serverAuthentication
@@ -128,7 +129,11 @@ enum ChainVerifier {
         _ = X509_VERIFY_PARAM_set_flags(parameters, flags)
         let time = time_t(Timestamp.seconds(request.time))
         X509_VERIFY_PARAM_set_time(parameters, time)
-        X509_VERIFY_PARAM_set_depth(parameters, Int32(clamping: request.maximumDepth))
+        // OpenSSL counts every intermediate; RFC 5280 (§4.2.1.9, §6.1.4 l) leaves self-issued ones
+        // (a CA's key rollover) out. Each offered self-issued certificate may lengthen the path by
+        // one; the built path is then held to the limit below, counted as RFC 5280 counts.
+        let selfIssued = request.untrusted.reduce(0) { $0 + ($1.handle.isSelfIssued ? 1 : 0) }
+        X509_VERIFY_PARAM_set_depth(parameters, Int32(clamping: request.maximumDepth + selfIssued))
         // Set for every peer kind (and none): besides the host check, NEVER_CHECK_SUBJECT stops
         // OpenSSL from applying DNS name constraints to a subject CN, which is not a name Pincheck uses.
         X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
@@ -204,6 +209,11 @@ enum ChainVerifier {
                 certificate: nil))
         }
         let built = builtChain(context, request)
+        if returned == 1, ChainDepth.intermediates(in: built) > request.maximumDepth {
+            errors.append(ChainVerificationError(
+                code: X509_V_ERR_CERT_CHAIN_TOO_LONG, depth: built.count - 1,
+                text: String(cString: X509_verify_cert_error_string(Int(X509_V_ERR_CERT_CHAIN_TOO_LONG))), certificate: nil))
+        }
         return ChainVerification(builtChain: built, errors: errors, succeeded: returned == 1 && errors.isEmpty,
                                  tolerated: collector.tolerated)
     }
@@ -310,8 +320,9 @@ enum SignatureChain {
     static func path(from leaf: Certificate, through pool: [Certificate], maximumDepth: Int) -> [Certificate] {
         var path = [leaf]
         var current = leaf
-        // As OpenSSL's verify depth: at most `maximumDepth` intermediates between leaf and top.
-        while path.count < maximumDepth + 2, !current.handle.isSelfSigned {
+        // At most `maximumDepth` intermediates between leaf and top, self-issued ones not counted
+        // (`current` becomes an intermediate once an issuer is added above it).
+        while path.dropFirst().count(where: { !$0.handle.isSelfIssued }) <= maximumDepth, !current.handle.isSelfSigned {
             let issuer = pool.first { candidate in
                 !path.contains(candidate)
                     && mayIssue(candidate, below: path)
@@ -332,6 +343,16 @@ enum SignatureChain {
         guard X509_check_ca(candidate.handle.ref) == 1 else { return false }
         let pathLength = X509_get_pathlen(candidate.handle.ref)
         return pathLength < 0 || path.count - 1 <= pathLength
+    }
+}
+
+/// How long a path is, as `maximumChainDepth` counts: the intermediates between the leaf and the
+/// anchor that are not self-issued (RFC 5280 leaves those out of path lengths).
+enum ChainDepth {
+    /// `path` runs from the leaf to its anchor; both ends are left out.
+    static func intermediates(in path: [Certificate]) -> Int {
+        guard path.count > 2 else { return 0 }
+        return path.dropFirst().dropLast().reduce(0) { $0 + ($1.handle.isSelfIssued ? 0 : 1) }
     }
 }
 
@@ -356,7 +377,8 @@ enum PathCandidates {
                 results.append(path)
                 return
             }
-            guard path.count < maximumDepth + 2 else { return }
+            // `current` becomes an intermediate once an issuer is added above it.
+            guard path.dropFirst().count(where: { !$0.handle.isSelfIssued }) <= maximumDepth else { return }
             for candidate in everyone where !path.contains(candidate)
                 && X509_check_issued(candidate.handle.ref, current.handle.ref) == X509_V_OK {
                 extend(path + [candidate])

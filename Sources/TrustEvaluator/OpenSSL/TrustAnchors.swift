@@ -63,8 +63,9 @@ public final class TrustAnchors: @unchecked Sendable {
     }
 
     /// Anchors made of exactly these certificates; the system store is not consulted.
-    /// - Parameter certificates: The trust anchors. Roots, or for pinning any certificate that
-    ///   should end a path (partial chains are allowed only where a policy asks for them).
+    /// - Parameter certificates: The trust anchors: roots, or any other certificate that should
+    ///   end a path (an intermediate; for certificate pinning, a leaf). Each one ends a path on
+    ///   its own, with nothing above it needed, as in Chromium, Firefox, Go and rustls.
     /// - Throws: ``PincheckError`` (`input.empty`) when `certificates` is empty: an empty store
     ///   would trust nothing and almost certainly means a configuration mistake.
     public init(certificates: [Certificate]) throws(PincheckError) {

@@ -107,6 +107,18 @@ package final class X509Handle: @unchecked Sendable {
     /// True when the subject and issuer names match and the certificate's own key verifies its signature.
     var isSelfSigned: Bool { X509_self_signed(ref, 1) == 1 }
 
+    /// True when the subject and issuer names match (RFC 5280 §3.3 "self-issued"), whatever key signed
+    /// it: a CA's key rollover certificate. Such intermediates do not count towards path lengths.
+    var isSelfIssued: Bool { X509_get_extension_flags(ref) & UInt32(EXFLAG_SI) != 0 }
+
+    /// True for a root: self-issued, and its own key verifies its signature. Unlike ``isSelfSigned``
+    /// (OpenSSL's `X509_self_signed`), an authorityKeyIdentifier naming some other issuer does not
+    /// make it a non-root.
+    var isRoot: Bool {
+        defer { OpenSSLErrorStack.clear() }
+        return isSelfIssued && X509_get0_pubkey(ref).map { X509_verify(ref, $0) == 1 } == true
+    }
+
     /// True when basicConstraints says CA (OpenSSL's `X509_check_ca` > 0 also accepts v1 self-signed roots).
     var isCertificateAuthority: Bool { X509_check_ca(ref) > 0 }
 
