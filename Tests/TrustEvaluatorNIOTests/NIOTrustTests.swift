@@ -15,8 +15,9 @@ final class Decisions: Sendable {
     var all: [ChallengeDecision] { list.withLock { $0 } }
 }
 
-/// Connects with Pincheck's callback, sends "ping", and returns the echo (or throws the handshake error).
-func exchange(group: any EventLoopGroup, port: Int, host: String, verifier: PincheckNIOVerifier, decisions: Decisions) async throws -> String {
+/// Connects with Pincheck's callback, sends `message`, and returns the first reply (or throws the handshake error).
+func exchange(group: any EventLoopGroup, port: Int, host: String, verifier: PincheckNIOVerifier, decisions: Decisions,
+              message: String = "ping") async throws -> String {
     let context = try NIOSSLContext(configuration: PincheckNIOVerifier.makeClientConfiguration())
     let promise = group.next().makePromise(of: String.self)
     let channel = try await ClientBootstrap(group: group)
@@ -28,7 +29,7 @@ func exchange(group: any EventLoopGroup, port: Int, host: String, verifier: Pinc
             }
         }
         .connect(host: "127.0.0.1", port: port).get()
-    channel.writeAndFlush(ByteBuffer(string: "ping"), promise: nil)
+    channel.writeAndFlush(ByteBuffer(string: message), promise: nil)
     let timeout = channel.eventLoop.scheduleTask(in: .seconds(15)) { promise.fail(ChannelError.connectTimeout(.seconds(15))) }
     defer { timeout.cancel(); channel.close(promise: nil) }
     return try await promise.futureResult.get()
