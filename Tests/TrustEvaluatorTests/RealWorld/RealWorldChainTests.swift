@@ -74,6 +74,19 @@ struct RealWorldChainTests {
         }
     }
 
+    @Test("the leaf's issuer given as the only anchor ends the path there, as any trusted certificate does in browsers",
+          arguments: RealWorldCorpus.chainFiles)
+    func intermediateAnchor(file: String) throws {
+        let chain = try Certificate.load(contentsOf: RealWorldCorpus.folder.appendingPathComponent("chains/\(file)").path)
+        guard chain.count > 1, chain[1].subject == chain[0].issuer, !chain[1].isSelfSigned else { return }
+        let time = try #require(RealWorldCorpus.time(for: [chain[0]], anchors: [chain[1]]))
+        let evaluator = Evaluator(policy: TrustPolicy(anchors: try TrustAnchors(certificates: [chain[1]])))
+        let host = try #require(RealWorldCorpus.hosts(of: chain[0]).first)
+        let verdict = try evaluator.evaluate(chain, host: host, at: time)
+        #expect(verdict.isTrusted, "\(file) for \(host) at \(Timestamp.iso8601(time)): \(verdict.failures.map { "\($0.code): \($0.message)" })")
+        #expect(verdict.verifiedPath?.certificates == Array(chain.prefix(2)), "\(file)")
+    }
+
     @Test("a real chain is refused for a name its leaf does not carry, and after its leaf expired")
     func refusals() throws {
         for file in RealWorldCorpus.chainFiles.prefix(20) {
