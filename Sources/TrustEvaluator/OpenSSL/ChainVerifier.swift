@@ -132,7 +132,7 @@ enum ChainVerifier {
         // OpenSSL counts every intermediate; RFC 5280 (§4.2.1.9, §6.1.4 l) leaves self-issued ones
         // (a CA's key rollover) out. Each offered self-issued certificate may lengthen the path by
         // one; the built path is then held to the limit below, counted as RFC 5280 counts.
-        let selfIssued = request.untrusted.reduce(0) { $0 + ($1.handle.isSelfIssued ? 1 : 0) }
+        let selfIssued = request.untrusted.count { $0.handle.isSelfIssued }
         X509_VERIFY_PARAM_set_depth(parameters, Int32(clamping: request.maximumDepth + selfIssued))
         // Set for every peer kind (and none): besides the host check, NEVER_CHECK_SUBJECT stops
         // OpenSSL from applying DNS name constraints to a subject CN, which is not a name Pincheck uses.
@@ -209,7 +209,7 @@ enum ChainVerifier {
                 certificate: nil))
         }
         let built = builtChain(context, request)
-        if returned == 1, ChainDepth.intermediates(in: built) > request.maximumDepth {
+        if returned == 1, ChainDepth.counted(built.dropFirst().dropLast()) > request.maximumDepth {
             errors.append(ChainVerificationError(
                 code: X509_V_ERR_CERT_CHAIN_TOO_LONG, depth: built.count - 1,
                 text: String(cString: X509_verify_cert_error_string(Int(X509_V_ERR_CERT_CHAIN_TOO_LONG))), certificate: nil))
@@ -322,7 +322,7 @@ enum SignatureChain {
         var current = leaf
         // At most `maximumDepth` intermediates between leaf and top, self-issued ones not counted
         // (`current` becomes an intermediate once an issuer is added above it).
-        while path.dropFirst().count(where: { !$0.handle.isSelfIssued }) <= maximumDepth, !current.handle.isSelfSigned {
+        while ChainDepth.counted(path.dropFirst()) <= maximumDepth, !current.handle.isSelfSigned {
             let issuer = pool.first { candidate in
                 !path.contains(candidate)
                     && mayIssue(candidate, below: path)
@@ -346,13 +346,11 @@ enum SignatureChain {
     }
 }
 
-/// How long a path is, as `maximumChainDepth` counts: the intermediates between the leaf and the
-/// anchor that are not self-issued (RFC 5280 leaves those out of path lengths).
+/// How long a path is, as `maximumChainDepth` counts (RFC 5280's path length).
 enum ChainDepth {
-    /// `path` runs from the leaf to its anchor; both ends are left out.
-    static func intermediates(in path: [Certificate]) -> Int {
-        guard path.count > 2 else { return 0 }
-        return path.dropFirst().dropLast().reduce(0) { $0 + ($1.handle.isSelfIssued ? 0 : 1) }
+    /// How many of these intermediates count: those that are not self-issued.
+    static func counted(_ intermediates: some Sequence<Certificate>) -> Int {
+        intermediates.count { !$0.handle.isSelfIssued }
     }
 }
 
@@ -378,7 +376,7 @@ enum PathCandidates {
                 return
             }
             // `current` becomes an intermediate once an issuer is added above it.
-            guard path.dropFirst().count(where: { !$0.handle.isSelfIssued }) <= maximumDepth else { return }
+            guard ChainDepth.counted(path.dropFirst()) <= maximumDepth else { return }
             for candidate in everyone where !path.contains(candidate)
                 && X509_check_issued(candidate.handle.ref, current.handle.ref) == X509_V_OK {
                 extend(path + [candidate])
