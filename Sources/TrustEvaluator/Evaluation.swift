@@ -395,9 +395,13 @@ private struct Run {
         // OpenSSL stops at the first path it builds. When that one fails (or fails the policy's
         // own checks), try the other paths to the caller's anchors, each forced on OpenSSL by
         // offering only its intermediates and its anchor. The system store cannot be enumerated.
-        if let alternate = alternatePath(request, avoiding: outcome.builtChain) { return alternate }
+        var reachedAnchor: [ChainVerificationError]? = nil
+        if let alternate = alternatePath(request, avoiding: outcome.builtChain, reachedAnchor: &reachedAnchor) { return alternate }
         guard outcome.succeeded else {
-            recordChainErrors(outcome.errors, into: &found)
+            // OpenSSL's path reached no anchor but a path forced onto one did: that one's errors
+            // say why (an intermediate anchor for the wrong host is a name mismatch, not an unknown issuer).
+            let reachedNone = outcome.errors.contains(where: \.isMissingIssuer)
+            recordChainErrors(reachedNone ? reachedAnchor ?? outcome.errors : outcome.errors, into: &found)
             return nil
         }
         // The path verified but fails the policy's checks: they say why, after the pins.
@@ -405,7 +409,10 @@ private struct Run {
         return VerifiedPath(outcome.builtChain, anchoring: .trustAnchor)
     }
 
-    private mutating func alternatePath(_ request: ChainVerificationRequest, avoiding chosen: [Certificate]) -> VerifiedPath? {
+    /// The first path to one of the caller's anchors that verifies and passes the path checks.
+    /// `reachedAnchor` gets the errors of the first forced path that reached its anchor and failed.
+    private mutating func alternatePath(_ request: ChainVerificationRequest, avoiding chosen: [Certificate],
+                                        reachedAnchor: inout [ChainVerificationError]?) -> VerifiedPath? {
         guard !policy.anchors.certificates.isEmpty else { return nil }
         let candidates = PathCandidates.enumerate(
             leaf: leaf, pool: untrusted, anchors: policy.anchors.certificates, maximumDepth: policy.maximumChainDepth)
@@ -427,6 +434,9 @@ private struct Run {
             if outcome.succeeded, passesPathChecks(outcome.builtChain) {
                 tolerate(outcome)
                 return VerifiedPath(outcome.builtChain, anchoring: .trustAnchor)
+            }
+            if reachedAnchor == nil, !outcome.succeeded, !outcome.errors.contains(where: \.isMissingIssuer) {
+                reachedAnchor = outcome.errors
             }
         }
         return nil

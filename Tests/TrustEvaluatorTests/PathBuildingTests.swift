@@ -28,12 +28,36 @@ struct PathBuildingTests {
             #expect(verdict.isTrusted, "\(served.count) served: \(verdict.failures)")
             #expect(verdict.verifiedPath?.certificates == [leaf.certificate, intermediate.certificate])
         }
+        // A failure on the path to that anchor is reported as such, not as an unknown issuer.
+        var policy = TrustPolicy(anchors: try TrustAnchors(certificates: [intermediate.certificate]))
+        policy.maximumChainDepth = 3
+        let wrongName = try Evaluator(policy: policy).evaluate([leaf.certificate, intermediate.certificate, root.certificate],
+                                                                host: "other.example", at: leaf.certificate.notBefore.addingTimeInterval(86_400))
+        #expect(wrongName.failures.map(\.code) == [.hostMismatch], "\(wrongName.failures)")
         // Trusting the intermediate trusts nothing beside it: another CA's leaf is still refused.
         let otherRoot = try pki.make("other root", ca: 0)
         let stranger = try pki.make(Self.host, dnsNames: [Self.host], signedBy: otherRoot)
         let refused = try Self.evaluate([stranger, otherRoot], anchors: [intermediate])
         #expect(!refused.isTrusted)
         #expect(refused.failures.contains { $0.code == .unknownIssuer || $0.code == .untrustedRoot }, "\(refused.failures)")
+    }
+
+    @Test("the leaf itself as the only anchor means exactly this certificate (as Go and Chromium take it); its name and validity still count")
+    func leafAnchor() throws {
+        let pki = try MadePKI()
+        let root = try pki.make("root", ca: 0)
+        let leaf = try pki.make(Self.host, dnsNames: [Self.host], signedBy: root)
+        let verdict = try Self.evaluate([leaf], anchors: [leaf])
+        #expect(verdict.isTrusted, "\(verdict.failures)")
+        #expect(verdict.verifiedPath?.certificates == [leaf.certificate])
+
+        var policy = TrustPolicy(anchors: try TrustAnchors(certificates: [leaf.certificate]))
+        policy.maximumChainDepth = 0
+        let evaluator = Evaluator(policy: policy)
+        let wrongName = try evaluator.evaluate([leaf.certificate], host: "other.example", at: leaf.certificate.notBefore.addingTimeInterval(86_400))
+        #expect(wrongName.failures.map(\.code) == [.hostMismatch])
+        let late = try evaluator.evaluate([leaf.certificate], host: Self.host, at: leaf.certificate.notAfter.addingTimeInterval(86_400))
+        #expect(late.failures.map(\.code).contains(.expired), "\(late.failures)")
     }
 
     @Test("a self-issued intermediate (a CA's key rollover) does not count towards maximumChainDepth; another CA does")
