@@ -4,9 +4,9 @@
 /// carries the EKU intermediates carry (CABF 7.1.2.2 requires it of them).
 struct RootExtendedKeyUsageCheck: PathCheck {
     func check(_ input: PathCheckInput, into findings: inout PathFindings) {
-        guard input.path.anchoring == .trustAnchor, input.path.count > 1, let root = input.path.certificates.last,
-              root.handle.isRoot else { return }
-        if root.facts.extendedKeyUsage != nil {
+        guard input.path.anchoring == .trustAnchor, input.path.count > 1, let root = input.path.certificates.last else { return }
+        // The EKU first: `isRoot` verifies a signature, too costly for every evaluation.
+        if root.facts.extendedKeyUsage != nil, root.handle.isRoot {
             findings.failures.append(Reason(.profileViolation, "the root (\(root.subject)) has an extendedKeyUsage extension"))
         }
     }
