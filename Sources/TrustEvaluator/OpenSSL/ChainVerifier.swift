@@ -209,7 +209,8 @@ enum ChainVerifier {
                 certificate: nil))
         }
         let built = builtChain(context, request)
-        if returned == 1, ChainDepth.counted(built.dropFirst().dropLast()) > request.maximumDepth {
+        // Only a widened depth needs the recount; otherwise OpenSSL has already held the path to it.
+        if returned == 1, selfIssued > 0, ChainDepth.counted(built.dropFirst().dropLast()) > request.maximumDepth {
             errors.append(ChainVerificationError(
                 code: X509_V_ERR_CERT_CHAIN_TOO_LONG, depth: built.count - 1,
                 text: String(cString: X509_verify_cert_error_string(Int(X509_V_ERR_CERT_CHAIN_TOO_LONG))), certificate: nil))
