@@ -69,6 +69,8 @@ let package = Package(
             dependencies: [
                 "TrustEvaluator",
                 "ServerTrust",
+                // libssl, for the second connection that asks for the stapled OCSP response.
+                "PincheckTLS",
                 .product(name: "Logging", package: "swift-log"),
             ] + nio
         ),
@@ -151,6 +153,7 @@ let package = Package(
                 "TrustEvaluatorNIO",
                 "TrustEvaluator",
                 "ServerTrust",
+                "PincheckTLS",
             ] + nio
         ),
         .testTarget(

@@ -50,6 +50,9 @@ static inline uint64_t shim_SSL_OP_NO_TICKET(void) { return SSL_OP_NO_TICKET; }
 static inline long shim_SSL_set_tlsext_host_name(SSL *s, const char *name) { return SSL_set_tlsext_host_name(s, name); }
 static inline long shim_SSL_set_tlsext_status_type(SSL *s, int type) { return SSL_set_tlsext_status_type(s, type); }
 static inline long shim_SSL_get_tlsext_status_ocsp_resp(SSL *s, const unsigned char **resp) { return SSL_get_tlsext_status_ocsp_resp(s, resp); }
+static inline long shim_SSL_set_tlsext_status_ocsp_resp(SSL *s, unsigned char *resp, long len) { return SSL_set_tlsext_status_ocsp_resp(s, resp, len); }
+static inline long shim_SSL_CTX_set_tlsext_status_cb(SSL_CTX *ctx, int (*cb)(SSL *, void *)) { return SSL_CTX_set_tlsext_status_cb(ctx, cb); }
+static inline long shim_SSL_CTX_set_tlsext_status_arg(SSL_CTX *ctx, void *arg) { return SSL_CTX_set_tlsext_status_arg(ctx, arg); }
 static inline long shim_SSL_CTX_add1_chain_cert(SSL_CTX *ctx, X509 *x) { return SSL_CTX_add1_chain_cert(ctx, x); }
 static inline STACK_OF(X509_CRL) *shim_sk_X509_CRL_new_null(void) { return sk_X509_CRL_new_null(); }
 static inline int shim_sk_X509_CRL_push(STACK_OF(X509_CRL) *sk, X509_CRL *c) { return sk_X509_CRL_push(sk, c); }

@@ -169,6 +169,10 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     public var isSelfSigned: Bool { handle.isSelfSigned }
     /// True when the certificate may act as a CA (basicConstraints CA:TRUE).
     public var isCertificateAuthority: Bool { handle.isCertificateAuthority }
+    /// True when the certificate is must-staple: its TLS feature extension lists status_request
+    /// (RFC 7633), so a server presenting it must staple an OCSP response, and Pincheck refuses it
+    /// without one.
+    public var requiresStapledOCSP: Bool { handle.requiresStapledOCSP }
 
     /// The keyUsage bits, or `nil` when the certificate has no keyUsage extension.
     public var keyUsage: Set<KeyUsage>? { handle.keyUsage }

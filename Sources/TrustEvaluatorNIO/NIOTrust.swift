@@ -21,6 +21,11 @@ import TrustEvaluator
 ///
 /// Session resumption (DESIGN §5): swift-nio-ssl 2.37 offers clients no session cache, so every
 /// client handshake is a full one and runs this callback; there is nothing to bypass the pins.
+///
+/// Stapled OCSP: swift-nio-ssl does not deliver the server's staple, so the verifier asks the
+/// server for it over a second connection when ``staples`` says so (``StapleRetrieval``; by
+/// default only where the connection cannot succeed without one) and judges it exactly as the
+/// other routes do.
 public struct PincheckNIOVerifier: Sendable {
     /// NIOSSL's verification callback with metadata, `@Sendable`.
     public typealias SendableVerificationCallback =
@@ -34,15 +39,22 @@ public struct PincheckNIOVerifier: Sendable {
     /// to the same servers again skips OpenSSL's decoding (about 100 µs a certificate) and only
     /// verifies. Every handshake is still verified in full.
     public let certificateCache: CertificateCache
+    /// When the server's stapled OCSP response is asked for over a second connection
+    /// (swift-nio-ssl does not deliver it): ``StapleRetrieval/whenRequired`` by default.
+    public var staples: StapleRetrieval
 
     /// - Parameters:
     ///   - adapter: The rules to apply (its `trustManager` says which policy applies to which host).
     ///   - offloadEvaluation: Evaluate off the event loop; `true` by default.
     ///   - certificateCache: Parsed certificates to reuse; one cache for the process by default.
-    public init(adapter: ChallengeAdapter, offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared) {
+    ///   - staples: When the stapled OCSP response is asked for; only where the connection cannot
+    ///     succeed without one (a must-staple leaf, a policy with `requireStapledOCSP`) by default.
+    public init(adapter: ChallengeAdapter, offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
+                staples: StapleRetrieval = .whenRequired) {
         self.adapter = adapter
         self.offloadEvaluation = offloadEvaluation
         self.certificateCache = certificateCache
+        self.staples = staples
     }
 
     /// A verifier applying one policy to every host.
@@ -93,9 +105,12 @@ public struct PincheckNIOVerifier: Sendable {
     ///   - derChain: The peer's chain, leaf first, as DER.
     ///   - host: The host connected to (DNS name or IP literal).
     ///   - port: The port connected to.
-    ///   - completion: Receives the decision exactly once (at once, unless an override handler keeps it);
-    ///     unreadable certificates give a cancel with `.evaluationFailed`.
-    public func decide(derChain: [[UInt8]], host: String, port: Int,
+    ///   - address: The numeric address connected to, where a second connection for the stapled
+    ///     OCSP response goes (``staples``); nil looks `host` up instead.
+    ///   - completion: Receives the decision exactly once: at once, unless an override handler keeps
+    ///     it or the stapled OCSP response is asked for (``staples``); unreadable certificates give a
+    ///     cancel with `.evaluationFailed`.
+    public func decide(derChain: [[UInt8]], host: String, port: Int, address: String? = nil,
                        completion: @escaping @Sendable (ChallengeDecision) -> Void) {
         let chain: [Certificate]
         do {
@@ -105,10 +120,27 @@ public struct PincheckNIOVerifier: Sendable {
                 error: ServerTrustError(.evaluationFailed, "the peer's certificates could not be read: \(error)", underlying: error)))
             return
         }
-        let challenge = Challenge(protectionSpace: ProtectionSpace(
-            host: host, port: port, protocol: "https", authenticationMethod: .serverTrust,
-            serverTrust: PeerTrust(servedChain: chain)))
-        adapter.handle(challenge, completion: ChallengeCompletion(label: "TLS peer \(host):\(port)", deliver: completion))
+        let adapter = adapter
+        let judge: @Sendable ([UInt8]?) -> Void = { staple in
+            let challenge = Challenge(protectionSpace: ProtectionSpace(
+                host: host, port: port, protocol: "https", authenticationMethod: .serverTrust,
+                serverTrust: PeerTrust(servedChain: chain, stapledOCSPResponse: staple)))
+            adapter.handle(challenge, completion: ChallengeCompletion(label: "TLS peer \(host):\(port)", deliver: completion))
+        }
+        guard let leaf = chain.first, wantsStaple(leaf: leaf, host: host) else {
+            judge(nil)
+            return
+        }
+        staples.staple(for: leaf, host: host, port: port, address: address, logger: adapter.logger, completion: judge)
+    }
+
+    /// Whether the evaluation of this connection is to have the server's stapled OCSP response:
+    /// only when the chain is evaluated at all (not under "allow invalid certificates"), and as
+    /// ``staples`` says, under the trust manager in force now.
+    private func wantsStaple(leaf: Certificate, host: String) -> Bool {
+        guard staples.scope != .never, case .refuse = adapter.invalidCertificates else { return false }
+        let manager = adapter.updatableTrustManager?.trustManager(at: adapter.now()) ?? adapter.trustManager
+        return staples.wanted(leaf: leaf, host: host, manager: manager)
     }
 
     /// Evaluates a served chain for a host, as the callback does.
@@ -116,10 +148,11 @@ public struct PincheckNIOVerifier: Sendable {
     ///   - derChain: The peer's chain, leaf first, as DER.
     ///   - host: The host connected to (DNS name or IP literal).
     ///   - port: The port connected to.
+    ///   - address: The numeric address connected to (see the other `decide`); nil looks `host` up.
     /// - Returns: The decision.
-    public func decide(derChain: [[UInt8]], host: String, port: Int) async -> ChallengeDecision {
+    public func decide(derChain: [[UInt8]], host: String, port: Int, address: String? = nil) async -> ChallengeDecision {
         await withCheckedContinuation { continuation in
-            decide(derChain: derChain, host: host, port: port) { continuation.resume(returning: $0) }
+            decide(derChain: derChain, host: host, port: port, address: address) { continuation.resume(returning: $0) }
         }
     }
 
@@ -127,14 +160,21 @@ public struct PincheckNIOVerifier: Sendable {
     /// - Parameters:
     ///   - host: The host connected to; the leaf must carry it (unless the policy disables name checks).
     ///   - port: The port connected to (names the protection space).
+    ///   - channel: The channel the handshake runs on: a second connection for the stapled OCSP
+    ///     response (``staples``) goes to the address it is connected to. Without it, `host` is looked up.
     ///   - onDecision: Receives every decision, accepted or not, with the verdict and reasons.
     ///
     /// The closure is `@Sendable`, so it fits both NIOSSL's `NIOSSLCustomVerificationCallbackWithMetadata`
     /// and stacks that require a sendable callback (gRPC Swift 2's `customVerificationCallback`).
-    public func callback(host: String, port: Int = 443,
+    public func callback(host: String, port: Int = 443, channel: (any Channel)? = nil,
                          onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in })
         -> SendableVerificationCallback
     {
+        callback(host: host, port: port, peer: PeerAddress(channel), onDecision: onDecision)
+    }
+
+    private func callback(host: String, port: Int, peer: PeerAddress,
+                          onDecision: @escaping @Sendable (ChallengeDecision) -> Void) -> SendableVerificationCallback {
         let verifier = self
         return { peerChain, promise in
             let der: [[UInt8]]
@@ -149,7 +189,7 @@ public struct PincheckNIOVerifier: Sendable {
             }
             let validated = ValidatedCertificateChain(peerChain)
             let evaluate: @Sendable () -> Void = {
-                verifier.decide(derChain: der, host: host, port: port) { decision in
+                verifier.decide(derChain: der, host: host, port: port, address: peer.address) { decision in
                     onDecision(decision)
                     // Promises may be completed from any thread; NIOSSL resumes the handshake on its loop.
                     promise.succeed(Self.accepts(decision) ? .certificateVerified(VerificationMetadata(validated)) : .failed)
@@ -168,13 +208,20 @@ public struct PincheckNIOVerifier: Sendable {
     ///   - context: A context from ``makeClientConfiguration()`` (or any with `certificateVerification` not `.none`).
     ///   - host: The host connected to; also sent as SNI unless it is an IP literal.
     ///   - port: The port connected to.
+    ///   - channel: The channel the handler goes into, so a second connection for the stapled OCSP
+    ///     response goes to the same address (see ``callback(host:port:channel:onDecision:)``).
     ///   - onDecision: Receives the decision, with the verdict and its reasons.
     /// - Throws: NIOSSL's errors for a bad context or host name.
-    public func makeClientHandler(context: NIOSSLContext, host: String, port: Int = 443,
+    public func makeClientHandler(context: NIOSSLContext, host: String, port: Int = 443, channel: (any Channel)? = nil,
                                   onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) throws -> NIOSSLClientHandler {
+        try makeClientHandler(context: context, host: host, port: port, peer: PeerAddress(channel), onDecision: onDecision)
+    }
+
+    private func makeClientHandler(context: NIOSSLContext, host: String, port: Int, peer: PeerAddress,
+                                   onDecision: @escaping @Sendable (ChallengeDecision) -> Void) throws -> NIOSSLClientHandler {
         let isIPLiteral = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
         return try NIOSSLClientHandler(context: context, serverHostname: isIPLiteral ? nil : host,
-                                       customVerificationCallbackWithMetadata: callback(host: host, port: port, onDecision: onDecision))
+                                       customVerificationCallbackWithMetadata: callback(host: host, port: port, peer: peer, onDecision: onDecision))
     }
 
     /// Adds the TLS handler and, after it, the handler that turns Pincheck's refusal into a
@@ -194,11 +241,13 @@ public struct PincheckNIOVerifier: Sendable {
                                   host: String, port: Int = 443, position: ChannelPipeline.SynchronousOperations.Position = .last,
                                   onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) throws -> EventLoopFuture<Void> {
         let record = DecisionRecord()
-        let tls = try makeClientHandler(context: context, host: host, port: port) { decision in
+        let peer = PeerAddress(nil)
+        let tls = try makeClientHandler(context: context, host: host, port: port, peer: peer) { decision in
             record.record(decision)
             onDecision(decision)
         }
         try pipeline.addHandler(tls, position: position)
+        peer.attach(try pipeline.context(handler: tls).channel)
         let translator = PincheckTrustErrorHandler(record: record)
         try pipeline.addHandler(translator, position: .after(tls))
         return translator.handshake(on: pipeline.eventLoop)
@@ -227,5 +276,28 @@ public struct PincheckNIOVerifier: Sendable {
         configuration.certificateVerification = .noHostnameVerification
         configuration.minimumTLSVersion = .tlsv12
         return configuration
+    }
+}
+
+/// The address a channel is connected to, read when a handshake asks for it: by then the channel
+/// is connected. The channel is held weakly (its pipeline holds the callback that holds this).
+final class PeerAddress: Sendable {
+    private struct Reference {
+        weak var channel: (any Channel)?
+    }
+
+    private let reference: Locked<Reference>
+
+    init(_ channel: (any Channel)?) {
+        reference = Locked(Reference(channel: channel))
+    }
+
+    func attach(_ channel: any Channel) {
+        reference.withLock { $0.channel = channel }
+    }
+
+    /// The numeric address, or nil when there is no channel (or it is not an IP connection).
+    var address: String? {
+        reference.withLock { $0.channel }?.remoteAddress?.ipAddress
     }
 }

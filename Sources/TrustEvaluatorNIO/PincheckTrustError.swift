@@ -110,6 +110,6 @@ final class PincheckTrustErrorHandler: ChannelDuplexHandler, RemovableChannelHan
     private static func translate(_ error: any Error, _ record: DecisionRecord) -> any Error {
         if error is PincheckTrustError { return error }
         guard let refusal = record.refusal else { return error }
-        return PincheckTrustError(decision: refusal, underlying: error as? any Error & Sendable)
+        return PincheckTrustError(decision: refusal, underlying: error)
     }
 }

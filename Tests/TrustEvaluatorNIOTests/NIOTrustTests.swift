@@ -23,7 +23,7 @@ func exchange(group: any EventLoopGroup, port: Int, host: String, verifier: Pinc
     let channel = try await ClientBootstrap(group: group)
         .channelInitializer { channel in
             channel.eventLoop.makeCompletedFuture {
-                let tls = try verifier.makeClientHandler(context: context, host: host, port: port) { decisions.append($0) }
+                let tls = try verifier.makeClientHandler(context: context, host: host, port: port, channel: channel) { decisions.append($0) }
                 try channel.pipeline.syncOperations.addHandler(tls)
                 try channel.pipeline.syncOperations.addHandler(FirstReply(promise: promise))
             }

@@ -1,6 +1,8 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
+import PincheckTLS
 import PincheckTestSupport
 import ServerTrust
 import Testing
@@ -8,18 +10,30 @@ import TrustEvaluator
 import TrustEvaluatorNIO
 
 /// The NIO route and stapled OCSP. swift-nio-ssl neither asks the server for a stapled response
-/// (no status_request extension) nor shows one to the verification callback (apple/swift-nio-ssl
-/// issue 242), so a staple never reaches Pincheck on this route: the server below would staple a
-/// *revoked* response and is never asked to. A policy that requires stapling therefore fails
-/// closed here; one that does not cannot see the revocation. The second test says so, and will
-/// fail the day swift-nio-ssl learns OCSP, which is the day to hand the staple to the evaluator.
-@Suite("NIO: stapled OCSP never reaches the verifier, and a policy that requires it fails closed", .serialized)
+/// nor shows one to the verification callback (apple/swift-nio-ssl issue 242), so the verifier
+/// asks the server over a second connection (`StapleRetrieval`) and judges the response as every
+/// other route does. The servers here staple when asked, and serve each connection on its own
+/// thread, as real servers do.
+@Suite("NIO: stapled OCSP over a second connection, judged as on every route", .serialized)
 struct StapledOCSPRouteTests {
     static let host = "www.example.test"
 
-    static func server() throws -> TestTLSServer {
-        try TestTLSServer(certificate: "revocation/rsa-direct-leaf",
-                          extra: ["-status_file", TestPKI.path("revocation/ocsp-direct-revoked.der")])
+    /// A server for the leaf rsa-root issued directly, stapling its *revoked* response (or nothing).
+    static func directLeafServer(stapling: Bool = true) throws -> LocalTLSServer {
+        try LocalTLSServer(chain: [TestPKI.certificate("revocation/rsa-direct-leaf")],
+                           privateKeyPEM: try String(contentsOfFile: TestPKI.path("keys/revocation/rsa-direct-leaf.key"), encoding: .utf8),
+                           stapledOCSPResponse: stapling ? try response("ocsp-direct-revoked") : nil)
+    }
+
+    /// A server for the must-staple leaf (under rsa-intermediate), stapling its good response (or nothing).
+    static func mustStapleServer(stapling: Bool = true) throws -> LocalTLSServer {
+        try LocalTLSServer(chain: try Certificate.load(contentsOf: TestPKI.path("revocation/must-staple-chain.pem")),
+                           privateKeyPEM: try String(contentsOfFile: TestPKI.path("revocation/rsa-must-staple.key"), encoding: .utf8),
+                           stapledOCSPResponse: stapling ? try response("ocsp-must-staple-good") : nil)
+    }
+
+    static func response(_ name: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: URL(fileURLWithPath: TestPKI.path("revocation/\(name).der"))))
     }
 
     static func manager(requireStapledOCSP: Bool) throws -> TrustManager {
@@ -29,32 +43,136 @@ struct StapledOCSPRouteTests {
         return TrustManager(policies: [policy], allHostsMustBeEvaluated: true, defaultValidation: TrustPolicy(anchors: anchors))
     }
 
-    /// The decisions the verifier made, and whether the server's page came back over the connection.
-    static func handshake(requireStapledOCSP: Bool) async throws -> ([ChallengeDecision], Bool) {
-        let server = try server()
-        defer { server.stop() }
-        let verifier = PincheckNIOVerifier(trustManager: try manager(requireStapledOCSP: requireStapledOCSP), now: { TestPKI.time })
-        let decisions = Decisions()
-        let reply = await capture { try await exchange(group: MultiThreadedEventLoopGroup.singleton, port: Int(server.port), host: host,
-                                                       verifier: verifier, decisions: decisions, message: "GET / HTTP/1.0\r\n\r\n") }
-        return (decisions.all, (try? reply.get()) != nil)
+    static func verifier(requireStapledOCSP: Bool, staples: StapleRetrieval) throws -> PincheckNIOVerifier {
+        let adapter = ChallengeAdapter(trustManager: try manager(requireStapledOCSP: requireStapledOCSP), now: { TestPKI.time })
+        return PincheckNIOVerifier(adapter: adapter, staples: staples)
     }
 
-    @Test("requireStapledOCSP: the handshake is refused with revocation.staple-missing")
-    func required() async throws {
-        let (decisions, answered) = try await Self.handshake(requireStapledOCSP: true)
-        #expect(!answered)
+    /// A retrieval with a cache of its own, so tests neither share answers nor see each other's counts.
+    static func retrieval(_ scope: StapleRetrieval.Scope) -> StapleRetrieval {
+        StapleRetrieval(scope, timeout: .seconds(5), cache: StapleCache())
+    }
+
+    /// One NIO handshake with 127.0.0.1:`port` for `host`: the decisions made, and whether it completed.
+    static func handshake(port: UInt16, verifier: PincheckNIOVerifier) async throws -> ([ChallengeDecision], Bool) {
+        let decisions = Decisions()
+        let context = try NIOSSLContext(configuration: PincheckNIOVerifier.makeClientConfiguration())
+        let handshake = MultiThreadedEventLoopGroup.singleton.next().makePromise(of: Void.self)
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let done = try verifier.addClientHandlers(to: channel.pipeline.syncOperations, context: context, host: host,
+                                                              port: Int(port)) { decisions.append($0) }
+                    done.cascade(to: handshake)
+                }
+            }
+            .connect(host: "127.0.0.1", port: Int(port)).get()
+        defer { channel.close(promise: nil) }
+        let completed = (try? await handshake.futureResult.get()) != nil
+        return (decisions.all, completed)
+    }
+
+    static func failures(_ decisions: [ChallengeDecision]) -> [Reason.Code] {
+        decisions.first?.verdict?.failures.map(\.code) ?? []
+    }
+
+    @Test("by default a policy that requires stapling gets the staple: the revoked leaf is refused with revocation.revoked")
+    func requiredRevoked() async throws {
+        let server = try Self.directLeafServer()
+        defer { server.stop() }
+        let staples = Self.retrieval(.whenRequired)
+        let (decisions, completed) = try await Self.handshake(port: server.port, verifier: try Self.verifier(requireStapledOCSP: true, staples: staples))
+        #expect(!completed)
         #expect(decisions.count == 1)
         #expect(decisions.first?.disposition == .cancelAuthenticationChallenge)
-        #expect(decisions.first?.verdict?.failures.map(\.code) == [.stapleMissing], "\(String(describing: decisions.first?.verdict?.failures))")
+        #expect(Self.failures(decisions) == [.revoked], "\(String(describing: decisions.first?.verdict?.failures))")
+        #expect(staples.cache.statistics.fetches == 1)
     }
 
-    @Test("without the requirement the revoked staple is never seen: the chain alone decides")
-    func notRequired() async throws {
-        let (decisions, answered) = try await Self.handshake(requireStapledOCSP: false)
-        #expect(answered)
-        #expect(decisions.count == 1)
+    @Test("by default a policy that does not require stapling makes no second connection: the chain alone decides")
+    func notRequiredByDefault() async throws {
+        let server = try Self.directLeafServer()
+        defer { server.stop() }
+        let staples = Self.retrieval(.whenRequired)
+        let (decisions, completed) = try await Self.handshake(port: server.port, verifier: try Self.verifier(requireStapledOCSP: false, staples: staples))
+        #expect(completed)
         #expect(decisions.first?.verdict?.isTrusted == true, "\(String(describing: decisions.first?.verdict?.failures))")
-        #expect(decisions.first?.verdict?.failures.contains { $0.code == .revoked } == false)
+        #expect(staples.cache.statistics.fetches == 0)
+    }
+
+    @Test(".always: a revoked staple refuses the connection without any requirement, and the answer is cached")
+    func alwaysRevoked() async throws {
+        let server = try Self.directLeafServer()
+        defer { server.stop() }
+        let staples = Self.retrieval(.always)
+        let verifier = try Self.verifier(requireStapledOCSP: false, staples: staples)
+        for round in 1...2 {
+            let (decisions, completed) = try await Self.handshake(port: server.port, verifier: verifier)
+            #expect(!completed, "round \(round)")
+            #expect(Self.failures(decisions) == [.revoked], "round \(round): \(String(describing: decisions.first?.verdict?.failures))")
+        }
+        #expect(staples.cache.statistics.fetches == 1)
+        #expect(staples.cache.statistics.hits == 1)
+    }
+
+    @Test(".always against a server that staples nothing: the chain decides, unless stapling is required")
+    func alwaysNothingStapled() async throws {
+        let server = try Self.directLeafServer(stapling: false)
+        defer { server.stop() }
+        let (lenient, lenientCompleted) = try await Self.handshake(port: server.port, verifier: try Self.verifier(requireStapledOCSP: false, staples: Self.retrieval(.always)))
+        #expect(lenientCompleted)
+        #expect(lenient.first?.verdict?.isTrusted == true)
+        let (strict, strictCompleted) = try await Self.handshake(port: server.port, verifier: try Self.verifier(requireStapledOCSP: true, staples: Self.retrieval(.always)))
+        #expect(!strictCompleted)
+        #expect(Self.failures(strict) == [.stapleMissing])
+    }
+
+    @Test("a must-staple leaf with a good staple is trusted by default; without retrieval it cannot be")
+    func mustStaple() async throws {
+        let server = try Self.mustStapleServer()
+        defer { server.stop() }
+        let (decisions, completed) = try await Self.handshake(port: server.port, verifier: try Self.verifier(requireStapledOCSP: false, staples: Self.retrieval(.whenRequired)))
+        #expect(completed)
+        #expect(decisions.first?.verdict?.isTrusted == true, "\(String(describing: decisions.first?.verdict?.failures))")
+        let (never, neverCompleted) = try await Self.handshake(port: server.port, verifier: try Self.verifier(requireStapledOCSP: false, staples: Self.retrieval(.never)))
+        #expect(!neverCompleted)
+        #expect(Self.failures(never) == [.stapleMissing])
+    }
+
+    @Test(".never: a policy that requires stapling fails closed, and a revoked staple goes unseen otherwise")
+    func never() async throws {
+        let server = try Self.directLeafServer()
+        defer { server.stop() }
+        let (strict, strictCompleted) = try await Self.handshake(port: server.port, verifier: try Self.verifier(requireStapledOCSP: true, staples: Self.retrieval(.never)))
+        #expect(!strictCompleted)
+        #expect(Self.failures(strict) == [.stapleMissing])
+        let (lenient, lenientCompleted) = try await Self.handshake(port: server.port, verifier: try Self.verifier(requireStapledOCSP: false, staples: Self.retrieval(.never)))
+        #expect(lenientCompleted)
+        #expect(lenient.first?.verdict?.isTrusted == true)
+    }
+
+    @Test("a second connection served another leaf gives no staple: its response is not used for this leaf")
+    func anotherLeaf() async throws {
+        // The must-staple chain is judged, but the second connection reaches the direct leaf's server.
+        let other = try Self.directLeafServer()
+        defer { other.stop() }
+        let chain = try Certificate.load(contentsOf: TestPKI.path("revocation/must-staple-chain.pem")).map(\.derBytes)
+        let staples = Self.retrieval(.always)
+        let decision = await try Self.verifier(requireStapledOCSP: false, staples: staples)
+            .decide(derChain: chain, host: Self.host, port: Int(other.port), address: "127.0.0.1")
+        #expect(decision.verdict?.failures.map(\.code) == [.stapleMissing], "\(String(describing: decision.verdict?.failures))")
+        #expect(staples.cache.statistics.fetches == 1)
+    }
+
+    @Test("a second connection that fails gives no staple, within the retrieval's timeout")
+    func unreachable() async throws {
+        // A port nothing listens on: bind one, note it, close it.
+        let server = try Self.directLeafServer()
+        let port = server.port
+        server.stop()
+        let chain = try Certificate.load(contentsOf: TestPKI.path("revocation/must-staple-chain.pem")).map(\.derBytes)
+        let decision = await try Self.verifier(requireStapledOCSP: false, staples: StapleRetrieval(.always, timeout: .seconds(2), cache: StapleCache()))
+            .decide(derChain: chain, host: Self.host, port: Int(port), address: "127.0.0.1")
+        #expect(decision.verdict?.failures.map(\.code) == [.stapleMissing])
     }
 }

@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import TrustEvaluator
 @testable import PincheckTLS
 
@@ -145,6 +148,44 @@ struct LocalTLSServerTests {
         let otherKey = try String(contentsOfFile: Fixtures.path("keys/rsa-leaf.key"), encoding: .utf8)
         #expect(throws: PincheckError.self) { try LocalTLSServer(chain: chain, privateKeyPEM: otherKey) }
         #expect(throws: PincheckError.self) { try LocalTLSServer(chain: chain, privateKeyPEM: "not a key") }
+    }
+
+    @Test("staples its OCSP response to a client that asks, and nothing when it has none")
+    func staples() throws {
+        let chain = Fixtures.chain("rsa-deep")
+        let key = try String(contentsOfFile: Fixtures.path("keys/rsa-deep-leaf.key"), encoding: .utf8)
+        let response = Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("revocation/ocsp-good.der"))))
+        let stapling = try LocalTLSServer(chain: chain, privateKeyPEM: key, stapledOCSPResponse: response)
+        defer { stapling.stop() }
+        let probed = try TLSProbe(timeout: .seconds(5)).probe(ProbeTarget(host: "127.0.0.1", port: stapling.port), serverName: "www.example.test")
+        #expect(probed.stapledOCSPResponse == response)
+        let silent = try LocalTLSServer(chain: chain, privateKeyPEM: key)
+        defer { silent.stop() }
+        #expect(try TLSProbe(timeout: .seconds(5)).probe(ProbeTarget(host: "127.0.0.1", port: silent.port), serverName: "www.example.test")
+            .stapledOCSPResponse == nil)
+    }
+
+    @Test("serves a second connection while a first one has not finished its handshake")
+    func concurrentConnections() throws {
+        let chain = Fixtures.chain("rsa-deep")
+        let key = try String(contentsOfFile: Fixtures.path("keys/rsa-deep-leaf.key"), encoding: .utf8)
+        let server = try LocalTLSServer(chain: chain, privateKeyPEM: key)
+        defer { server.stop() }
+        // A client that connects and sends nothing: the server waits on it for 5 seconds.
+        let idle = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(idle >= 0)
+        defer { close(idle) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = server.port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(idle, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected == 0)
+        usleep(100_000)  // let the server accept it first
+        let probed = try TLSProbe(timeout: .seconds(2)).probe(ProbeTarget(host: "127.0.0.1", port: server.port), serverName: "www.example.test")
+        #expect(probed.servedChain == chain)
     }
 
     @Test("a server whose accept thread cannot start throws at once, and its deinit neither waits nor frees twice")

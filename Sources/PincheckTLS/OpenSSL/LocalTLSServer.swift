@@ -8,7 +8,9 @@ import Glibc
 
 /// A TLS server on 127.0.0.1 (an ephemeral port) that serves a given chain and completes
 /// handshakes, for demos and tests of what clients see: `pincheck demo` runs its scenarios
-/// through real handshakes against these. It answers no application data.
+/// through real handshakes against these. It answers no application data. It may staple an OCSP
+/// response, and it serves each connection on its own thread, so a client may open a second
+/// connection while its first handshake waits (as a NIO client does for the staple).
 ///
 /// `@unchecked Sendable`: the context and socket are set up in `init` and only read afterwards;
 /// the accept loop owns everything it creates; `stop()` is serialised by a lock.
@@ -21,19 +23,23 @@ public final class LocalTLSServer: @unchecked Sendable {
     private let stopped = Locked(false)
     /// Signalled by the accept loop when it ends.
     private let finished = Latch()
+    /// The response stapled to every handshake whose client asks (status_request), if any.
+    private let staple: StapleBytes?
 
     /// Starts a server.
     /// - Parameters:
     ///   - chain: The certificates to serve, leaf first, exactly as a server would send them.
     ///   - privateKeyPEM: The leaf's private key (PEM).
+    ///   - stapledOCSPResponse: An OCSP response (DER) to staple when the client asks for one; none by default.
     /// - Throws: ``PincheckError`` when the key does not load or match, or the socket cannot listen.
-    public convenience init(chain: [Certificate], privateKeyPEM: String) throws(PincheckError) {
-        try self.init(chain: chain, privateKeyPEM: privateKeyPEM, startingThread: { DetachedThread.start($0) })
+    public convenience init(chain: [Certificate], privateKeyPEM: String, stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) {
+        try self.init(chain: chain, privateKeyPEM: privateKeyPEM, stapledOCSPResponse: stapledOCSPResponse,
+                      startingThread: { DetachedThread.start($0) })
     }
 
     /// - Parameter startingThread: Starts the accept loop on a thread; false when no thread can
     ///   be had (a process limit). The test seam for that failure.
-    init(chain: [Certificate], privateKeyPEM: String,
+    init(chain: [Certificate], privateKeyPEM: String, stapledOCSPResponse: [UInt8]? = nil,
          startingThread: (@escaping @Sendable () -> Void) -> Bool) throws(PincheckError) {
         guard let leaf = chain.first else { throw PincheckError(.emptyChain, "a server needs a certificate to serve") }
         OpenSSLErrorStack.clear()
@@ -56,6 +62,21 @@ public final class LocalTLSServer: @unchecked Sendable {
         guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
             throw fail("the private key does not match the leaf")
         }
+        let staple = stapledOCSPResponse.flatMap { $0.isEmpty ? nil : StapleBytes($0) }
+        if let staple {
+            _ = shim_SSL_CTX_set_tlsext_status_cb(context) { ssl, argument in
+                guard let ssl, let argument else { return SSL_TLSEXT_ERR_NOACK }
+                let bytes = Unmanaged<StapleBytes>.fromOpaque(argument).takeUnretainedValue().bytes
+                // OpenSSL takes the copy and frees it with OPENSSL_free.
+                guard let copy = CRYPTO_malloc(bytes.count, "LocalTLSServer", 0) else { return SSL_TLSEXT_ERR_ALERT_FATAL }
+                bytes.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                _ = shim_SSL_set_tlsext_status_ocsp_resp(ssl, copy.assumingMemoryBound(to: UInt8.self), bytes.count)
+                return SSL_TLSEXT_ERR_OK
+            }
+            // Unretained: the server, and every connection thread, hold the bytes while OpenSSL may call back.
+            _ = shim_SSL_CTX_set_tlsext_status_arg(context, Unmanaged.passUnretained(staple).toOpaque())
+        }
+        self.staple = staple
 
         let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketFD >= 0 else { throw fail("socket() failed (errno \(errno))") }
@@ -113,13 +134,39 @@ public final class LocalTLSServer: @unchecked Sendable {
             var timeout = timeval(tv_sec: 5, tv_usec: 0)
             setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            if let ssl = SSL_new(context) {
-                SSL_set_fd(ssl, client)
-                if SSL_accept(ssl) == 1 { SSL_shutdown(ssl) }
-                SSL_free(ssl)
+            // The SSL holds a reference to the context, so `stop()` may free its own while a
+            // connection thread still works; the thread holds the staple's bytes.
+            guard let ssl = SSL_new(context) else {
+                close(client)
+                continue
             }
-            ERR_clear_error()
-            close(client)
+            let connection = Connection(ssl: ssl, socket: client)
+            let staple = staple
+            if !DetachedThread.start({ withExtendedLifetime(staple) { connection.serve() } }) {
+                connection.serve()
+            }
         }
     }
+}
+
+/// One accepted connection: handshake, close_notify, close. Owned by the thread that serves it.
+private struct Connection: @unchecked Sendable {
+    // @unchecked: the SSL and the socket are used by one thread, the one serving the connection.
+    let ssl: OpaquePointer
+    let socket: Int32
+
+    func serve() {
+        _ = SignalMask.blockSIGPIPE()
+        SSL_set_fd(ssl, socket)
+        if SSL_accept(ssl) == 1 { SSL_shutdown(ssl) }
+        SSL_free(ssl)
+        ERR_clear_error()
+        close(socket)
+    }
+}
+
+/// The bytes of a stapled response, where OpenSSL's status callback finds them.
+private final class StapleBytes: Sendable {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
 }

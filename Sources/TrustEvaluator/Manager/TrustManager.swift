@@ -80,6 +80,15 @@ public struct TrustManager: Sendable {
         try lookUp(HostName.peerName(for: host).text)?.hostPolicy
     }
 
+    /// Whether the policy that applies to `host` requires a stapled OCSP response
+    /// (``RevocationPolicy/requireStapledOCSP``). False for unlisted hosts, and for a host that
+    /// cannot be a name (its evaluation fails anyway). A must-staple leaf requires one whatever
+    /// the policy says (``Certificate/requiresStapledOCSP``).
+    public func requiresStapledOCSP(for host: String) -> Bool {
+        guard let peer = try? HostName.peerName(for: host) else { return false }
+        return lookUp(peer.text)?.revocation?.requireStapledOCSP == true
+    }
+
     /// The plan of the policy for a normalised name (its ``EvaluationPlan/hostPolicy`` is the policy).
     private func lookUp(_ name: String) -> EvaluationPlan? {
         var best: (index: Int, score: Int)? = nil
