@@ -16,7 +16,7 @@ struct DemoCommandTests {
     @Test("the scenarios cover what the demo promises")
     func coverage() {
         let titles = DemoScenario.all.map(\.title).joined(separator: "|")
-        for word in ["good", "expired", "another host", "self-signed", "missing", "pinned intermediate", "rotated", "attacker"] {
+        for word in ["good", "expired", "another host", "self-signed", "missing", "pinned intermediate", "rotated", "attacker", "revoked"] {
             #expect(titles.contains(word), "a scenario for \(word)")
         }
         #expect(DemoScenario.all.contains { $0.expectTrusted } && DemoScenario.all.contains { !$0.expectTrusted })
@@ -36,6 +36,22 @@ struct DemoCommandTests {
         #expect(embedded.trimmingCharacters(in: .whitespacesAndNewlines) == file.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
+    @Test("the embedded OCSP responses are the ones in Certificates/revocation/", arguments: DemoCertificates.staples.keys.sorted())
+    func embeddedStaples(name: String) throws {
+        let file = try Data(contentsOf: URL(fileURLWithPath: CLIFixtures.path("revocation/\(name).der")))
+        #expect(try DemoScenario.staple(name) == Array(file))
+    }
+
+    @Test("the revoked staple reached the evaluator through the handshake, and alone refuses the good chain")
+    func revokedStaple() throws {
+        let scenario = try #require(DemoScenario.all.first { $0.staple != nil })
+        let outcome = try scenario.run()
+        #expect(outcome.verdict.failures.map(\.code) == [.revoked], "\(outcome.verdict.failures)")
+        var unstapled = scenario
+        unstapled.staple = nil
+        #expect(try unstapled.run().verdict.isTrusted, "without the staple the same chain and policy are trusted")
+    }
+
     @Test("each scenario went through a real handshake with a local server")
     func handshakes() throws {
         let outcomes = try DemoScenario.all.map { try $0.run() }
@@ -49,7 +65,8 @@ struct DemoCommandTests {
     func table() throws {
         let result = CLIFixtures.run(["demo"])
         #expect(result.status == 0)
-        #expect(result.output.contains("11 of 11 scenarios gave the expected verdict."))
+        #expect(result.output.contains("\(DemoScenario.all.count) of \(DemoScenario.all.count) scenarios gave the expected verdict."))
+        #expect(DemoScenario.all.count == 12)
         let json = CLIFixtures.run(["demo", "--json"])
         #expect(json.status == 0)
         #expect(json.output.contains("\"asExpected\" : true"))

@@ -49,6 +49,8 @@ struct DemoScenario {
     let chain: [String]
     let policy: DemoPolicy
     let expectTrusted: Bool
+    /// The OCSP response the server staples (a name in ``DemoCertificates/staples``), if any.
+    var staple: String? = nil
 
     static let all: [DemoScenario] = [
         DemoScenario(title: "good RSA chain", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: true),
@@ -62,6 +64,8 @@ struct DemoScenario {
         DemoScenario(title: "rotated leaf key, old leaf pinned", chain: ["rsa-leaf-rotated", "rsa-intermediate"], policy: .pinLeafKey, expectTrusted: false),
         DemoScenario(title: "attacker chain + pinned CA appended", chain: ["attacker-leaf", "attacker-root", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: false),
         DemoScenario(title: "valid chain, unpinned CA + pinned appended", chain: ["rsa-leaf", "rsa-intermediate", "ec-intermediate"], policy: .pinECIntermediateKey, expectTrusted: false),
+        DemoScenario(title: "good chain, stapled OCSP says revoked", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateKeys,
+                     expectTrusted: false, staple: "ocsp-revoked"),
     ]
 
     static func certificate(_ name: String) throws -> Certificate {
@@ -71,17 +75,26 @@ struct DemoScenario {
         return try Certificate(pemEncoded: pem, source: "demo:\(name)")
     }
 
-    /// Serves the scenario's chain from a local TLS server on 127.0.0.1 (an ephemeral port), takes
-    /// what a real handshake delivers, and evaluates it with the scenario's policy.
+    static func staple(_ name: String) throws -> [UInt8] {
+        guard let text = DemoCertificates.staples[name], let data = Data(base64Encoded: text) else {
+            throw PincheckError(.emptyInput, "the demo has no OCSP response named \(name)")
+        }
+        return Array(data)
+    }
+
+    /// Serves the scenario's chain (and staple) from a local TLS server on 127.0.0.1 (an ephemeral
+    /// port), takes what a real handshake delivers, and evaluates it with the scenario's policy.
     func run() throws -> DemoOutcome {
         let served = try chain.map(Self.certificate)
         guard let key = DemoCertificates.keys[chain[0]] else {
             throw PincheckError(.emptyInput, "the demo has no key for \(chain[0])")
         }
-        let server = try LocalTLSServer(chain: served, privateKeyPEM: key)
+        let response = try staple.map(Self.staple)
+        let server = try LocalTLSServer(chain: served, privateKeyPEM: key, stapledOCSPResponse: response)
         defer { server.stop() }
         let result = try TLSProbe(timeout: .seconds(5)).probe(ProbeTarget(host: "127.0.0.1", port: server.port), serverName: Self.host)
-        let verdict = try Evaluator(policy: try policy.make()).evaluate(result.servedChain, host: Self.host, at: Self.time)
+        let verdict = try Evaluator(policy: try policy.make()).evaluate(result.servedChain, host: Self.host, at: Self.time,
+                                                                        stapledOCSPResponse: result.stapledOCSPResponse)
         return DemoOutcome(scenario: self, verdict: verdict, port: server.port, protocolVersion: result.protocolVersion)
     }
 }
