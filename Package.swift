@@ -159,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "TrustEvaluatorGRPCTests",
             dependencies: [
-                "TrustEvaluatorGRPC", "TrustEvaluatorNIO", "TrustEvaluator", "ServerTrust", "PincheckTestSupport",
+                "TrustEvaluatorGRPC", "TrustEvaluatorNIO", "TrustEvaluator", "ServerTrust", "PincheckTestSupport", "PincheckTLS",
             ] + grpc
         ),
         // Runs the example programs (built with the package) against loopback servers.

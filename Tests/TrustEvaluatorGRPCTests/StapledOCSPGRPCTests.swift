@@ -1,0 +1,54 @@
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2Posix
+import PincheckTLS
+import PincheckTestSupport
+import ServerTrust
+import Synchronization
+import Testing
+import TrustEvaluator
+import TrustEvaluatorGRPC
+import TrustEvaluatorNIO
+
+/// gRPC over Pincheck's NIO verifier gets the server's stapled OCSP response as the NIO route
+/// does (a second connection, `StapleRetrieval`): a revoked staple refuses the RPC.
+@Suite("gRPC: a revoked stapled OCSP response refuses the RPC", .serialized)
+struct StapledOCSPGRPCTests {
+    @Test("required by the policy (default retrieval), or fetched always", arguments: [
+        (true, StapleRetrieval.Scope.whenRequired), (false, .always),
+    ])
+    func revoked(requireStapledOCSP: Bool, scope: StapleRetrieval.Scope) async throws {
+        // The leaf rsa-root issued directly; the server staples its revoked response and then
+        // closes every connection after the handshake (it speaks no HTTP/2): only the decision counts.
+        let server = try LocalTLSServer(
+            chain: [TestPKI.certificate("revocation/rsa-direct-leaf")],
+            privateKeyPEM: try String(contentsOfFile: TestPKI.path("keys/revocation/rsa-direct-leaf.key"), encoding: .utf8),
+            stapledOCSPResponse: Array(try Data(contentsOf: URL(fileURLWithPath: TestPKI.path("revocation/ocsp-direct-revoked.der")))))
+        defer { server.stop() }
+        let anchors = try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")])
+        let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
+                                validation: TrustPolicy(anchors: anchors), revocation: RevocationPolicy(requireStapledOCSP: requireStapledOCSP))
+        let manager = TrustManager(policies: [policy], allHostsMustBeEvaluated: true, defaultValidation: TrustPolicy(anchors: anchors))
+        let verifier = PincheckNIOVerifier(adapter: ChallengeAdapter(trustManager: manager, now: { TestPKI.time }),
+                                           staples: StapleRetrieval(scope, cache: StapleCache()))
+        let decisions = Mutex<[ChallengeDecision]>([])
+        let settings = try PincheckGRPCClientSettings(verifier: verifier, host: "www.example.test", port: Int(server.port)) { decision in
+            decisions.withLock { $0.append(decision) }
+        }
+        let transport = try settings.makeTransport(connectingTo: .ipv4(address: "127.0.0.1", port: Int(server.port)))
+        var options = CallOptions.defaults
+        options.timeout = .seconds(3)
+        let error = await #expect(throws: RPCError.self) {
+            try await withGRPCClient(transport: transport) { client in
+                try await client.unary(request: ClientRequest(message: Array("ping".utf8)), descriptor: EchoService.method,
+                                       serializer: RawBytes(), deserializer: RawBytes(), options: options) { try $0.message }
+            }
+        }
+        let seen = decisions.withLock { $0 }
+        #expect(!seen.isEmpty)
+        for decision in seen {
+            #expect(decision.verdict?.failures.map(\.code) == [.revoked], "\(String(describing: decision.verdict?.failures))")
+        }
+        #expect(PinnedGRPCTests.pincheckError(in: error)?.codes == [.revoked], "\(String(describing: error))")
+    }
+}
