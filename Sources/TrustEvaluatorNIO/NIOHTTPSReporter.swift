@@ -51,7 +51,7 @@ public struct NIOHTTPSReporter: Reporter {
             .connectTimeout(timeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(verifier.makeClientHandler(context: context, host: host, port: port))
+                    try channel.pipeline.syncOperations.addHandler(verifier.makeClientHandler(context: context, host: host, port: port, channel: channel))
                     try channel.pipeline.syncOperations.addHandler(StatusLineReader(status: status))
                 }
             }
