@@ -30,14 +30,16 @@ struct StapledOCSPGRPCTests {
                                 validation: TrustPolicy(anchors: anchors), revocation: RevocationPolicy(requireStapledOCSP: requireStapledOCSP))
         let manager = TrustManager(policies: [policy], allHostsMustBeEvaluated: true, defaultValidation: TrustPolicy(anchors: anchors))
         let verifier = PincheckNIOVerifier(adapter: ChallengeAdapter(trustManager: manager, now: { TestPKI.time }),
-                                           staples: StapleRetrieval(scope, cache: StapleCache()))
+                                           staples: StapleRetrieval(scope, timeout: .seconds(30), cache: StapleCache()))
         let decisions = Mutex<[ChallengeDecision]>([])
         let settings = try PincheckGRPCClientSettings(verifier: verifier, host: "www.example.test", port: Int(server.port)) { decision in
             decisions.withLock { $0.append(decision) }
         }
         let transport = try settings.makeTransport(connectingTo: .ipv4(address: "127.0.0.1", port: Int(server.port)))
+        // The RPC fails as soon as the connection does (it does not wait for ready); the deadline
+        // only bounds a hang, and is long so a loaded machine's slow handshake is not mistaken for one.
         var options = CallOptions.defaults
-        options.timeout = .seconds(3)
+        options.timeout = .seconds(60)
         let error = await #expect(throws: RPCError.self) {
             try await withGRPCClient(transport: transport) { client in
                 try await client.unary(request: ClientRequest(message: Array("ping".utf8)), descriptor: EchoService.method,

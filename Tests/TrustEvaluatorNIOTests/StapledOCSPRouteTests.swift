@@ -48,9 +48,10 @@ struct StapledOCSPRouteTests {
         return PincheckNIOVerifier(adapter: adapter, staples: staples)
     }
 
-    /// A retrieval with a cache of its own, so tests neither share answers nor see each other's counts.
+    /// A retrieval with a cache of its own, so tests neither share answers nor see each other's
+    /// counts; its timeout is long, so a loaded machine's slow handshake is not taken for a failure.
     static func retrieval(_ scope: StapleRetrieval.Scope) -> StapleRetrieval {
-        StapleRetrieval(scope, timeout: .seconds(5), cache: StapleCache())
+        StapleRetrieval(scope, timeout: .seconds(30), cache: StapleCache())
     }
 
     /// One NIO handshake with 127.0.0.1:`port` for `host`: the decisions made, and whether it completed.
@@ -164,14 +165,14 @@ struct StapledOCSPRouteTests {
         #expect(staples.cache.statistics.fetches == 1)
     }
 
-    @Test("a second connection that fails gives no staple, within the retrieval's timeout")
+    @Test("a second connection that fails gives no staple")
     func unreachable() async throws {
         // A port nothing listens on: bind one, note it, close it.
         let server = try Self.directLeafServer()
         let port = server.port
         server.stop()
         let chain = try Certificate.load(contentsOf: TestPKI.path("revocation/must-staple-chain.pem")).map(\.derBytes)
-        let decision = await try Self.verifier(requireStapledOCSP: false, staples: StapleRetrieval(.always, timeout: .seconds(2), cache: StapleCache()))
+        let decision = await try Self.verifier(requireStapledOCSP: false, staples: StapleRetrieval(.always, timeout: .seconds(30), cache: StapleCache()))
             .decide(derChain: chain, host: Self.host, port: Int(port), address: "127.0.0.1")
         #expect(decision.verdict?.failures.map(\.code) == [.stapleMissing])
     }
