@@ -112,10 +112,11 @@ public struct StapleRetrieval: Sendable {
 }
 
 /// The staples ``StapleRetrieval`` obtained, by server and leaf, each kept for a while: a staple
-/// for ``lifetime``, the answer "the server staples nothing" for ``lifetimeWithoutStaple``, a
-/// second connection that failed for ``lifetimeAfterFailure`` (so a server that refuses it does
-/// not cost every connection a timeout, and a passing failure does not last). Freshness is still the evaluator's to judge: a cached response past
-/// its `nextUpdate` is refused as stale, however recently it was fetched.
+/// for ``lifetime``; the answer "the server staples nothing" (or it served another leaf) for
+/// ``lifetimeWithoutStaple``; a second connection that failed for ``lifetimeAfterFailure``, so a
+/// server that refuses it does not cost every connection a timeout, and a passing failure does
+/// not last. Freshness is still the evaluator's to judge: a cached response past its `nextUpdate`
+/// is refused as stale, however recently it was fetched.
 public final class StapleCache: Sendable {
     /// What the cache has done, for monitoring and tests.
     public struct Statistics: Sendable, Hashable {
