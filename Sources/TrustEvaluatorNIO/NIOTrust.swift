@@ -188,8 +188,10 @@ public struct PincheckNIOVerifier: Sendable {
                 return
             }
             let validated = ValidatedCertificateChain(peerChain)
+            // Read now, on the loop, while the handshake holds the connection open.
+            let address = peer.address
             let evaluate: @Sendable () -> Void = {
-                verifier.decide(derChain: der, host: host, port: port, address: peer.address) { decision in
+                verifier.decide(derChain: der, host: host, port: port, address: address) { decision in
                     onDecision(decision)
                     // Promises may be completed from any thread; NIOSSL resumes the handshake on its loop.
                     promise.succeed(Self.accepts(decision) ? .certificateVerified(VerificationMetadata(validated)) : .failed)

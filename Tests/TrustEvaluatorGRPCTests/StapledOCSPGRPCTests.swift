@@ -29,7 +29,9 @@ struct StapledOCSPGRPCTests {
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
                                 validation: TrustPolicy(anchors: anchors), revocation: RevocationPolicy(requireStapledOCSP: requireStapledOCSP))
         let manager = TrustManager(policies: [policy], allHostsMustBeEvaluated: true, defaultValidation: TrustPolicy(anchors: anchors))
-        let verifier = PincheckNIOVerifier(adapter: ChallengeAdapter(trustManager: manager, now: { TestPKI.time }),
+        // Evaluated on the event loop (see StapledOCSPRouteTests: a busy cooperative pool can
+        // outwait the local server).
+        let verifier = PincheckNIOVerifier(adapter: ChallengeAdapter(trustManager: manager, now: { TestPKI.time }), offloadEvaluation: false,
                                            staples: StapleRetrieval(scope, timeout: .seconds(30), cache: StapleCache()))
         let decisions = Mutex<[ChallengeDecision]>([])
         let settings = try PincheckGRPCClientSettings(verifier: verifier, host: "www.example.test", port: Int(server.port)) { decision in

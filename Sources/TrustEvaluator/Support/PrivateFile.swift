@@ -17,7 +17,7 @@ package enum PrivateFile {
         var template = Array((path + ".tmp-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { return "could not create a temporary file beside \(path) (\(String(cString: strerror(errno))))" }
-        let temporary = String(cString: template)
+        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         _ = fchmod(fd, 0o600)
         var offset = 0
