@@ -11,7 +11,7 @@ struct Import: ConsoleCommand {
         abstract: "Print the Pincheck configuration equivalent to a TrustKit, Android, OkHttp or ATS pinning configuration.",
         discussion: "KIND is trustkit (plist XML: an Info.plist with TSKConfiguration, or that dictionary), android (network_security_config.xml), okhttp (lines of 'pattern sha256/…') or ats (an Info.plist with NSAppTransportSecurity/NSPinnedDomains, or that dictionary). --config reads these formats directly too.")
 
-    @Argument(help: ArgumentHelp("trustkit, android, okhttp or ats.", valueName: "kind"))
+    @Argument(help: ArgumentHelp("trustkit, android, okhttp or ats; pincheck checks a Pincheck configuration and prints it back, keys sorted.", valueName: "kind"))
     var kind: ConfigurationFormat
 
     @Argument(help: ArgumentHelp("The configuration to import.", valueName: "file"))

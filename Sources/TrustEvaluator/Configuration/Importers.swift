@@ -43,7 +43,7 @@ public enum ConfigurationImporter {
     }
 
     /// What ``detect(_:)`` tried, for a file it recognises as none of them.
-    static let formatsTried = "it is none of the formats Pincheck reads: Pincheck JSON (an object, {…}), a TrustKit plist or an Android network_security_config.xml (XML, <…>), OkHttp pins (lines of \"pattern sha256/BASE64\")"
+    static let formatsTried = "it is none of the formats Pincheck reads: Pincheck JSON (an object, {…}), a TrustKit or App Transport Security (NSPinnedDomains) plist or an Android network_security_config.xml (XML, <…>), OkHttp pins (lines of \"pattern sha256/BASE64\")"
 
     /// Converts a configuration of any supported format into Pincheck's JSON.
     /// - Throws: ``PincheckError`` naming the file and what in it cannot be imported.
