@@ -89,6 +89,13 @@ public enum FuzzTargets {
         if verdict.isTrusted {
             precondition(verdict.verifiedPath != nil, "a trusted verdict names the path it trusted")
             precondition(!verdict.warnings.contains { $0.code == .revoked }, "a revoked staple is never only a warning")
+            // Stapling is required, so the staple was judged fresh: the NIO staple cache, which keeps
+            // a copy until `freshUntil`, must not think it stale already (five minutes of skew allowed).
+            if let freshUntil = StapledOCSP.freshUntil(bytes, for: fixture.goodChain[0]) {
+                precondition(freshUntil >= fixture.time.addingTimeInterval(-300), "a response judged fresh is not past its nextUpdate")
+            }
+        } else {
+            _ = StapledOCSP.freshUntil(bytes, for: fixture.goodChain[0])
         }
     }
 }

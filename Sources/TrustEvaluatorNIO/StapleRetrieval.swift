@@ -106,17 +106,18 @@ public struct StapleRetrieval: Sendable {
                 staple = nil
                 failed = true
             }
-            cache.finish(key, staple: staple, failed: failed)
+            cache.finish(key, staple: staple, failed: failed, leaf: leaf)
         }
     }
 }
 
-/// The staples ``StapleRetrieval`` obtained, by server and leaf, each kept for a while: a staple
-/// for ``lifetime``; the answer "the server staples nothing" (or it served another leaf) for
-/// ``lifetimeWithoutStaple``; a second connection that failed for ``lifetimeAfterFailure``, so a
-/// server that refuses it does not cost every connection a timeout, and a passing failure does
-/// not last. Freshness is still the evaluator's to judge: a cached response past its `nextUpdate`
-/// is refused as stale, however recently it was fetched.
+/// The staples ``StapleRetrieval`` obtained, by server and leaf, each kept for a while:
+/// - a staple for ``lifetime``, but never past its `nextUpdate`;
+/// - the answer "the server staples nothing" (or it served another leaf) for ``lifetimeWithoutStaple``;
+/// - a second connection that failed for ``lifetimeAfterFailure``, so a server that refuses it
+///   does not cost every connection a timeout, and a passing failure does not last.
+///
+/// Freshness is still the evaluator's to judge on every handshake.
 public final class StapleCache: Sendable {
     /// What the cache has done, for monitoring and tests.
     public struct Statistics: Sendable, Hashable {
@@ -157,8 +158,8 @@ public final class StapleCache: Sendable {
     private let state = Locked(State())
 
     /// - Parameters:
-    ///   - lifetime: How long a staple is kept; one hour by default (servers refresh theirs well
-    ///     before `nextUpdate`, typically days away).
+    ///   - lifetime: How long a staple is kept at most; one hour by default (servers refresh theirs
+    ///     well before `nextUpdate`, typically days away). A staple is never kept past its `nextUpdate`.
     ///   - lifetimeWithoutStaple: How long "the server staples nothing" is kept; ten minutes by default.
     ///   - lifetimeAfterFailure: How long a failed second connection is remembered; 30 seconds by default.
     ///   - capacity: How many answers are kept; 1,024 by default.
@@ -180,7 +181,7 @@ public final class StapleCache: Sendable {
 
     /// Answers `waiter` from the cache, or adds it to a second connection under way (both: false),
     /// or registers the first waiter of a new one (true: the caller makes the connection and calls
-    /// ``finish(_:staple:)``).
+    /// ``finish(_:staple:failed:leaf:)``).
     func claim(_ key: Key, waiter: @escaping @Sendable ([UInt8]?) -> Void) -> Bool {
         let now = ContinuousClock.now
         enum Outcome { case cached([UInt8]?), joined, fetch }
@@ -212,10 +213,23 @@ public final class StapleCache: Sendable {
         }
     }
 
+    /// How long an answer is kept. A staple is kept for ``lifetime`` but never past its
+    /// `nextUpdate`: the server has a newer response by then, and a kept copy would be refused as
+    /// stale (for a must-staple leaf, the connection with it). One already stale when fetched is
+    /// kept only as long as a failure, so the server is asked again soon.
+    func keep(_ staple: [UInt8]?, about leaf: Certificate, failed: Bool, now: Date) -> Duration {
+        if failed { return lifetimeAfterFailure }
+        guard let staple else { return lifetimeWithoutStaple }
+        guard let freshUntil = StapledOCSP.freshUntil(staple, for: leaf) else { return lifetime }
+        let remaining = freshUntil.timeIntervalSince(now)
+        guard remaining > 0 else { return lifetimeAfterFailure }
+        return min(lifetime, .milliseconds(Int64(min(remaining, 1e12) * 1000)))
+    }
+
     /// Records the answer of a second connection and hands it to everyone waiting for it.
     /// - Parameter failed: True when the connection failed (no answer), rather than the server stapling nothing.
-    func finish(_ key: Key, staple: [UInt8]?, failed: Bool) {
-        let until = ContinuousClock.now + (failed ? lifetimeAfterFailure : staple == nil ? lifetimeWithoutStaple : lifetime)
+    func finish(_ key: Key, staple: [UInt8]?, failed: Bool, leaf: Certificate) {
+        let until = ContinuousClock.now + keep(staple, about: leaf, failed: failed, now: Date())
         let waiters: [@Sendable ([UInt8]?) -> Void] = state.withLock { state in
             if state.entries.count >= capacity {
                 // Expired first; then the one that expires soonest.

@@ -161,7 +161,7 @@ struct StapledOCSPRouteTests {
         defer { other.stop() }
         let chain = try Certificate.load(contentsOf: TestPKI.path("revocation/must-staple-chain.pem")).map(\.derBytes)
         let staples = Self.retrieval(.always)
-        let decision = await try Self.verifier(requireStapledOCSP: false, staples: staples)
+        let decision = try await Self.verifier(requireStapledOCSP: false, staples: staples)
             .decide(derChain: chain, host: Self.host, port: Int(other.port), address: "127.0.0.1")
         #expect(decision.verdict?.failures.map(\.code) == [.stapleMissing], "\(String(describing: decision.verdict?.failures))")
         #expect(staples.cache.statistics.fetches == 1)
@@ -174,7 +174,7 @@ struct StapledOCSPRouteTests {
         let port = server.port
         server.stop()
         let chain = try Certificate.load(contentsOf: TestPKI.path("revocation/must-staple-chain.pem")).map(\.derBytes)
-        let decision = await try Self.verifier(requireStapledOCSP: false, staples: StapleRetrieval(.always, timeout: .seconds(30), cache: StapleCache()))
+        let decision = try await Self.verifier(requireStapledOCSP: false, staples: StapleRetrieval(.always, timeout: .seconds(30), cache: StapleCache()))
             .decide(derChain: chain, host: Self.host, port: Int(port), address: "127.0.0.1")
         #expect(decision.verdict?.failures.map(\.code) == [.stapleMissing])
     }

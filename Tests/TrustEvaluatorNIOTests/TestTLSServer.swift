@@ -109,8 +109,9 @@ private final class RequestBodyReader: ChannelInboundHandler, @unchecked Sendabl
             .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
         guard bytes.count >= end + 4 + length else { return }
         deliver(Data(bytes[(end + 4)..<(end + 4 + length)]))
+        let channel = context.channel
         context.writeAndFlush(NIOAny(ByteBuffer(string: "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"))).whenComplete { _ in
-            context.close(promise: nil)
+            channel.close(promise: nil)
         }
     }
 

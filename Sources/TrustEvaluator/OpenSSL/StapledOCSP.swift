@@ -14,7 +14,7 @@ enum StapledOCSPOutcome: Sendable, Equatable {
 }
 
 /// Checks a stapled OCSP response against the verified path, at an injected time.
-enum StapledOCSP {
+package enum StapledOCSP {
     /// - Parameters:
     ///   - der: The response as stapled (DER `OCSPResponse`).
     ///   - leaf: The leaf it must be about.
@@ -73,6 +73,40 @@ enum StapledOCSP {
         case V_OCSP_CERTSTATUS_REVOKED: return .revoked(reason: Int(reason), at: date(revokedAt))
         default: return .unknown
         }
+    }
+
+    /// The instant a stapled response stops being fresh for `leaf`: the earliest `nextUpdate` among
+    /// its answers about a certificate with the leaf's serial number. Nil when it cannot be read,
+    /// has no such answer, or such an answer has no `nextUpdate` (its freshness is then a matter of
+    /// the policy's maximum age). Nothing is verified: this only bounds how long a copy of the
+    /// response is worth keeping.
+    package static func freshUntil(_ der: [UInt8], for leaf: Certificate) -> Date? {
+        OpenSSLErrorStack.clear()
+        defer { OpenSSLErrorStack.clear() }
+        let response: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_OCSP_RESPONSE(nil, &cursor, buffer.count)
+        }
+        guard let response else { return nil }
+        defer { OCSP_RESPONSE_free(response) }
+        guard let basic = OCSP_response_get1_basic(response) else { return nil }
+        defer { OCSP_BASICRESP_free(basic) }
+        guard let serial = X509_get0_serialNumber(leaf.handle.ref) else { return nil }
+        var earliest: Date?
+        for index in 0..<max(0, OCSP_resp_count(basic)) {
+            guard let single = OCSP_resp_get0(basic, index), let id = OCSP_SINGLERESP_get0_id(single) else { return nil }
+            var answered: UnsafeMutablePointer<ASN1_INTEGER>? = nil
+            guard OCSP_id_get0_info(nil, nil, nil, &answered, id) == 1, let answered,
+                  ASN1_INTEGER_cmp(answered, serial) == 0 else { continue }
+            var reason: Int32 = -1
+            var revokedAt: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
+            var thisUpdate: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
+            var nextUpdate: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
+            _ = OCSP_single_get0_status(single, &reason, &revokedAt, &thisUpdate, &nextUpdate)
+            guard let next = date(nextUpdate) else { return nil }
+            earliest = min(earliest ?? next, next)
+        }
+        return earliest
     }
 
     private static func date(_ time: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>?) -> Date? {
