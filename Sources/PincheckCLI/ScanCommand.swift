@@ -13,7 +13,7 @@ struct Scan: ConsoleCommand {
         commandName: "scan",
         abstract: "Check many hosts concurrently: one HOST[:PORT] per line; # comments and blank lines are skipped.",
         discussion: """
-            Results are printed as they arrive (JSON lines with --json), then a summary. A fixed pool of
+            Results are printed as they arrive (JSON lines with --json), then a summary. A fixed pool of \
             --concurrency workers reads the list as it goes, so a long list needs neither more threads nor more memory.
             Exit code: the worst over all hosts in the order 0 trusted < 1 not trusted < 3 network failure; 2 for bad input.
             """)
