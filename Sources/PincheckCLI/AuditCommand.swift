@@ -175,9 +175,9 @@ struct AuditResult {
         verdict.hostPolicy?.pinSets.filter { $0.isActive(at: verdict.evaluationTime) }.flatMap(\.keyPins) ?? []
     }
 
-    /// Pins of the policy that no certificate of the current chain (served or verified) carries.
+    /// Pins of the policy that no certificate of the current chain (served, or the path built) carries.
     static func backupPins(_ verdict: Verdict) -> [PublicKeyPin] {
-        let onChain = verdict.servedChain + (verdict.verifiedPath?.certificates ?? [])
+        let onChain = verdict.servedChain + ((verdict.verifiedPath ?? verdict.builtPath)?.certificates ?? [])
         return activePins(verdict).filter { pin in !onChain.contains { pin.matches($0) } }
     }
 
@@ -185,10 +185,11 @@ struct AuditResult {
     static func leafRotation(_ verdict: Verdict) -> String {
         let pins = activePins(verdict)
         guard !pins.isEmpty else { return "not pinned: a new leaf key changes nothing" }
-        if let deepest = verdict.matchedPins.filter({ $0.depth > 0 }).map(\.depth).min() {
+        if let deepest = verdict.pinsFound.filter({ $0.depth > 0 }).map(\.depth).min() {
             return "survives: a pin matches at depth \(deepest), above the leaf"
         }
-        guard !verdict.matchedPins.isEmpty else { return "already refused: no pin matches the current chain" }
+        guard verdict.pinsCompared else { return "unknown: the chain is refused before its pins are compared" }
+        guard !verdict.pinsFound.isEmpty else { return "already refused: no pin matches the current chain" }
         let backups = backupPins(verdict).count
         if backups > 0 {
             return "survives only if the new leaf key is one of the \(backups) backup pin\(backups == 1 ? "" : "s")"
@@ -213,14 +214,17 @@ struct AuditResult {
             if pins.isEmpty {
                 table.add(["pins", "none (default validation)"])
             } else {
-                for match in verdict.matchedPins {
+                for match in verdict.pinsFound {
                     table.add(["matched", "\(match.pin) at depth \(match.depth): \(match.certificate.subject)"])
                 }
-                if verdict.matchedPins.isEmpty { table.add(["matched", "no pin matches the verified path"]) }
+                if verdict.pinsFound.isEmpty {
+                    table.add(["matched", verdict.pinsCompared ? "no pin matches the verified path"
+                                                               : "not compared: the chain is refused before its pins are"])
+                }
                 let backups = Self.backupPins(verdict)
                 table.add(["backup", backups.isEmpty ? console.paint("no backup pin off the current chain", .yellow)
                                                     : "\(backups.count) pin\(backups.count == 1 ? "" : "s") not on the current chain"])
-                for match in verdict.matchedPins {
+                for match in verdict.pinsFound {
                     table.add(["expires", "depth \(match.depth) in \(Format.daysLeft(match.certificate, at: verdict.evaluationTime)) days (\(Format.day(match.certificate.notAfter)))"])
                 }
             }
@@ -243,7 +247,8 @@ struct AuditResult {
             object["policy"] = verdict.hostPolicy.map { .string("\($0.pattern)") } ?? .null
             object["reasons"] = .array(verdict.failures.map { .string("\($0.code)") })
             object["reportOnly"] = .array(verdict.reportOnlyFailures.map { .string("\($0.code)") })
-            object["matchedPins"] = .array(verdict.matchedPins.map { match in
+            object["pinsCompared"] = .bool(verdict.pinsCompared)
+            object["matchedPins"] = .array(verdict.pinsFound.map { match in
                 .object(["pin": .string("\(match.pin)"), "depth": .number(Double(match.depth)), "subject": .string(match.certificate.subject),
                          "daysLeft": .number(Double(Format.daysLeft(match.certificate, at: verdict.evaluationTime))),
                          "notAfter": .string(Format.timestamp(match.certificate.notAfter))])

@@ -204,9 +204,11 @@ struct PlanOutcome {
     }
 
     static func breakReason(_ today: Verdict, _ pinned: [PublicKeyPin], _ nextKeys: [PublicKeyPin]) -> String {
-        let depths = Set(today.matchedPins.map(\.depth))
+        let depths = Set(today.pinsFound.map(\.depth))
         if depths == [0] { return "only the leaf key is pinned and the next leaf has a new key" }
-        if today.matchedPins.isEmpty { return "no pin matches today's chain either" }
+        if today.pinsFound.isEmpty {
+            return today.pinsCompared ? "no pin matches today's chain either" : "no pinned key is on the next path (today's chain is refused before its pins are compared)"
+        }
         return "no pinned key is on the next path: today's pins match at depth \(depths.sorted().map(String.init).joined(separator: ", ")), and the next path's keys are other keys"
     }
 

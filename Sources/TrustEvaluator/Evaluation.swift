@@ -213,7 +213,7 @@ private struct Run {
     func verdict() -> Verdict {
         let trusted = found.failures.isEmpty
         return Verdict(failures: found.failures, warnings: found.warnings, verifiedPath: trusted ? path : nil,
-                       servedChain: served, checkedHost: peer?.text, matchedPins: trusted ? matches : [],
+                       servedChain: served, checkedHost: peer?.text, matchedPins: trusted ? matches : [], pinsFound: matches,
                        evaluationTime: time, reportOnlyFailures: reportOnly, builtPath: basePath ?? path,
                        coverage: plan.coverage == .hostPolicy && allPinSetsExpired ? .pinSetExpired : plan.coverage,
                        hostPolicy: plan.hostPolicy)

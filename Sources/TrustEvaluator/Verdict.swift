@@ -31,6 +31,13 @@ public struct Verdict: Sendable {
     public let reports: [PinFailureReport]
     /// The path built to the anchors even when the verdict is a rejection (the report's validated chain).
     package var builtPath: VerifiedPath? { judgement.builtPath }
+    /// The enforced pins found on the path, whatever the outcome: a chain refused for another
+    /// reason (revoked, expired) still shows which pin holds it, for the tools that describe a
+    /// configuration (`pincheck audit`, `plan`). Empty when no pin matched or the chain was
+    /// refused before its pins were compared (``pinsCompared``).
+    package var pinsFound: [PinMatch] { judgement.pinsFound }
+    /// False when the chain was refused before any pin was compared with it (no path to the anchors).
+    package var pinsCompared: Bool { !pinsFound.isEmpty || failures.contains { $0.code == .pinMismatch } || isTrusted }
 
     /// What was found about the certificates, shared by every reuse of the verdict (a verdict-cache
     /// hit copies one reference, not every reason, path and policy).
@@ -42,18 +49,20 @@ public struct Verdict: Sendable {
         let verifiedPath: VerifiedPath?
         let checkedHost: String?
         let matchedPins: [PinMatch]
+        let pinsFound: [PinMatch]
         let reportOnlyFailures: [Reason]
         let builtPath: VerifiedPath?
         let coverage: Coverage
         let hostPolicy: HostPolicy?
 
         init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, checkedHost: String?, matchedPins: [PinMatch],
-             reportOnlyFailures: [Reason], builtPath: VerifiedPath?, coverage: Coverage, hostPolicy: HostPolicy?) {
+             pinsFound: [PinMatch], reportOnlyFailures: [Reason], builtPath: VerifiedPath?, coverage: Coverage, hostPolicy: HostPolicy?) {
             self.failures = failures
             self.warnings = warnings
             self.verifiedPath = verifiedPath
             self.checkedHost = checkedHost
             self.matchedPins = matchedPins
+            self.pinsFound = pinsFound
             self.reportOnlyFailures = reportOnlyFailures
             self.builtPath = builtPath
             self.coverage = coverage
@@ -96,11 +105,12 @@ public struct Verdict: Sendable {
     }
 
     init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, servedChain: [Certificate],
-         checkedHost: String?, matchedPins: [PinMatch], evaluationTime: Date, reportOnlyFailures: [Reason] = [],
-         builtPath: VerifiedPath? = nil, coverage: Coverage = .everyHost, hostPolicy: HostPolicy? = nil,
-         reports: [PinFailureReport] = []) {
+         checkedHost: String?, matchedPins: [PinMatch], pinsFound: [PinMatch]? = nil, evaluationTime: Date,
+         reportOnlyFailures: [Reason] = [], builtPath: VerifiedPath? = nil, coverage: Coverage = .everyHost,
+         hostPolicy: HostPolicy? = nil, reports: [PinFailureReport] = []) {
         judgement = Judgement(failures: failures, warnings: warnings, verifiedPath: verifiedPath, checkedHost: checkedHost,
-                              matchedPins: matchedPins, reportOnlyFailures: reportOnlyFailures, builtPath: builtPath ?? verifiedPath,
+                              matchedPins: matchedPins, pinsFound: pinsFound ?? matchedPins, reportOnlyFailures: reportOnlyFailures,
+                              builtPath: builtPath ?? verifiedPath,
                               coverage: coverage, hostPolicy: hostPolicy)
         self.servedChain = servedChain
         self.evaluationTime = evaluationTime

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PincheckCLI
 import PincheckTestSupport
+import TrustEvaluator
 
 /// `pincheck audit` against `openssl s_server` on loopback: the app's verdict per host, the pin
 /// that matched, backup pins, expiry and what a leaf-key rotation would do.
@@ -88,6 +89,39 @@ struct AuditCommandTests {
         #expect(byHost["example.test"]?["leafRotation"] as? String == "would break: only the leaf key is pinned and there is no backup pin")
         #expect(byHost["bad.example.test"]?["outcome"] as? String == "refused")
         #expect(byHost["bad.example.test"]?["reasons"] as? [String] == ["pin.mismatch"])
+    }
+
+    @Test("a chain refused for another reason still shows the pin that holds it; one refused before its pins says so")
+    func refusedForAnotherReason() throws {
+        let server = try RevokedStapleTests.server()
+        defer { server.stop() }
+        let leafPin = try Certificate.load(contentsOf: F.path("revocation/rsa-direct-leaf.pem"))[0].publicKeyPin.description
+        let hosts = try Self.hosts(["www.example.test \(server.target)"])
+        var configs: [String] = []
+        defer { (configs + [hosts]).forEach { try? FileManager.default.removeItem(atPath: $0) } }
+        for anchor in ["rsa-root", "ec-root"] {
+            configs.append(try ConfigAndLintCommandTests.write("""
+                { "version": 1, "anchors": ["CERTS/\(anchor).pem"],
+                  "hosts": [ { "pattern": "www.example.test", "pins": ["\(leafPin)", "\(try Self.pin("attacker-root"))"] } ] }
+                """))
+        }
+        // The server staples a revoked response: refused for that, and the leaf pin still matches.
+        let revoked = F.run(["audit", configs[0], "--hosts", hosts, "--at", "2030-06-01T00:00:00Z"])
+        #expect(revoked.status == 1, "\(revoked.output)")
+        #expect(revoked.output.contains("revocation.revoked"))
+        #expect(revoked.output.contains("matched        \(leafPin) at depth 0: CN=www.example.test"), "\(revoked.output)")
+        #expect(revoked.output.contains("leaf rotation  survives only if the new leaf key is one of the 1 backup pin"))
+        let json = F.run(["audit", configs[0], "--hosts", hosts, "--at", "2030-06-01T00:00:00Z", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        #expect((object["matchedPins"] as? [[String: Any]])?.first?["pin"] as? String == leafPin)
+        #expect(object["pinsCompared"] as? Bool == true)
+        // Anchored elsewhere, no path is built: the pins were never compared, and the audit does not say they failed.
+        let unanchored = F.run(["audit", configs[1], "--hosts", hosts, "--at", "2030-06-01T00:00:00Z"])
+        #expect(unanchored.status == 1, "\(unanchored.output)")
+        #expect(unanchored.output.contains("chain.unknown-issuer"))
+        #expect(unanchored.output.contains("matched        not compared: the chain is refused before its pins are"), "\(unanchored.output)")
+        #expect(unanchored.output.contains("leaf rotation  unknown: the chain is refused before its pins are compared"))
+        #expect(!unanchored.output.contains("no pin matches"))
     }
 
     @Test("any supported format: an OkHttp pin list is audited with OkHttp's meaning")

@@ -51,6 +51,21 @@ struct PlanCommandTests {
         #expect(result.output.contains("no backup pin:"), "neither pin is off both chains, so a spare key is asked for")
     }
 
+    @Test("today's chain refused before its pins are compared: the plan does not say no pin matches it")
+    func todayRefusedFirst() throws {
+        // Only the EC root is trusted: today's RSA chain builds no path, so its pins are never
+        // compared; the next chain (EC) is valid and carries no pinned key.
+        let config = try ConfigAndLintCommandTests.write("""
+            { "version": 1, "anchors": ["CERTS/ec-root.pem"],
+              "hosts": [ { "pattern": "www.example.test", "pins": ["\(try Self.pin("rsa-leaf"))", "\(try Self.pin("attacker-root"))"] } ] }
+            """)
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let result = Self.plan(config, next: [F.path("chains/ec-good.pem")])
+        #expect(result.status == 1, "\(result.output)")
+        #expect(result.output.contains("today's chain is refused before its pins are compared"), "\(result.output)")
+        #expect(!result.output.contains("no pin matches today's chain"))
+    }
+
     @Test("a CSR as --next: no certificate needed; leaf pins break, CA pins survive")
     func csr() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-plan-\(UUID().uuidString)")
