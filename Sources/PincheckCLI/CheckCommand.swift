@@ -340,8 +340,12 @@ struct CheckReport {
         let matchedDepths = Set(verdict.matchedPins.map(\.depth))
         if let path = verdict.verifiedPath {
             console.line()
-            console.line("Verified path (ends at a \(String(path.anchoring.rawValue.map { $0 == "-" ? " " : $0 }))):")
+            console.line(Format.pathHeading(path, verified: true))
             table(path.certificates, time: verdict.evaluationTime, matched: matchedDepths)
+        } else if let path = verdict.builtPath {
+            console.line()
+            console.line(Format.pathHeading(path, verified: false))
+            table(path.certificates, time: verdict.evaluationTime, matched: Set(verdict.pinsFound.map(\.depth)))
         } else {
             console.line()
             console.line("Verified path: none could be built.")

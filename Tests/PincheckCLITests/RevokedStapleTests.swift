@@ -31,6 +31,21 @@ struct RevokedStapleTests {
         #expect(codes.contains("revocation.revoked"), "\(codes)")
     }
 
+    @Test("the report names the revoked status on the connection line and shows the path that was built and refused")
+    func report() throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let leafPin = try Certificate.load(contentsOf: F.path("revocation/rsa-direct-leaf.pem"))[0].publicKeyPin.description
+        let result = F.run(["check", server.target, "--host", "www.example.test", "--ca-file", F.path("rsa-root.pem"), "--pin", leafPin] + F.at)
+        #expect(result.status == 1, "\(result.output)\(result.errors)")
+        // The root that issued the leaf is not served: the claim is found by the leaf's serial number.
+        #expect(result.output.contains("OCSP stapled (revoked (by the leaf's serial number; its issuer was not served)"), "\(result.output)")
+        #expect(!result.output.contains("cannot be looked up"))
+        #expect(result.output.contains("Path built (ends at a trust anchor), refused for the reasons above:"))
+        #expect(result.output.contains("\(leafPin) ✓ pinned"), "the pin matched the path; the staple refused it")
+        #expect(!result.output.contains("none could be built"))
+    }
+
     @Test("--config: exit 1 with revocation.revoked")
     func configuration() throws {
         let server = try Self.server()

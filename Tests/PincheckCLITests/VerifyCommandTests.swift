@@ -31,7 +31,7 @@ struct VerifyCommandTests {
         #expect(result.output.contains("host.not-checked"))
     }
 
-    @Test("a pin mismatch lists the verified path's pins and the configured pins")
+    @Test("a pin mismatch lists the verified path's pins and the configured pins, and shows the path built")
     func pinMismatch() throws {
         let result = F.run(["verify", F.path("chains/rsa-rotated.pem"), "--host", "www.example.test",
                             "--pin-cert", F.path("rsa-leaf.pem")] + F.anchors + F.at)
@@ -40,6 +40,8 @@ struct VerifyCommandTests {
         let pins = try String(contentsOfFile: F.path("pins.txt"), encoding: .utf8)
         let leafPin = try #require(pins.split(separator: "\n").first { $0.hasPrefix("rsa-leaf ") }?.split(separator: " ").last)
         #expect(result.output.contains(String(leafPin)))
+        #expect(result.output.contains("Path built (ends at a trust anchor), refused for the reasons above:"), "the path the pins were compared with")
+        #expect(!result.output.contains("✓ pinned"))
     }
 
     @Test("JSON output for a trusted chain has the contract's fields")

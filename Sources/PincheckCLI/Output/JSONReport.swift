@@ -162,6 +162,13 @@ enum Format {
         Timestamp.day(date)
     }
 
+    /// The heading of a path in a report: "Verified path (ends at a trust anchor):", or for a
+    /// refused chain the path that was built, "Path built (ends at a trust anchor), refused …".
+    static func pathHeading(_ path: VerifiedPath, verified: Bool) -> String {
+        let end = String(path.anchoring.rawValue.map { $0 == "-" ? " " : $0 })
+        return verified ? "Verified path (ends at a \(end)):" : "Path built (ends at a \(end)), refused for the reasons above:"
+    }
+
     static func daysLeft(_ certificate: Certificate, at time: Date) -> Int {
         Int((certificate.notAfter.timeIntervalSince(time) / 86_400).rounded(.down))
     }

@@ -33,8 +33,12 @@ struct VerdictReport {
         }
         if let path = verdict.verifiedPath {
             console.line()
-            console.line("Verified path (ends at a \(String(path.anchoring.rawValue.map { $0 == "-" ? " " : $0 }))):")
+            console.line(Format.pathHeading(path, verified: true))
             certificateTable(path.certificates, matched: Set(verdict.matchedPins.map(\.depth)))
+        } else if let path = verdict.builtPath {
+            console.line()
+            console.line(Format.pathHeading(path, verified: false))
+            certificateTable(path.certificates, matched: Set(verdict.pinsFound.map(\.depth)))
         }
         console.line()
         console.line("Served chain (\(verdict.servedChain.count) certificate\(verdict.servedChain.count == 1 ? "" : "s")):")
