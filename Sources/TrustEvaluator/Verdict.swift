@@ -37,7 +37,10 @@ public struct Verdict: Sendable {
     /// refused before its pins were compared (``pinsCompared``).
     package var pinsFound: [PinMatch] { judgement.pinsFound }
     /// False when the chain was refused before any pin was compared with it (no path to the anchors).
-    package var pinsCompared: Bool { !pinsFound.isEmpty || failures.contains { $0.code == .pinMismatch } || isTrusted }
+    package var pinsCompared: Bool {
+        isTrusted || !pinsFound.isEmpty || !reportOnlyFailures.isEmpty
+            || failures.contains { $0.code == .pinMismatch || $0.code == .noUsablePins }
+    }
 
     /// What was found about the certificates, shared by every reuse of the verdict (a verdict-cache
     /// hit copies one reference, not every reason, path and policy).
