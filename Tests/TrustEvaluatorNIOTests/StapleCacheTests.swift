@@ -95,7 +95,7 @@ struct StapleCacheFreshnessTests {
                 "only the answers about the leaf's serial number count")
     }
 
-    @Test("a staple already stale when fetched is kept only as long as a failure; unreadable bytes for the lifetime")
+    @Test("a staple already stale when fetched is kept only as long as a failure; a response without answers for the lifetime")
     func staleAndUnreadable() throws {
         let cache = StapleCache(lifetime: .seconds(3600), lifetimeWithoutStaple: .seconds(600), lifetimeAfterFailure: .seconds(30))
         let stale = try Self.response("ocsp-stale.der")

@@ -81,3 +81,36 @@ struct StapledOCSPTests {
         #expect(lenient.warnings.allSatisfy { !$0.code.description.hasPrefix("revocation.") })
     }
 }
+
+/// `StapledOCSP.read`: what a response claims, unverified, for summaries and cache lifetimes.
+@Suite("reading a stapled OCSP response without verifying it")
+struct StapledOCSPReadingTests {
+    static let leaf = Fixtures.chain("rsa-good")[0]
+    static let intermediate = Fixtures.chain("rsa-good")[1]
+
+    @Test("by the full certificate ID with the issuer, by the serial number without it")
+    func findsTheLeafsAnswer() throws {
+        let revoked = try StapledOCSPTests.response("ocsp-revoked")
+        guard case .answers(let withIssuer) = StapledOCSP.read(revoked, about: Self.leaf, issuer: Self.intermediate) else {
+            Issue.record("the response is readable"); return
+        }
+        #expect(withIssuer.map(\.status) == ["revoked"])
+        guard case .answers(let bySerial) = StapledOCSP.read(revoked, about: Self.leaf, issuer: nil) else {
+            Issue.record("the response is readable"); return
+        }
+        #expect(bySerial.map(\.status) == ["revoked"])
+        #expect(bySerial.first?.nextUpdate == Date(timeIntervalSince1970: 4_948_951_661), "2126-10-29T12:47:41Z")
+    }
+
+    @Test("another certificate's issuer or serial finds no answer; a response without answers or garbage says so")
+    func findsNothingElse() throws {
+        let revoked = try StapledOCSPTests.response("ocsp-revoked")
+        let root = Fixtures.rsaRoot
+        #expect(StapledOCSP.read(revoked, about: Self.leaf, issuer: root) == .answers([]), "the issuer's hashes are part of the ID")
+        #expect(StapledOCSP.read(revoked, about: Self.intermediate, issuer: nil) == .answers([]))
+        // OCSPResponse { responseStatus successful } without responseBytes; then tryLater (3).
+        #expect(StapledOCSP.read([0x30, 0x03, 0x0A, 0x01, 0x00], about: Self.leaf, issuer: nil) == .noBasicResponse)
+        #expect(StapledOCSP.read([0x30, 0x03, 0x0A, 0x01, 0x03], about: Self.leaf, issuer: nil) == .unsuccessful("trylater"))
+        #expect(StapledOCSP.read([0x01, 0x02], about: Self.leaf, issuer: nil) == .unreadable)
+    }
+}

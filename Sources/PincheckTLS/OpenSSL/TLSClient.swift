@@ -87,7 +87,7 @@ enum TLSClient {
             cipher: SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_get_name($0) }.map { String(cString: $0) } ?? "unknown",
             alpn: selectedALPN(ssl),
             stapledOCSPResponse: ocsp,
-            stapledOCSPStatus: ocsp.map { ocspStatus($0, ssl) },
+            stapledOCSPStatus: ocsp.map { ocspStatus($0, chain: chain) },
             signedCertificateTimestamps: signedCertificateTimestamps(ssl),
             peerAddress: connection.address,
             port: request.port,
@@ -180,57 +180,23 @@ enum TLSClient {
 }
 
 extension TLSClient {
-    /// What a stapled OCSP response claims, in words. The response's signature is not verified here.
-    static func ocspStatus(_ der: [UInt8], _ ssl: OpaquePointer) -> String {
-        OpenSSLErrorStack.clear()
-        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            return d2i_OCSP_RESPONSE(nil, &cursor, buffer.count)
-        }
-        guard let response = parsed else {
-            _ = OpenSSLErrorStack.drain()
-            return "unparseable"
-        }
-        defer { OCSP_RESPONSE_free(response) }
-        let status = OCSP_response_status(response)
-        guard status == OCSP_RESPONSE_STATUS_SUCCESSFUL else {
-            return String(cString: OCSP_response_status_str(Int(status)))
-        }
-        guard let basic = OCSP_response_get1_basic(response) else {
-            _ = OpenSSLErrorStack.drain()
-            return "successful, but without a basic response"
-        }
-        defer { OCSP_BASICRESP_free(basic) }
-        guard let stack = SSL_get_peer_cert_chain(ssl), shim_sk_X509_num(stack) >= 1, let leaf = shim_sk_X509_value(stack, 0) else {
-            _ = OpenSSLErrorStack.drain()
-            return "successful, but no leaf was served"
-        }
-        var certificateStatus: Int32 = -1
-        var reason: Int32 = -1
-        // With the issuer served, the answer is found by the full certificate ID. Without it (a
-        // leaf issued by the root itself, which servers do not send), by the leaf's serial number:
-        // this is a claim either way; the evaluator checks it against the verified path.
-        if shim_sk_X509_num(stack) >= 2, let issuer = shim_sk_X509_value(stack, 1), let id = OCSP_cert_to_id(nil, leaf, issuer) {
-            defer { OCSP_CERTID_free(id) }
-            guard OCSP_resp_find_status(basic, id, &certificateStatus, &reason, nil, nil, nil) == 1 else {
-                _ = OpenSSLErrorStack.drain()
-                return "successful, but no status for the leaf"
+    /// What a stapled OCSP response claims about the served leaf, in words. Nothing is verified
+    /// here: the evaluator checks the response against the verified path.
+    static func ocspStatus(_ der: [UInt8], chain: [Certificate]) -> String {
+        guard let leaf = chain.first else { return "successful, but no leaf was served" }
+        // With the issuer served, the answer is found by the leaf's full certificate ID; without
+        // it (a leaf issued by the root itself, which servers do not send), by its serial number.
+        let issuer = chain.count > 1 ? chain[1] : nil
+        switch StapledOCSP.read(der, about: leaf, issuer: issuer) {
+        case .unreadable: return "unparseable"
+        case .unsuccessful(let status): return status
+        case .noBasicResponse: return "successful, but without a basic response"
+        case .answers(let answers):
+            guard let answer = answers.first else {
+                return issuer == nil ? "successful, but no status for the leaf's serial number" : "successful, but no status for the leaf"
             }
-            return String(cString: OCSP_cert_status_str(Int(certificateStatus)))
+            return issuer == nil ? "\(answer.status) (by the leaf's serial number; its issuer was not served)" : answer.status
         }
-        guard let serial = X509_get0_serialNumber(leaf) else {
-            _ = OpenSSLErrorStack.drain()
-            return "successful, but the leaf has no serial number"
-        }
-        for index in 0..<max(0, OCSP_resp_count(basic)) {
-            var answered: UnsafeMutablePointer<ASN1_INTEGER>? = nil
-            guard let single = OCSP_resp_get0(basic, index), let id = OCSP_SINGLERESP_get0_id(single),
-                  OCSP_id_get0_info(nil, nil, nil, &answered, id) == 1, let answered, ASN1_INTEGER_cmp(answered, serial) == 0 else { continue }
-            certificateStatus = OCSP_single_get0_status(single, &reason, nil, nil, nil)
-            return "\(String(cString: OCSP_cert_status_str(Int(certificateStatus)))) (by the leaf's serial number; its issuer was not served)"
-        }
-        _ = OpenSSLErrorStack.drain()
-        return "successful, but no status for the leaf's serial number"
     }
 }
 

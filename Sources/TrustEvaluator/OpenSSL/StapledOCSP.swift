@@ -75,35 +75,75 @@ package enum StapledOCSP {
         }
     }
 
-    /// The instant a stapled response stops being fresh for `leaf`: the earliest `nextUpdate` among
-    /// its answers about a certificate with the leaf's serial number. Nil when it cannot be read,
-    /// has no such answer, or such an answer has no `nextUpdate` (its freshness is then a matter of
-    /// the policy's maximum age). Nothing is verified: this only bounds how long a copy of the
-    /// response is worth keeping.
-    package static func freshUntil(_ der: [UInt8], for leaf: Certificate) -> Date? {
+    /// What a stapled response says about a leaf, read without verifying anything: for summaries
+    /// and for how long a copy is worth keeping. ``check(_:leaf:issuer:at:maximumAge:)`` decides.
+    package enum Reading: Sendable, Equatable {
+        /// Not a DER `OCSPResponse`.
+        case unreadable
+        /// The responder's answer was not `successful`; its status by name (`tryLater`, …).
+        case unsuccessful(String)
+        /// Successful, but without a basic response.
+        case noBasicResponse
+        /// The answers about the leaf, in the response's order (none when it has none).
+        case answers([Answer])
+    }
+
+    /// One answer of a response about a certificate.
+    package struct Answer: Sendable, Equatable {
+        /// `good`, `revoked` or `unknown`.
+        package let status: String
+        /// Until when the answer is fresh; nil when the response does not say.
+        package let nextUpdate: Date?
+    }
+
+    /// Reads what `der` says about `leaf`.
+    /// - Parameter issuer: With it, an answer is the leaf's when its certificate ID (issuer name and
+    ///   key hashes, serial number) is the leaf's; without it, when its serial number is.
+    package static func read(_ der: [UInt8], about leaf: Certificate, issuer: Certificate?) -> Reading {
         OpenSSLErrorStack.clear()
         defer { OpenSSLErrorStack.clear() }
         let response: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
             return d2i_OCSP_RESPONSE(nil, &cursor, buffer.count)
         }
-        guard let response else { return nil }
+        guard let response else { return .unreadable }
         defer { OCSP_RESPONSE_free(response) }
-        guard let basic = OCSP_response_get1_basic(response) else { return nil }
+        let status = OCSP_response_status(response)
+        guard status == OCSP_RESPONSE_STATUS_SUCCESSFUL else { return .unsuccessful(String(cString: OCSP_response_status_str(Int(status)))) }
+        guard let basic = OCSP_response_get1_basic(response) else { return .noBasicResponse }
         defer { OCSP_BASICRESP_free(basic) }
-        guard let serial = X509_get0_serialNumber(leaf.handle.ref) else { return nil }
-        var earliest: Date?
+        let leafID = issuer.flatMap { OCSP_cert_to_id(nil, leaf.handle.ref, $0.handle.ref) }
+        defer { if let leafID { OCSP_CERTID_free(leafID) } }
+        guard issuer == nil || leafID != nil, let serial = X509_get0_serialNumber(leaf.handle.ref) else { return .answers([]) }
+        var answers: [Answer] = []
         for index in 0..<max(0, OCSP_resp_count(basic)) {
-            guard let single = OCSP_resp_get0(basic, index), let id = OCSP_SINGLERESP_get0_id(single) else { return nil }
-            var answered: UnsafeMutablePointer<ASN1_INTEGER>? = nil
-            guard OCSP_id_get0_info(nil, nil, nil, &answered, id) == 1, let answered,
-                  ASN1_INTEGER_cmp(answered, serial) == 0 else { continue }
+            guard let single = OCSP_resp_get0(basic, index), let id = OCSP_SINGLERESP_get0_id(single) else { continue }
+            if let leafID {
+                guard OCSP_id_cmp(id, leafID) == 0 else { continue }
+            } else {
+                var answered: UnsafeMutablePointer<ASN1_INTEGER>? = nil
+                guard OCSP_id_get0_info(nil, nil, nil, &answered, id) == 1, let answered, ASN1_INTEGER_cmp(answered, serial) == 0 else { continue }
+            }
             var reason: Int32 = -1
             var revokedAt: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
             var thisUpdate: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
             var nextUpdate: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
-            _ = OCSP_single_get0_status(single, &reason, &revokedAt, &thisUpdate, &nextUpdate)
-            guard let next = date(nextUpdate) else { return nil }
+            let certificateStatus = OCSP_single_get0_status(single, &reason, &revokedAt, &thisUpdate, &nextUpdate)
+            answers.append(Answer(status: String(cString: OCSP_cert_status_str(Int(certificateStatus))), nextUpdate: date(nextUpdate)))
+        }
+        return .answers(answers)
+    }
+
+    /// The instant a stapled response stops being fresh for `leaf`: the earliest `nextUpdate` among
+    /// its answers about a certificate with the leaf's serial number. Nil when it cannot be read,
+    /// has no such answer, or such an answer has no `nextUpdate` (its freshness is then a matter of
+    /// the policy's maximum age). Nothing is verified: this only bounds how long a copy of the
+    /// response is worth keeping.
+    package static func freshUntil(_ der: [UInt8], for leaf: Certificate) -> Date? {
+        guard case .answers(let answers) = read(der, about: leaf, issuer: nil), !answers.isEmpty else { return nil }
+        var earliest: Date?
+        for answer in answers {
+            guard let next = answer.nextUpdate else { return nil }
             earliest = min(earliest ?? next, next)
         }
         return earliest
