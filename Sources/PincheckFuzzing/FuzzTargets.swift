@@ -97,6 +97,8 @@ public enum FuzzTargets {
         } else {
             _ = StapledOCSP.freshUntil(bytes, for: fixture.goodChain[0])
         }
+        // The unverified reading the connection summary prints, by certificate ID.
+        _ = StapledOCSP.read(bytes, about: fixture.goodChain[0], issuer: fixture.goodChain[1])
     }
 }
 
