@@ -337,17 +337,11 @@ struct CheckReport {
                 console.line("  \(console.paint(match.pin.description, .green))  depth \(match.depth)  \(match.certificate.subject)")
             }
         }
-        let matchedDepths = Set(verdict.matchedPins.map(\.depth))
-        if let path = verdict.verifiedPath {
-            console.line()
-            console.line(Format.pathHeading(path, verified: true))
-            table(path.certificates, time: verdict.evaluationTime, matched: matchedDepths)
-        } else if let path = verdict.builtPath {
-            console.line()
-            console.line(Format.pathHeading(path, verified: false))
-            table(path.certificates, time: verdict.evaluationTime, matched: Set(verdict.pinsFound.map(\.depth)))
+        console.line()
+        if let shown = Format.reportedPath(verdict) {
+            console.line(shown.heading)
+            table(shown.path.certificates, time: verdict.evaluationTime, matched: shown.pinnedDepths)
         } else {
-            console.line()
             console.line("Verified path: none could be built.")
         }
         console.line()

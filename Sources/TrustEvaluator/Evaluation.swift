@@ -70,7 +70,7 @@ final class EvaluationPlan: Sendable {
             let reason = Reason(.tooLong, "the peer served \(served.count) certificates; chains of more than \(Limits.maximumServedChainLength) are refused without being verified")
             diagnostics?(.decided(trusted: false))
             return Verdict(failures: [reason], warnings: [], verifiedPath: nil, servedChain: served,
-                           checkedHost: requested?.text, matchedPins: [], evaluationTime: time, coverage: coverage, hostPolicy: hostPolicy)
+                           checkedHost: requested?.text, pinsFound: [], evaluationTime: time, coverage: coverage, hostPolicy: hostPolicy)
         }
         let stapleCheck: StapledOCSPCheck? = if staple != nil || revocation != nil {
             StapledOCSPCheck(response: staple, policy: revocation ?? RevocationPolicy())
@@ -213,7 +213,7 @@ private struct Run {
     func verdict() -> Verdict {
         let trusted = found.failures.isEmpty
         return Verdict(failures: found.failures, warnings: found.warnings, verifiedPath: trusted ? path : nil,
-                       servedChain: served, checkedHost: peer?.text, matchedPins: trusted ? matches : [], pinsFound: matches,
+                       servedChain: served, checkedHost: peer?.text, pinsFound: matches,
                        evaluationTime: time, reportOnlyFailures: reportOnly, builtPath: basePath ?? path,
                        coverage: plan.coverage == .hostPolicy && allPinSetsExpired ? .pinSetExpired : plan.coverage,
                        hostPolicy: plan.hostPolicy)

@@ -126,6 +126,6 @@ public final class SecurityPolicy {
         guard !served.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
         let host = try domain.map { domain throws(PincheckError) in try HostName.peerName(for: domain).text }
         return Verdict(failures: [reason], warnings: [], verifiedPath: nil, servedChain: served,
-                       checkedHost: host, matchedPins: [], evaluationTime: time)
+                       checkedHost: host, pinsFound: [], evaluationTime: time)
     }
 }

@@ -17,7 +17,7 @@ public struct Verdict: Sendable {
     /// The normalised name or address that was checked; `nil` when no name was checked.
     public var checkedHost: String? { judgement.checkedHost }
     /// The pins that matched, with the depth of the certificate each matched in the verified path.
-    public var matchedPins: [PinMatch] { judgement.matchedPins }
+    public var matchedPins: [PinMatch] { isTrusted ? judgement.pinsFound : [] }
     /// The time the chain was judged at.
     public let evaluationTime: Date
     /// Pin mismatches of report-only pin sets: they did not count against the chain, and a
@@ -51,20 +51,18 @@ public struct Verdict: Sendable {
         let warnings: [Reason]
         let verifiedPath: VerifiedPath?
         let checkedHost: String?
-        let matchedPins: [PinMatch]
         let pinsFound: [PinMatch]
         let reportOnlyFailures: [Reason]
         let builtPath: VerifiedPath?
         let coverage: Coverage
         let hostPolicy: HostPolicy?
 
-        init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, checkedHost: String?, matchedPins: [PinMatch],
+        init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, checkedHost: String?,
              pinsFound: [PinMatch], reportOnlyFailures: [Reason], builtPath: VerifiedPath?, coverage: Coverage, hostPolicy: HostPolicy?) {
             self.failures = failures
             self.warnings = warnings
             self.verifiedPath = verifiedPath
             self.checkedHost = checkedHost
-            self.matchedPins = matchedPins
             self.pinsFound = pinsFound
             self.reportOnlyFailures = reportOnlyFailures
             self.builtPath = builtPath
@@ -108,11 +106,11 @@ public struct Verdict: Sendable {
     }
 
     init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, servedChain: [Certificate],
-         checkedHost: String?, matchedPins: [PinMatch], pinsFound: [PinMatch]? = nil, evaluationTime: Date,
+         checkedHost: String?, pinsFound: [PinMatch], evaluationTime: Date,
          reportOnlyFailures: [Reason] = [], builtPath: VerifiedPath? = nil, coverage: Coverage = .everyHost,
          hostPolicy: HostPolicy? = nil, reports: [PinFailureReport] = []) {
         judgement = Judgement(failures: failures, warnings: warnings, verifiedPath: verifiedPath, checkedHost: checkedHost,
-                              matchedPins: matchedPins, pinsFound: pinsFound ?? matchedPins, reportOnlyFailures: reportOnlyFailures,
+                              pinsFound: pinsFound, reportOnlyFailures: reportOnlyFailures,
                               builtPath: builtPath ?? verifiedPath,
                               coverage: coverage, hostPolicy: hostPolicy)
         self.servedChain = servedChain

@@ -162,11 +162,14 @@ enum Format {
         Timestamp.day(date)
     }
 
-    /// The heading of a path in a report: "Verified path (ends at a trust anchor):", or for a
-    /// refused chain the path that was built, "Path built (ends at a trust anchor), refused …".
-    static func pathHeading(_ path: VerifiedPath, verified: Bool) -> String {
+    /// The path a report shows, with its heading and the depths of the pins that matched it: the
+    /// verified path, or for a refused chain the path that was built. Nil when none was built.
+    static func reportedPath(_ verdict: Verdict) -> (heading: String, path: VerifiedPath, pinnedDepths: Set<Int>)? {
+        let verified = verdict.verifiedPath != nil
+        guard let path = verdict.verifiedPath ?? verdict.builtPath else { return nil }
         let end = String(path.anchoring.rawValue.map { $0 == "-" ? " " : $0 })
-        return verified ? "Verified path (ends at a \(end)):" : "Path built (ends at a \(end)), refused for the reasons above:"
+        let heading = verified ? "Verified path (ends at a \(end)):" : "Path built (ends at a \(end)), refused for the reasons above:"
+        return (heading, path, Set(verdict.pinsFound.map(\.depth)))
     }
 
     static func daysLeft(_ certificate: Certificate, at time: Date) -> Int {

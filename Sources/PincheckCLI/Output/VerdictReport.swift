@@ -31,14 +31,10 @@ struct VerdictReport {
             console.line("Warnings:")
             for reason in verdict.warnings { reasonLines(reason, colour: .yellow) }
         }
-        if let path = verdict.verifiedPath {
+        if let shown = Format.reportedPath(verdict) {
             console.line()
-            console.line(Format.pathHeading(path, verified: true))
-            certificateTable(path.certificates, matched: Set(verdict.matchedPins.map(\.depth)))
-        } else if let path = verdict.builtPath {
-            console.line()
-            console.line(Format.pathHeading(path, verified: false))
-            certificateTable(path.certificates, matched: Set(verdict.pinsFound.map(\.depth)))
+            console.line(shown.heading)
+            certificateTable(shown.path.certificates, matched: shown.pinnedDepths)
         }
         console.line()
         console.line("Served chain (\(verdict.servedChain.count) certificate\(verdict.servedChain.count == 1 ? "" : "s")):")

@@ -140,13 +140,9 @@ package enum StapledOCSP {
     /// the policy's maximum age). Nothing is verified: this only bounds how long a copy of the
     /// response is worth keeping.
     package static func freshUntil(_ der: [UInt8], for leaf: Certificate) -> Date? {
-        guard case .answers(let answers) = read(der, about: leaf, issuer: nil), !answers.isEmpty else { return nil }
-        var earliest: Date?
-        for answer in answers {
-            guard let next = answer.nextUpdate else { return nil }
-            earliest = min(earliest ?? next, next)
-        }
-        return earliest
+        guard case .answers(let answers) = read(der, about: leaf, issuer: nil) else { return nil }
+        let nextUpdates = answers.compactMap(\.nextUpdate)
+        return nextUpdates.count == answers.count ? nextUpdates.min() : nil
     }
 
     private static func date(_ time: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>?) -> Date? {
