@@ -4,6 +4,8 @@
 #   SANITIZERS=0 scripts/test.sh   skip the sanitizer runs (quicker local loop)
 #   FUZZ_SECONDS=N scripts/test.sh fuzz each target N seconds (default 60; 0 skips the smoke)
 #   SOAK_ITERATIONS=N scripts/test.sh  evaluations in the flat-memory check (default 100000)
+# With CI=true each sanitizer build folder is deleted once its suite has run: a fresh clone needs
+# about 5 GiB for all four build folders at once, and about 3.5 GiB this way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +13,15 @@ log() { printf '\n==> %s\n' "$*"; }
 
 source scripts/setup.sh
 log "Swift $(swift --version 2>/dev/null | head -1 | sed 's/.*version \([0-9.]*\).*/\1/'), OpenSSL $openssl_version"
+
+# A full disk fails a build deep inside the compiler ("No space left on device"); say so up front.
+free_kib=$(df -Pk . | awk 'NR == 2 { print $4 }')
+log "disk: $((free_kib / 1048576)) GiB free here"
+if [ "${free_kib:-0}" -lt $((4 * 1048576)) ]; then
+  echo "warning: under 4 GiB free; the builds below need about 3.5 GiB (5 GiB without CI=true)" >&2
+fi
+# Build folders that only CI may delete after use (a local run keeps them for the next build).
+discard_in_ci() { if [ "${CI:-}" = true ]; then rm -rf "$1"; fi; }
 
 # --- Build and test ---------------------------------------------------------------------------
 results=$(mktemp)
@@ -46,9 +57,11 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   # leaks in Swift and libcrypto (AddressSanitizer).
   log "ThreadSanitizer: TrustEvaluatorTests, handshakes under pin-set updates"
   swift test --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorTests|UpdatableHandshakeTests'
+  discard_in_ci .build-tsan
   log "AddressSanitizer + LeakSanitizer: TrustEvaluatorTests, fuzz corpus replay"
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
     swift test --scratch-path .build-asan --sanitize=address --filter 'TrustEvaluatorTests|PincheckFuzzingTests'
+  discard_in_ci .build-asan
 fi
 
 if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
