@@ -118,17 +118,18 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
             let position = "PEM block #\(index + 1) (line \(block.line))"
             switch block.label {
             case "CERTIFICATE", "X509 CERTIFICATE":
-                guard !block.bytes.isEmpty else {
+                let der = try block.bytes(source: source)
+                guard !der.isEmpty else {
                     throw PincheckError(.malformedPEM, "\(position) is empty", source: source)
                 }
-                guard block.bytes.count <= Limits.maximumCertificateBytes else {
-                    throw PincheckError(.tooLarge, "\(position) is \(block.bytes.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source)
+                guard der.count <= Limits.maximumCertificateBytes else {
+                    throw PincheckError(.tooLarge, "\(position) is \(der.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source)
                 }
-                certificates.append(Certificate(handle: try X509Handle(der: block.bytes, source: source, position: position)))
+                certificates.append(Certificate(handle: try X509Handle(der: der, source: source, position: position)))
             case let label where label.contains("PRIVATE KEY"):
-                throw PincheckError(.unexpectedPEMBlock, "\(position) is a \(label), not a certificate (a private key does not belong in a chain or pin file)", source: source)
+                throw PincheckError(.unexpectedPEMBlock, "\(position) is a private key (\(label)), not a certificate: a private key does not belong in a chain or pin file", source: source)
             default:
-                throw PincheckError(.unexpectedPEMBlock, "\(position) is a \(block.label), not a CERTIFICATE", source: source)
+                throw PincheckError(.unexpectedPEMBlock, "\(position) is labelled \(block.label), not CERTIFICATE", source: source)
             }
         }
         guard !certificates.isEmpty else {

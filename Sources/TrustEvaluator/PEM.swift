@@ -1,13 +1,26 @@
 /// A strict reader for RFC 7468 PEM text: labelled blocks of base64 between BEGIN and END lines.
 ///
 /// Text outside blocks (comments, `openssl x509 -text` output) is ignored, as OpenSSL does; inside
-/// a block only base64 and white space are allowed, and every BEGIN needs its END.
+/// a block only base64 and white space are allowed (a block that is not base64 is read, and refused
+/// when its bytes are asked for), and every BEGIN needs its END.
 enum PEM {
     struct Block {
         let label: String
-        let bytes: [UInt8]
+        /// The decoded body, or nil when it is not base64: a legacy encrypted private key's
+        /// `Proc-Type` and `DEK-Info` header lines, for one. Callers that want the bytes ask
+        /// ``bytes(source:)``; callers that refuse the block for its label need not decode it.
+        let contents: [UInt8]?
         /// 1-based line of the BEGIN line.
         let line: Int
+
+        /// The decoded body.
+        /// - Throws: ``PincheckError`` (`input.malformed-pem`) naming the block when it is not base64.
+        func bytes(source: String?) throws(PincheckError) -> [UInt8] {
+            guard let contents else {
+                throw PincheckError(.malformedPEM, "the \(label) block starting on line \(line) is not valid base64", source: source)
+            }
+            return contents
+        }
     }
 
     static func looksLikePEM(_ bytes: [UInt8]) -> Bool {
@@ -50,10 +63,7 @@ enum PEM {
                     guard hasSuffixDashes, line.count >= end.count + dashes.count, label(after: end) == current.label else {
                         throw PincheckError(.malformedPEM, "line \(lineNumber): END line does not match BEGIN \(current.label) on line \(current.line)", source: source)
                     }
-                    guard let decoded = Base64.decode(current.body) else {
-                        throw PincheckError(.malformedPEM, "the \(current.label) block starting on line \(current.line) is not valid base64", source: source)
-                    }
-                    result.append(Block(label: current.label, bytes: decoded, line: current.line))
+                    result.append(Block(label: current.label, contents: Base64.decode(current.body), line: current.line))
                     open = nil
                 } else if has(begin) {
                     throw PincheckError(.malformedPEM, "line \(lineNumber): BEGIN inside the \(current.label) block starting on line \(current.line) (missing END line)", source: source)

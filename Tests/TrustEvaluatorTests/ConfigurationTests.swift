@@ -66,7 +66,7 @@ struct ConfigurationTests {
         (#"{ "version": 1, "anchors": ["malformed/garbage.pem"], "hosts": [] }"#, "anchors"),
         (#"{ "version": 1, "hosts": [ { "pattern": "a.example.test", "reportURIs": ["http://x"], "pins": [] } ] }"#, "hosts[0]"),
         (#"{ "version": 1, "hosts": [ { "pattern": "a.example.test", "revocation": { "crls": ["x.pem"] } } ] }"#, "hosts[0].revocation.crls[0]"),
-        (#"{ "version": 1, "hosts": [ { "pattern": "a.example.test", "revocation": { "crls": ["rsa-leaf.pem"] } } ] }"#, "not an X509 CRL"),
+        (#"{ "version": 1, "hosts": [ { "pattern": "a.example.test", "revocation": { "crls": ["rsa-leaf.pem"] } } ] }"#, "is labelled CERTIFICATE, not X509 CRL"),
         (#"{ "version": 1, "hosts": [ { "pattern": "a.example.test", "revocation": { "crlScope": "all" } } ] }"#, "hosts[0].revocation.crlScope"),
         (#"{ "version": 1, "hosts": [ { "pattern": "a.example.test", "revocation": { "crl": [] } } ] }"#, "hosts[0].revocation.crl: unknown key"),
         ("not json", "none of the formats Pincheck reads"),

@@ -59,7 +59,7 @@ public struct CertificateRevocationList: Sendable, Hashable {
         guard blocks.count == 1, blocks[0].label == "X509 CRL" else {
             throw PincheckError(.malformedPEM, "expected one X509 CRL block, found \(blocks.map(\.label))", source: source)
         }
-        try self.init(derEncoded: blocks[0].bytes, source: source)
+        try self.init(derEncoded: try blocks[0].bytes(source: source), source: source)
     }
 
     /// Reads the CRLs in a file: PEM (one or more `X509 CRL` blocks) or one DER CRL.
@@ -70,9 +70,9 @@ public struct CertificateRevocationList: Sendable, Hashable {
         var lists: [CertificateRevocationList] = []
         for (index, block) in try PEM.blocks(in: bytes, source: path).enumerated() {
             guard block.label == "X509 CRL" else {
-                throw PincheckError(.unexpectedPEMBlock, "PEM block #\(index + 1) (line \(block.line)) is a \(block.label), not an X509 CRL", source: path)
+                throw PincheckError(.unexpectedPEMBlock, "PEM block #\(index + 1) (line \(block.line)) is labelled \(block.label), not X509 CRL", source: path)
             }
-            lists.append(try CertificateRevocationList(derEncoded: block.bytes, source: path))
+            lists.append(try CertificateRevocationList(derEncoded: try block.bytes(source: path), source: path))
         }
         guard !lists.isEmpty else { throw PincheckError(.emptyInput, "no CRL found", source: path) }
         return lists
