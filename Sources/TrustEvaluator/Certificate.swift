@@ -107,6 +107,10 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
             if bytes.first == 0x30 {
                 return try derSequence(bytes, source: source)
             }
+            if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
+                // What PowerShell's `>` writes: PEM text, but as UTF-16.
+                throw PincheckError(.malformedPEM, "the file is UTF-16 text; PEM must be ASCII or UTF-8 (save it as UTF-8)", source: source)
+            }
             throw PincheckError(.malformedPEM, "neither PEM (no -----BEGIN line) nor DER (does not start with a SEQUENCE)", source: source)
         }
         let blocks = try PEM.blocks(in: bytes, source: source)

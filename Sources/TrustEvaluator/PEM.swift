@@ -1,8 +1,10 @@
 /// A strict reader for RFC 7468 PEM text: labelled blocks of base64 between BEGIN and END lines.
 ///
-/// Text outside blocks (comments, `openssl x509 -text` output) is ignored, as OpenSSL does; inside
-/// a block only base64 and white space are allowed (a block that is not base64 is read, and refused
-/// when its bytes are asked for), and every BEGIN needs its END.
+/// Text outside blocks (comments, `openssl x509 -text` output) is ignored, as OpenSSL does, but an
+/// END line there is an error (its block's BEGIN line was not recognised); a leading UTF-8 byte
+/// order mark is skipped, as OpenSSL 3 does. Inside a block only base64 and white space are
+/// allowed (a block that is not base64 is read, and refused when its bytes are asked for), and
+/// every BEGIN needs its END.
 enum PEM {
     struct Block {
         let label: String
@@ -41,7 +43,10 @@ enum PEM {
         var result: [Block] = []
         var open: (label: String, line: Int, body: [UInt8])? = nil
         var lineNumber = 0
-        var start = 0
+        // A UTF-8 byte order mark (Windows editors write one) is not part of the first line, as in
+        // OpenSSL 3's reader; otherwise the first BEGIN line would not be one, and its block, the
+        // leaf of a served chain, would be skipped as text.
+        var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         let begin = Array("-----BEGIN ".utf8), end = Array("-----END ".utf8), dashes = Array("-----".utf8)
         while start <= bytes.count {
             // Lines end at any line break Swift's Character.isNewline knows, "\r\n" counting as one
@@ -75,6 +80,10 @@ enum PEM {
                     throw PincheckError(.malformedPEM, "line \(lineNumber): malformed BEGIN line", source: source)
                 }
                 open = (label(after: begin), lineNumber, [])
+            } else if has(end) {
+                // An END line outside any block means a block whose BEGIN line was not recognised:
+                // skipping it as text would drop a certificate without a word.
+                throw PincheckError(.malformedPEM, "line \(lineNumber): END line with no BEGIN line before it (a damaged BEGIN line?)", source: source)
             }
             start = next
         }

@@ -150,6 +150,41 @@ struct MalformedInputTests {
         #expect(base64?.message.contains("CERTIFICATE block starting on line 1 is not valid base64") == true, "\(String(describing: base64))")
     }
 
+    @Test("a UTF-8 byte order mark before the first BEGIN line keeps the leaf, as OpenSSL 3 reads it")
+    func byteOrderMark() throws {
+        // Without the mark skipped, the first BEGIN line is text and the leaf is silently dropped.
+        let text = "\u{FEFF}" + Fixtures.certificate("rsa-leaf").pemEncoded + Fixtures.rsaIntermediate.pemEncoded
+        #expect(try Certificate.parseBundle(Array(text.utf8)) == [Fixtures.certificate("rsa-leaf"), Fixtures.rsaIntermediate])
+        let crlf = text.replacingOccurrences(of: "\n", with: "\r\n")
+        #expect(try Certificate.parseBundle(Array(crlf.utf8)) == [Fixtures.certificate("rsa-leaf"), Fixtures.rsaIntermediate])
+    }
+
+    @Test("an END line outside any block is an error: its block's BEGIN line was damaged", arguments: [
+        "----BEGIN CERTIFICATE-----",            // four dashes
+        "\u{2013}---BEGIN CERTIFICATE-----",      // an en dash from a word processor's smart punctuation
+        "# -----BEGIN CERTIFICATE-----",         // commented out by hand
+    ])
+    func orphanEndLine(damagedBegin: String) {
+        let leaf = Fixtures.certificate("rsa-leaf").pemEncoded
+        let text = leaf.replacingOccurrences(of: "-----BEGIN CERTIFICATE-----", with: damagedBegin) + Fixtures.rsaIntermediate.pemEncoded
+        let error = #expect(throws: PincheckError.self) { try Certificate.parseBundle(Array(text.utf8), source: "chain.pem") }
+        #expect(error?.code == .malformedPEM, "\(String(describing: error))")
+        let endLine = leaf.split(separator: "\n", omittingEmptySubsequences: false).count - 1
+        #expect(error?.message.contains("line \(endLine): END line with no BEGIN line") == true, "\(String(describing: error))")
+    }
+
+    @Test("UTF-16 text is refused saying so, with either byte order")
+    func utf16() {
+        let units = Array(Fixtures.certificate("rsa-leaf").pemEncoded.utf16)
+        let little: [UInt8] = [0xFF, 0xFE] + units.flatMap { (unit: UInt16) -> [UInt8] in [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+        let big: [UInt8] = [0xFE, 0xFF] + units.flatMap { (unit: UInt16) -> [UInt8] in [UInt8(unit >> 8), UInt8(unit & 0xFF)] }
+        for bytes in [little, big] {
+            let error = #expect(throws: PincheckError.self) { try Certificate.parseBundle(bytes, source: "leaf.pem") }
+            #expect(error?.code == .malformedPEM)
+            #expect(error?.message.contains("UTF-16") == true, "\(String(describing: error))")
+        }
+    }
+
     @Test("error codes have stable text")
     func codeText() {
         #expect(PincheckError.Code.malformedDER.description == "input.malformed-der")
@@ -168,6 +203,7 @@ struct PEMDifferentialTests {
         var result: [PEM.Block] = []
         var open: (label: String, line: Int, body: String)? = nil
         var lineNumber = 0
+        let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
         for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             lineNumber += 1
             let line = rawLine.trimmingWhitespace()
@@ -185,6 +221,8 @@ struct PEMDifferentialTests {
             } else if line.hasPrefix("-----BEGIN ") {
                 guard line.hasSuffix("-----"), line.count > "-----BEGIN -----".count else { return .failure(PincheckError(.malformedPEM, "begin")) }
                 open = (String(line.dropFirst("-----BEGIN ".count).dropLast("-----".count)), lineNumber, "")
+            } else if line.hasPrefix("-----END ") {
+                return .failure(PincheckError(.malformedPEM, "orphan end"))
             }
         }
         if open != nil { return .failure(PincheckError(.malformedPEM, "truncated")) }
