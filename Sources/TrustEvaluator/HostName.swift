@@ -28,7 +28,8 @@ package enum HostName {
     package static func peerName(for host: String) throws(PincheckError) -> PeerName {
         // Nearly every caller passes a name that is already canonical: take it as it is.
         if isCanonicalDNSName(host) { return .dns(host) }
-        return try normalise(aLabels(host), given: host)
+        if host.unicodeScalars.allSatisfy(\.isASCII) { return try normalise(host, given: host) }
+        return try normalise(aLabels(mappingUTS46(host)), given: host)
     }
 
     private static func normalise(_ host: String, given original: String) throws(PincheckError) -> PeerName {
@@ -90,7 +91,8 @@ package enum HostName {
     /// Converts each non-ASCII label to its `xn--` form (after lowercasing); ASCII is unchanged.
     static func aLabels(_ host: String) -> String {
         guard !host.unicodeScalars.allSatisfy(\.isASCII) else { return host }
-        // IDNA2008 maps to lowercase NFC before encoding; full UTS #46 mapping is not attempted.
+        // IDNA2008 maps to lowercase NFC before encoding. Of UTS #46's mapping only what
+        // ``mappingUTS46(_:)`` does is attempted.
         // NFC from the standard library (what Foundation's precomposedStringWithCanonicalMapping
         // gives, without linking Foundation; a test compares the two).
         let mapped = String(decoding: host.lowercased()._nfcCodeUnits, as: UTF8.self)
@@ -98,6 +100,48 @@ package enum HostName {
         return mapped.split(omittingEmptySubsequences: false, whereSeparator: separators.contains)
             .map { Punycode.aLabel(String($0)) ?? String($0) }
             .joined(separator: ".")
+    }
+
+    /// Code points UTS #46 maps to nothing (status `ignored` in Unicode 16.0's IdnaMappingTable):
+    /// the soft hyphen, zero-width space, word joiner, variation selectors, the byte order mark,
+    /// Hangul fillers. Browsers' URL parsers, OkHttp and Java's IDN drop them, so `ex\u{AD}ample.com`
+    /// is example.com; encoding them instead would make a different, invisible A-label.
+    private static let ignoredByUTS46: [ClosedRange<UInt32>] = [
+        0x00AD...0x00AD, 0x034F...0x034F, 0x115F...0x1160, 0x17B4...0x17B5, 0x180B...0x180F, 0x200B...0x200B,
+        0x2060...0x2064, 0x206A...0x206F, 0x3164...0x3164, 0xFE00...0xFE0F, 0xFEFF...0xFEFF, 0xFFA0...0xFFA0,
+        0x1BCA0...0x1BCA3, 0x1D173...0x1D17A, 0xE0100...0xE01EF,
+    ]
+
+    /// The part of UTS #46's mapping that changes what a certificate must carry, for a name that is
+    /// not all ASCII: white space at either end is trimmed (a name pasted from a web page), ignored
+    /// code points are dropped, full-width ASCII (U+FF01–U+FF5E, from an East Asian input method)
+    /// becomes ASCII. What is left may not hold a space, control, format, private-use, unassigned
+    /// or surrogate code point anywhere: UTS #46 disallows them, and a name holding one would be
+    /// encoded into an A-label no certificate carries. ZWNJ and ZWJ stay (IDNA2008 allows them in
+    /// context) and are encoded.
+    private static func mappingUTS46(_ host: String) throws(PincheckError) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in host.trimmingWhitespaceCharacters().unicodeScalars {
+            let value = scalar.value
+            if ignoredByUTS46.contains(where: { $0.contains(value) }) { continue }
+            if (0xFF01...0xFF5E).contains(value) {
+                scalars.append(Unicode.Scalar(value - 0xFF01 + 0x21)!)
+                continue
+            }
+            if !scalar.isASCII, value != 0x200C, value != 0x200D {
+                switch scalar.properties.generalCategory {
+                case .control, .format, .privateUse, .surrogate, .unassigned, .spaceSeparator, .lineSeparator, .paragraphSeparator:
+                    let hex = String(value, radix: 16, uppercase: true)
+                    let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+                    let before = String(scalars)
+                    throw PincheckError(.invalidHost, "the host name contains \(code) \(before.isEmpty ? "at its start" : "after \"\(before)\""), a space or invisible character no DNS name can hold")
+                default:
+                    break
+                }
+            }
+            scalars.append(scalar)
+        }
+        return String(scalars)
     }
 
     package static func isIPv4(_ text: String) -> Bool {

@@ -49,6 +49,20 @@ struct HardeningTests {
         #expect(try Self.summary(binary.output)["total"] as? Int == 2)
     }
 
+    @Test("a host list saved with a byte order mark: the first host is read without it")
+    func byteOrderMarkedHostList() throws {
+        let servers = try Self.refusing()
+        defer { servers.forEach { $0.stop() } }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-hosts-\(UUID().uuidString)").path
+        try Data([0xEF, 0xBB, 0xBF] + Array((servers.map(\.target).joined(separator: "\n") + "\n").utf8)).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = F.run(["scan", "--hosts", path, "--timeout", "2", "--json"])
+        #expect(result.status == 3, "\(result.output)\(result.errors)")
+        #expect(try Self.summary(result.output)["networkError"] as? Int == 2)
+        #expect(result.output.components(separatedBy: "network.refused").count - 1 >= 2, "\(result.output)")
+        #expect(!result.output.contains("dns-failure") && !result.output.contains("\u{FEFF}"), "\(result.output)")
+    }
+
     // 1. Nothing checked is never success.
     @Test("an empty list, a comment-only list and a directory are exit 2 with their code", arguments: ["", "# only a comment\n\n", nil])
     func nothingToCheck(content: String?) throws {

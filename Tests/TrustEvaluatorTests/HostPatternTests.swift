@@ -89,4 +89,33 @@ struct HostPatternTests {
     func punycode(unicode: String, ascii: String) {
         #expect(Punycode.aLabel(unicode) == ascii)
     }
+
+    @Test("UTS #46 mapping: ignored code points dropped, full-width ASCII made ASCII, white space at the ends trimmed", arguments: [
+        ("ex\u{AD}ample.com", "example.com"),                  // soft hyphen
+        ("\u{FEFF}example.com", "example.com"),                // a byte order mark left by an editor
+        ("exam\u{200B}ple.com", "example.com"),                // zero-width space
+        ("ex\u{2064}ample.com", "example.com"),                // invisible plus
+        ("ｅｘａｍｐｌｅ．ｃｏｍ", "example.com"),                    // full-width, from an East Asian input method
+        ("ＷＷＷ.Example.COM", "www.example.com"),
+        ("bücher\u{FE0F}.example", "xn--bcher-kva.example"),   // variation selector
+        ("example.com\u{A0}", "example.com"),                  // a no-break space pasted at the end
+        ("\u{3000}bücher.example", "xn--bcher-kva.example"),
+    ])
+    func uts46Mapping(host: String, expected: String) throws {
+        // The expected names are what Python's idna package (UTS #46, Unicode 16.0) encodes.
+        #expect(try HostName.peerName(for: host) == .dns(expected))
+    }
+
+    @Test("a space or invisible character inside a name is refused, naming it", arguments: [
+        ("exa\u{A0}mple.com", "U+00A0 after \"exa\""),          // UTS #46 maps it to a space, which no host may hold
+        ("ex\u{200E}ample.com", "U+200E after \"ex\""),        // left-to-right mark
+        ("\u{E000}example.com", "U+E000 at its start"),        // private use
+        ("ex\u{2028}ample.com", "U+2028 after \"ex\""),        // line separator
+        ("ex\u{85}ample.com", "U+0085 after \"ex\""),          // a C1 control
+    ])
+    func invisibleCharacters(host: String, mentions: String) {
+        let error = #expect(throws: PincheckError.self) { try HostName.peerName(for: host) }
+        #expect(error?.code == .invalidHost)
+        #expect(error?.message.contains(mentions) == true, "\(String(describing: error))")
+    }
 }

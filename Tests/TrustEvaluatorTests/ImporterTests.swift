@@ -21,6 +21,17 @@ struct ImporterTests {
         #expect(ConfigurationImporter.detect(Data(#"{ "version": 1 }"#.utf8)) == .pincheck)
     }
 
+    @Test("a byte order mark first does not change a file's format or its first pattern", arguments: [
+        "Info.plist", "network_security_config.xml", "okhttp-pins.txt",
+    ])
+    func byteOrderMark(file: String) throws {
+        let plain = try Self.sample(file)
+        let marked = Data([0xEF, 0xBB, 0xBF]) + plain
+        #expect(ConfigurationImporter.detect(marked) == ConfigurationImporter.detect(plain))
+        #expect(try ConfigurationImporter.pincheckJSON(from: marked, source: file) == ConfigurationImporter.pincheckJSON(from: plain, source: file))
+        #expect(ConfigurationImporter.detect(Data([0xEF, 0xBB, 0xBF]) + Data(#"{ "version": 1 }"#.utf8)) == .pincheck)
+    }
+
     @Test("TrustKit: enforced, report-only, includeSubdomains, expiry, report URIs and exclusion are kept")
     func trustKit() throws {
         let configuration = try Self.load("Info.plist")

@@ -23,13 +23,13 @@ public enum ConfigurationFormat: String, Sendable, CaseIterable {
 public enum ConfigurationImporter {
     /// The format of a configuration file's bytes.
     public static func detect(_ data: Data) -> ConfigurationFormat {
-        let head = String(decoding: data.prefix(4096), as: UTF8.self).trimmingWhitespaceCharacters()
+        let head = text(data.prefix(4096)).trimmingWhitespaceCharacters()
         if head.hasPrefix("{") { return .pincheck }
         if head.contains("<network-security-config") { return .android }
         if head.hasPrefix("<") || head.hasPrefix("bplist") {
             // An app's Info.plist may hold both; TrustKit's key decides for TrustKit, as the app would use it.
-            let text = String(decoding: data.prefix(1 << 20), as: UTF8.self)
-            if text.contains("<key>NSPinnedDomains</key>") && !text.contains("<key>TSKPinnedDomains</key>") { return .ats }
+            let plist = text(data.prefix(1 << 20))
+            if plist.contains("<key>NSPinnedDomains</key>") && !plist.contains("<key>TSKPinnedDomains</key>") { return .ats }
             return .trustKit
         }
         // OkHttp pins: the first meaningful line is "pattern sha256/…". A file with no line at all
@@ -40,6 +40,14 @@ public enum ConfigurationImporter {
         let fields = first.split(whereSeparator: \.isWhitespace)
         if fields.count == 2, fields[1].hasPrefix("sha256/") || fields[1].hasPrefix("sha1/") { return .okHttp }
         return .pincheck
+    }
+
+    /// A configuration file's bytes as text, without the UTF-8 byte order mark a Windows editor
+    /// writes first: it would otherwise hide a file's first `{` or `<` from ``detect(_:)``, or become
+    /// part of the first OkHttp pattern.
+    static func text(_ data: Data) -> String {
+        let text = String(decoding: data, as: UTF8.self)
+        return text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
     }
 
     /// What ``detect(_:)`` tried, for a file it recognises as none of them.
@@ -73,8 +81,8 @@ public enum ConfigurationImporter {
     static func importIfForeign(_ data: Data, source: String, androidRawFolder: String? = nil) throws(PincheckError) -> RawConfiguration? {
         switch detect(data) {
         case .pincheck:
-            let head = String(decoding: data.prefix(64), as: UTF8.self).trimmingWhitespaceCharacters()
-            guard head.hasPrefix("{") || head.hasPrefix("\u{FEFF}{") else { throw PincheckError(.invalidPolicy, formatsTried, source: source) }
+            let head = text(data.prefix(64)).trimmingWhitespaceCharacters()
+            guard head.hasPrefix("{") else { throw PincheckError(.invalidPolicy, formatsTried, source: source) }
             return nil
         case .trustKit: return try trustKit(data, source: source)
         case .android: return try android(data, source: source, rawFolder: androidRawFolder)
@@ -165,7 +173,7 @@ public enum ConfigurationImporter {
     static func okHttp(_ data: Data, source: String) throws(PincheckError) -> RawConfiguration {
         var order: [String] = []
         var pins: [String: [String]] = [:]
-        for (number, rawLine) in String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).enumerated() {
+        for (number, rawLine) in text(data).split(whereSeparator: \.isNewline).enumerated() {
             let line = String(rawLine).trimmingWhitespaceCharacters()
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("//") { continue }
             let parts = line.split(whereSeparator: \.isWhitespace)
