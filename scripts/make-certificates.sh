@@ -178,6 +178,12 @@ chain attacker-with-pinned-ca attacker-leaf rsa-intermediate rsa-root
 chain unpinned-ca-with-pinned-appended rsa-leaf rsa-intermediate ec-intermediate
 chain with-junk         rsa-leaf attacker-root rsa-intermediate
 openssl x509 -in "$OUT/rsa-leaf.pem" -outform der -out "$CHAINS/rsa-good.der"
+# PKCS #7 bundles, which Java's CertificateFactory (so an Android @raw resource) reads: DER out of
+# chain order, PEM (label PKCS7) in order, and two unrelated roots.
+openssl crl2pkcs7 -nocrl -certfile "$OUT/rsa-deep-intermediate-1.pem" -certfile "$OUT/rsa-deep-leaf.pem" \
+  -certfile "$OUT/rsa-deep-intermediate-2.pem" -outform DER -out "$CHAINS/rsa-deep-unordered.p7b"
+openssl crl2pkcs7 -nocrl -certfile "$CHAINS/rsa-good.pem" -out "$CHAINS/rsa-good-p7.pem"
+openssl crl2pkcs7 -nocrl -certfile "$OUT/rsa-root.pem" -certfile "$OUT/ec-root.pem" -outform DER -out "$OUT/roots.p7b"
 
 # ---------------------------------------------------- malformed inputs ----
 : > "$BAD/empty.pem"

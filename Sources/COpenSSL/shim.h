@@ -13,6 +13,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/objects.h>
+#include <openssl/pkcs7.h>
 #include <openssl/pem.h>
 #include <openssl/sha.h>
 #include <openssl/x509.h>
@@ -32,6 +33,11 @@ static inline int shim_sk_X509_num(const STACK_OF(X509) *sk) { return sk_X509_nu
 static inline X509 *shim_sk_X509_value(const STACK_OF(X509) *sk, int i) { return sk_X509_value(sk, i); }
 static inline void shim_sk_X509_free(STACK_OF(X509) *sk) { sk_X509_free(sk); }
 static inline void shim_sk_X509_pop_free(STACK_OF(X509) *sk) { sk_X509_pop_free(sk, X509_free); }
+/* The certificates of a PKCS #7 SignedData (a .p7b bundle); NULL for any other content type. */
+static inline STACK_OF(X509) *shim_PKCS7_signed_certificates(PKCS7 *p7) {
+    if (p7 == NULL || !PKCS7_type_is_signed(p7) || p7->d.sign == NULL) return NULL;
+    return p7->d.sign->cert;
+}
 static inline int shim_sk_GENERAL_NAME_num(const STACK_OF(GENERAL_NAME) *sk) { return sk_GENERAL_NAME_num(sk); }
 static inline GENERAL_NAME *shim_sk_GENERAL_NAME_value(const STACK_OF(GENERAL_NAME) *sk, int i) { return sk_GENERAL_NAME_value(sk, i); }
 static inline void shim_GENERAL_NAMES_free(STACK_OF(GENERAL_NAME) *sk) { GENERAL_NAMES_free(sk); }

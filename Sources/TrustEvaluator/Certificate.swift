@@ -57,14 +57,6 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         self = certificates[0]
     }
 
-    /// Parses a served chain or any set of certificates: a PEM bundle (in order, leaf first as
-    /// served) or a single DER certificate.
-    /// - Parameters:
-    ///   - bytes: PEM text or DER bytes.
-    ///   - source: A name for the input (a file path), used in error messages.
-    /// - Returns: At least one certificate, in input order.
-    /// - Throws: ``PincheckError``: empty input, malformed PEM or DER (naming the block and line),
-    ///   or a PEM block that is not a certificate (a private key, for example).
     /// DER certificates one after another (what Java's `CertificateFactory.generateCertificates`
     /// reads, so an Android `res/raw` resource may hold several): each is split off by its outer
     /// SEQUENCE's length and parsed whole; anything that is not a certificate is an error.
@@ -99,12 +91,25 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         return certificates
     }
 
+    /// Parses a served chain or any set of certificates: a PEM bundle (in order, leaf first as
+    /// served), DER certificates, or a PKCS #7 bundle (`.p7b`, DER or PEM), whatever Java's
+    /// `CertificateFactory.generateCertificates` reads.
+    /// - Parameters:
+    ///   - bytes: PEM text or DER bytes.
+    ///   - source: A name for the input (a file path), used in error messages.
+    /// - Returns: At least one certificate, in input order; a PKCS #7 bundle's leaf first when its
+    ///   certificates form one chain (its encoding keeps no order).
+    /// - Throws: ``PincheckError``: empty input, malformed PEM or DER (naming the block and line),
+    ///   or a PEM block that is not a certificate (a private key, for example).
     public static func parseBundle(_ bytes: [UInt8], source: String? = nil) throws(PincheckError) -> [Certificate] {
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
             throw PincheckError(.emptyInput, "no certificate found: the input is empty", source: source)
         }
         guard PEM.looksLikePEM(bytes) else {
             if bytes.first == 0x30 {
+                if PKCS7Bundle.isSignedData(bytes) {
+                    return try PKCS7Bundle.certificates(bytes, source: source, position: "the DER input")
+                }
                 return try derSequence(bytes, source: source)
             }
             if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
@@ -130,6 +135,12 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
                     throw PincheckError(.tooLarge, "\(position) is \(der.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source)
                 }
                 certificates.append(Certificate(handle: try X509Handle(der: der, source: source, position: position)))
+            case "PKCS7":
+                // A .p7b bundle in PEM, which Java's CertificateFactory reads as well.
+                certificates += try PKCS7Bundle.certificates(try block.bytes(source: source), source: source, position: position)
+                guard certificates.count <= Limits.maximumBundleCertificates else {
+                    throw PincheckError(.tooLarge, "the PEM text holds more than \(Limits.maximumBundleCertificates) certificates", source: source)
+                }
             case let label where label.contains("PRIVATE KEY"):
                 throw PincheckError(.unexpectedPEMBlock, "\(position) is a private key (\(label)), not a certificate: a private key does not belong in a chain or pin file", source: source)
             default:

@@ -10,13 +10,14 @@ struct AndroidTrustAnchorTests {
 
     /// Writes the app layout and loads the configuration (`systemStandIn`: the anchors that play
     /// the system store, as --ca-file does; nil: the real system store).
-    static func load(_ body: String, systemStandIn: TrustAnchors? = Fixtures.anchors) throws -> TrustManager {
+    static func load(_ body: String, systemStandIn: TrustAnchors? = Fixtures.anchors, resource: String = "rsa-root.pem") throws -> TrustManager {
         let app = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-android-\(UUID().uuidString)")
         let xml = app.appendingPathComponent("res/xml"), raw = app.appendingPathComponent("res/raw")
         try FileManager.default.createDirectory(at: xml, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: raw, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: app) }
-        try FileManager.default.copyItem(atPath: Fixtures.path("rsa-root.pem"), toPath: raw.appendingPathComponent("my_ca.pem").path)
+        let name = "my_ca." + (resource.split(separator: ".").last.map(String.init) ?? "pem")
+        try FileManager.default.copyItem(atPath: Fixtures.path(resource), toPath: raw.appendingPathComponent(name).path)
         let file = xml.appendingPathComponent("network_security_config.xml").path
         try "<network-security-config>\(body)</network-security-config>".write(toFile: file, atomically: true, encoding: .utf8)
         return try Configuration.load(contentsOf: file, anchors: systemStandIn, publicSuffixes: HostPatternTests.psl).trustManager
@@ -37,6 +38,18 @@ struct AndroidTrustAnchorTests {
         let ec = try Self.decide(manager, "ec-good")
         #expect(!ec.allowsConnection)
         #expect(ec.failures.contains { $0.code == .unknownIssuer })
+    }
+
+    @Test("@raw/NAME may be a PKCS #7 bundle, as CertificateFactory.generateCertificates reads it: each root in it is an anchor")
+    func rawPKCS7Bundle() throws {
+        // res/raw/my_ca.p7b holds rsa-root and ec-root; the stand-in system store is not asked.
+        let manager = try Self.load("""
+            <domain-config><domain>www.example.test</domain>
+              <trust-anchors><certificates src="@raw/my_ca"/></trust-anchors></domain-config>
+            """, systemStandIn: TrustAnchors(certificates: [Fixtures.certificate("attacker-root")]), resource: "roots.p7b")
+        #expect(try Self.decide(manager, "rsa-good").allowsConnection)
+        #expect(try Self.decide(manager, "ec-good").allowsConnection)
+        #expect(!(try Self.decide(manager, "attacker").allowsConnection))
     }
 
     @Test("an empty <trust-anchors> trusts nothing, never the system store")

@@ -187,3 +187,46 @@ struct CertificateTests {
         #expect(a.publicKeyPin != Fixtures.certificate("rsa-leaf-rotated").publicKeyPin)
     }
 }
+
+/// PKCS #7 bundles (`.p7b`), which Java's `CertificateFactory.generateCertificates` reads: an
+/// Android `@raw` resource or a Windows export may be one.
+@Suite("PKCS #7 certificate bundles")
+struct PKCS7BundleTests {
+    static func bytes(_ name: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: URL(fileURLWithPath: Fixtures.path(name))))
+    }
+
+    @Test("a DER bundle out of chain order is read leaf first, and verifies as served")
+    func unordered() throws {
+        let certificates = try Certificate.parseBundle(try Self.bytes("chains/rsa-deep-unordered.p7b"), source: "deep.p7b")
+        #expect(certificates == ["rsa-deep-leaf", "rsa-deep-intermediate-2", "rsa-deep-intermediate-1"].map { Fixtures.certificate($0) })
+        let verdict = try Evaluator(policy: TrustPolicy(anchors: Fixtures.anchors)).evaluate(certificates, host: "www.example.test", at: Fixtures.time)
+        #expect(verdict.isTrusted, "\(verdict.failures)")
+    }
+
+    @Test("a PEM PKCS7 block reads as the chain it holds")
+    func pem() throws {
+        #expect(try Certificate.load(contentsOf: Fixtures.path("chains/rsa-good-p7.pem")) == Fixtures.chain("rsa-good"))
+    }
+
+    @Test("certificates that are not one chain keep their encoded order")
+    func unrelatedRoots() throws {
+        #expect(try Certificate.parseBundle(try Self.bytes("roots.p7b")) == [Fixtures.certificate("rsa-root"), Fixtures.certificate("ec-root")])
+    }
+
+    @Test("a bundle with no certificate, or with bytes after it, is an error naming it")
+    func malformed() throws {
+        // `openssl crl2pkcs7 -nocrl -certfile /dev/null -outform DER`: a SignedData with an empty SET.
+        let empty: [UInt8] = [0x30, 0x25, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02, 0xA0, 0x18, 0x30, 0x16,
+                              0x02, 0x01, 0x01, 0x31, 0x00, 0x30, 0x0B, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07,
+                              0x01, 0xA0, 0x00, 0x31, 0x00]
+        let none = #expect(throws: PincheckError.self) { try Certificate.parseBundle(empty, source: "empty.p7b") }
+        #expect(none?.code == .emptyInput)
+        #expect(none?.message.contains("PKCS #7 bundle with no certificate") == true, "\(String(describing: none))")
+        let trailing = #expect(throws: PincheckError.self) { try Certificate.parseBundle(try Self.bytes("roots.p7b") + [0, 0], source: "roots.p7b") }
+        #expect(trailing?.code == .malformedDER)
+        #expect(trailing?.message.contains("2 bytes after the end of the PKCS #7 bundle") == true, "\(String(describing: trailing))")
+        let cut = #expect(throws: PincheckError.self) { try Certificate.parseBundle(Array(try Self.bytes("roots.p7b").dropLast(40)), source: "roots.p7b") }
+        #expect(cut?.code == .malformedDER)
+    }
+}
