@@ -57,4 +57,6 @@ do {
     status = 2
 }
 try await group.shutdownGracefully()
+// Reports go out without delaying the handshake: wait for them, or the last ones are lost at exit.
+await verifier.reportsDelivered()
 exit(status)

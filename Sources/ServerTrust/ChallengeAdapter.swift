@@ -102,6 +102,8 @@ public struct ChallengeAdapter: Sendable {
     /// Where trust decisions (`.debug`), expired pin sets and undelivered reports (`.warning`) are
     /// logged; silent by default (see ``TrustLogging``).
     public var logger: Logger
+    /// The report deliveries under way (shared by copies of this adapter).
+    private let deliveries = ReportDeliveries()
 
     /// - Parameters:
     ///   - trustManager: Which policy applies to which host.
@@ -224,10 +226,18 @@ public struct ChallengeAdapter: Sendable {
         guard let reporter, !verdict.reports.isEmpty else { return }
         let logger = logger
         for report in verdict.reports {
-            Task.detached {
+            deliveries.start {
                 do { try await reporter.send(report) } catch { TrustLogging.logUndelivered(report, error: error, to: logger) }
             }
         }
+    }
+
+    /// Waits until every failure report handed to the ``reporter`` before the call has been
+    /// delivered, or has failed and been logged. Reports go out without delaying the answer to a
+    /// challenge, so a process that is about to exit calls this first, or loses the reports of
+    /// its last connections.
+    public func reportsDelivered() async {
+        await deliveries.finished()
     }
 
     /// Answers a challenge through its completion: the override handler first, then the rules.

@@ -156,6 +156,12 @@ public struct PincheckNIOVerifier: Sendable {
         }
     }
 
+    /// Waits until the failure reports of the handshakes judged so far have been delivered (see
+    /// ``ChallengeAdapter/reportsDelivered()``): call it before a short-lived process exits.
+    public func reportsDelivered() async {
+        await adapter.reportsDelivered()
+    }
+
     /// Makes the NIOSSL callback for one connection. Build it inside the channel initializer.
     /// - Parameters:
     ///   - host: The host connected to; the leaf must carry it (unless the policy disables name checks).

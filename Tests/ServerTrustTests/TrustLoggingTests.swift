@@ -82,6 +82,28 @@ struct TrustLoggingTests {
         #expect(warning.metadata["error"]?.contains("collector unreachable") == true)
     }
 
+    @Test("reportsDelivered() returns once the reports handed over so far are delivered")
+    func reportsDelivered() async throws {
+        actor Slow: Reporter {
+            private(set) var delivered: [PinFailureReport] = []
+            func send(_ report: PinFailureReport) async throws {
+                try await Task.sleep(for: .milliseconds(300))
+                delivered.append(report)
+            }
+        }
+        let slow = Slow()
+        let reportOnly = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])), enforcement: .reportOnly)
+        let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [reportOnly],
+                                validation: TrustPolicy(anchors: PKI.anchors), reportURIs: [URL(string: "https://reports.example.test/")!])
+        let adapter = Self.adapter(TrustManager(policies: [policy]), RecordingLogHandler(), reporter: slow)
+        #expect(adapter.decide(PKI.serverTrust()).disposition == .useCredential)
+        await adapter.reportsDelivered()
+        #expect(await slow.delivered.map(\.hostname) == ["www.example.test"])
+        // Nothing is pending any more: a second wait returns at once, and delivers nothing twice.
+        await adapter.reportsDelivered()
+        #expect(await slow.delivered.count == 1)
+    }
+
     @Test("pin-set updates: an accepted one is a notice, a refused one a warning with its code")
     func updateEvents() throws {
         let handler = RecordingLogHandler()
