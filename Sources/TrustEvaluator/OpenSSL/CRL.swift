@@ -11,14 +11,7 @@ final class CRLHandle: @unchecked Sendable {
 
     init(der bytes: [UInt8], source: String?) throws(PincheckError) {
         OpenSSLErrorStack.clear()
-        var consumed = 0
-        let parsed: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress, buffer.count > 0 else { return nil }
-            var cursor: UnsafePointer<UInt8>? = base
-            let crl = d2i_X509_CRL(nil, &cursor, buffer.count)
-            if let cursor { consumed = cursor - base }
-            return crl
-        }
+        let (parsed, consumed) = DERDecoding.decode(bytes) { d2i_X509_CRL(nil, $0, $1) }
         guard let parsed else {
             throw PincheckError(.malformedDER, "not a DER CRL: \(OpenSSLErrorStack.drainedText())", source: source)
         }

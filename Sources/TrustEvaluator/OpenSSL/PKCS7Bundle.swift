@@ -22,14 +22,7 @@ enum PKCS7Bundle {
     static func certificates(_ der: [UInt8], source: String?, position: String) throws(PincheckError) -> [Certificate] {
         OpenSSLErrorStack.clear()
         defer { OpenSSLErrorStack.clear() }
-        var consumed = 0
-        let parsed: UnsafeMutablePointer<PKCS7>? = der.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress, buffer.count > 0 else { return nil }
-            var cursor: UnsafePointer<UInt8>? = base
-            let bundle = d2i_PKCS7(nil, &cursor, buffer.count)
-            if let cursor { consumed = cursor - base }
-            return bundle
-        }
+        let (parsed, consumed) = DERDecoding.decode(der) { d2i_PKCS7(nil, $0, $1) }
         guard let parsed else {
             throw PincheckError(.malformedDER, "\(position) is not a PKCS #7 bundle: \(OpenSSLErrorStack.drainedText())", source: source)
         }

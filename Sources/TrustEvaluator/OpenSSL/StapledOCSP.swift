@@ -25,10 +25,7 @@ package enum StapledOCSP {
     static func check(_ der: [UInt8], leaf: Certificate, issuer: Certificate, at time: Date, maximumAge: TimeInterval) -> StapledOCSPOutcome {
         OpenSSLErrorStack.clear()
         defer { OpenSSLErrorStack.clear() }
-        let response: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            return d2i_OCSP_RESPONSE(nil, &cursor, buffer.count)
-        }
+        let response = DERDecoding.decode(der) { d2i_OCSP_RESPONSE(nil, $0, $1) }.object
         guard let response else { return .unusable("the stapled OCSP response is not DER") }
         defer { OCSP_RESPONSE_free(response) }
         let status = OCSP_response_status(response)
@@ -102,10 +99,7 @@ package enum StapledOCSP {
     package static func read(_ der: [UInt8], about leaf: Certificate, issuer: Certificate?) -> Reading {
         OpenSSLErrorStack.clear()
         defer { OpenSSLErrorStack.clear() }
-        let response: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            return d2i_OCSP_RESPONSE(nil, &cursor, buffer.count)
-        }
+        let response = DERDecoding.decode(der) { d2i_OCSP_RESPONSE(nil, $0, $1) }.object
         guard let response else { return .unreadable }
         defer { OCSP_RESPONSE_free(response) }
         let status = OCSP_response_status(response)

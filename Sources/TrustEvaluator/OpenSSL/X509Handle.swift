@@ -18,14 +18,7 @@ package final class X509Handle: @unchecked Sendable {
     /// Parses one DER certificate; trailing bytes are an error.
     init(der bytes: [UInt8], source: String?, position: String) throws(PincheckError) {
         OpenSSLErrorStack.clear()
-        var consumed = 0
-        let parsed: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress, buffer.count > 0 else { return nil }
-            var cursor: UnsafePointer<UInt8>? = base
-            let x = d2i_X509(nil, &cursor, buffer.count)
-            if let cursor { consumed = cursor - base }
-            return x
-        }
+        let (parsed, consumed) = DERDecoding.decode(bytes) { d2i_X509(nil, $0, $1) }
         guard let parsed else {
             throw PincheckError(.malformedDER, "\(position) is not a DER certificate: \(OpenSSLErrorStack.drainedText())", source: source)
         }
