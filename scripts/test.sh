@@ -52,11 +52,11 @@ log "handshake benchmark smoke (debug, --quick): both verifications complete han
 .build/debug/pincheck-handshake-bench --certificates Certificates --quick | tail -2
 
 if [ "${SANITIZERS:-1}" != 0 ]; then
-  # The engine's suites again under the sanitizers: concurrent evaluations sharing one anchor store
-  # and pin-set updates swapped under real handshakes (ThreadSanitizer), and memory errors and
-  # leaks in Swift and libcrypto (AddressSanitizer).
-  log "ThreadSanitizer: TrustEvaluatorTests, handshakes under pin-set updates"
-  swift test --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorTests|UpdatableHandshakeTests'
+  # The engine's suites again under the sanitizers: concurrent evaluations sharing one anchor store,
+  # pin-set updates swapped under real handshakes and failure reports delivered on their own tasks
+  # (ThreadSanitizer), and memory errors and leaks in Swift and libcrypto (AddressSanitizer).
+  log "ThreadSanitizer: TrustEvaluatorTests, handshakes under pin-set updates, report deliveries"
+  swift test --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorTests|UpdatableHandshakeTests|TrustLoggingTests'
   discard_in_ci .build-tsan
   log "AddressSanitizer + LeakSanitizer: TrustEvaluatorTests, fuzz corpus replay"
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
