@@ -32,6 +32,56 @@ struct ImporterTests {
         #expect(ConfigurationImporter.detect(Data([0xEF, 0xBB, 0xBF]) + Data(#"{ "version": 1 }"#.utf8)) == .pincheck)
     }
 
+    @Test("a binary plist (a built app's Info.plist) imports as its XML does")
+    func binaryPlist() throws {
+        let binary = try Self.sample("Info.binary.plist")   // Info.plist through Python's plistlib, FMT_BINARY
+        #expect(binary.starts(with: Array("bplist00".utf8)))
+        #expect(ConfigurationImporter.detect(binary) == .trustKit)
+        #expect(try ConfigurationImporter.pincheckJSON(from: binary, source: "Info.binary.plist")
+                == ConfigurationImporter.pincheckJSON(from: try Self.sample("Info.plist"), source: "Info.plist"))
+    }
+
+    /// A binary plist whose objects are arrays of references, or the string "x" where nil.
+    static func binaryPlist(_ objects: [[Int]?], top: Int = 0) -> [UInt8] {
+        func two(_ value: Int) -> [UInt8] { [UInt8(value >> 8), UInt8(value & 0xFF)] }
+        func four(_ value: Int) -> [UInt8] { (0..<4).reversed().map { UInt8((value >> ($0 * 8)) & 0xFF) } }
+        var bytes = Array("bplist00".utf8)
+        var offsets: [Int] = []
+        for object in objects {
+            offsets.append(bytes.count)
+            guard let references = object else { bytes += [0x51, UInt8(ascii: "x")]; continue }
+            bytes += references.count < 15 ? [0xA0 | UInt8(references.count)] : [0xAF, 0x11] + two(references.count)
+            for reference in references { bytes += four(reference) }
+        }
+        let table = bytes.count
+        for offset in offsets { bytes += four(offset) }
+        func eight(_ value: Int) -> [UInt8] { (0..<8).reversed().map { UInt8((value >> ($0 * 8)) & 0xFF) } }
+        return bytes + [0, 0, 0, 0, 0, 0, 4, 4] + eight(objects.count) + eight(top) + eight(table)
+    }
+
+    @Test("binary plists that nest without end, refer to themselves or grow exponentially are refused before decoding")
+    func hostileBinaryPlists() throws {
+        let check = { (bytes: [UInt8]) in BinaryPlistShape.check(bytes, maximumDepth: 64, maximumValues: 200_000) }
+        let chain = { (length: Int) in Self.binaryPlist((0..<length).map { $0 + 1 < length ? [$0 + 1] : nil }) }
+        #expect(check(chain(10)) == .fits)
+        #expect(check(chain(100)) == .tooDeep)
+        #expect(check(chain(100_000)) == .tooDeep, "a chain far deeper than the stack allows is measured without recursion")
+        #expect(check(Self.binaryPlist([[1], [0]])) == .tooDeep, "a cycle")
+        // 40 levels of an array holding the next one twice: 2^40 values as a tree, 41 objects.
+        #expect(check(Self.binaryPlist((0..<41).map { $0 < 40 ? [$0 + 1, $0 + 1] : nil })) == .tooLarge)
+        #expect(check(Self.binaryPlist([[7]])) == .malformed, "a reference past the last object")
+        var cut = chain(10)
+        cut.removeSubrange(20..<30)
+        #expect(check(cut) == .malformed, "an offset table that no longer points at objects")
+        #expect(check(Array(chain(10).prefix(40))) == .malformed)
+
+        let error = #expect(throws: PincheckError.self) {
+            try ConfigurationImporter.pincheckJSON(from: Data(Self.binaryPlist([[1], [0]])), format: .trustKit, source: "cycle.plist")
+        }
+        #expect(error?.code == .invalidPolicy)
+        #expect(error?.message.contains("nests more than 64 levels") == true, "\(String(describing: error))")
+    }
+
     @Test("TrustKit: enforced, report-only, includeSubdomains, expiry, report URIs and exclusion are kept")
     func trustKit() throws {
         let configuration = try Self.load("Info.plist")

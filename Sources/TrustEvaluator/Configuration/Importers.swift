@@ -29,7 +29,10 @@ public enum ConfigurationImporter {
         if head.hasPrefix("<") || head.hasPrefix("bplist") {
             // An app's Info.plist may hold both; TrustKit's key decides for TrustKit, as the app would use it.
             let plist = text(data.prefix(1 << 20))
-            if plist.contains("<key>NSPinnedDomains</key>") && !plist.contains("<key>TSKPinnedDomains</key>") { return .ats }
+            // A binary plist stores its keys as plain strings, without the XML around them.
+            let (ats, trustKit) = head.hasPrefix("bplist") ? ("NSPinnedDomains", "TSKPinnedDomains")
+                : ("<key>NSPinnedDomains</key>", "<key>TSKPinnedDomains</key>")
+            if plist.contains(ats) && !plist.contains(trustKit) { return .ats }
             return .trustKit
         }
         // OkHttp pins: the first meaningful line is "pattern sha256/…". A file with no line at all
@@ -150,17 +153,26 @@ public enum ConfigurationImporter {
         return result
     }
 
-    /// A plist XML document's top dictionary, with the importers' guards (UTF-8, bounded nesting).
+    /// A property list's top dictionary, XML or binary (a built app's Info.plist), with the
+    /// importers' guards: UTF-8 XML, and bounded nesting and size.
     private static func plistDictionary(_ data: Data, source: String, format: String) throws(PincheckError) -> [String: PlistValue] {
-        guard String(validating: data, as: UTF8.self) != nil else {
-            throw PincheckError(.invalidPolicy, "not valid UTF-8 (\(format) configurations are plist XML)", source: source)
-        }
-        guard PlistValue.nestingDepth(data) <= PlistValue.maximumDepth else {
-            throw PincheckError(.invalidPolicy, "the property list nests more than \(PlistValue.maximumDepth) levels deep", source: source)
+        let tooDeep = PincheckError(.invalidPolicy, "the property list nests more than \(PlistValue.maximumDepth) levels deep", source: source)
+        if data.starts(with: BinaryPlistShape.magic) {
+            switch BinaryPlistShape.check([UInt8](data), maximumDepth: PlistValue.maximumDepth, maximumValues: PlistValue.maximumValues) {
+            case .fits: break
+            case .tooDeep: throw tooDeep
+            case .tooLarge: throw PincheckError(.invalidPolicy, "the binary property list expands to more than \(PlistValue.maximumValues) values", source: source)
+            case .malformed: throw PincheckError(.invalidPolicy, "not a property list (a binary plist whose object table cannot be read)", source: source)
+            }
+        } else {
+            guard String(validating: data, as: UTF8.self) != nil else {
+                throw PincheckError(.invalidPolicy, "not valid UTF-8 (\(format) configurations are plist XML or binary plists)", source: source)
+            }
+            guard PlistValue.nestingDepth(data) <= PlistValue.maximumDepth else { throw tooDeep }
         }
         let object: PlistValue
         do { object = try PropertyListDecoder().decode(PlistValue.self, from: data) } catch {
-            throw PincheckError(.invalidPolicy, "not a property list (\(format) configurations are plist XML)", source: source)
+            throw PincheckError(.invalidPolicy, "not a property list (\(format) configurations are plist XML or binary plists)", source: source)
         }
         guard let dictionary = object.dictionary else {
             throw PincheckError(.invalidPolicy, "the property list is not a dictionary", source: source)
@@ -501,6 +513,9 @@ enum PlistValue: Decodable {
 
     /// Deeper documents are refused before parsing (TrustKit configurations nest 4 levels).
     static let maximumDepth = 64
+    /// A binary plist that expands to more values is refused before parsing (an app's whole
+    /// Info.plist holds hundreds).
+    static let maximumValues = 200_000
 
     private struct Key: CodingKey {
         var stringValue: String
