@@ -1,7 +1,8 @@
 import TrustEvaluator
 /// A host and port to probe, parsed from `HOST`, `HOST:PORT`, `[IPV6]:PORT`, `[IPV6]` or a bare IPv6 literal.
 public struct ProbeTarget: Sendable, Hashable, CustomStringConvertible {
-    /// The DNS name or IP literal to connect to (IPv6 without brackets).
+    /// The DNS name or IP literal to connect to (IPv6 without brackets); parsed names are in their
+    /// canonical form (lowercase, A-labels, no trailing dot).
     public let host: String
     /// The TCP port.
     public let port: UInt16
@@ -45,8 +46,10 @@ public struct ProbeTarget: Sendable, Hashable, CustomStringConvertible {
                 throw PincheckError(.invalidHost, "\"\(text)\" is not HOST, HOST:PORT or [IPV6]:PORT")
             }
         } else {
+            // The name as DNS and the certificate know it: an internationalised name is looked up
+            // by its A-labels, as browsers do (getaddrinfo does not convert it).
             do {
-                _ = try HostName.peerName(for: host)
+                host = try HostName.peerName(for: host).text
             } catch {
                 throw PincheckError(.invalidHost, "\"\(text)\" is not HOST, HOST:PORT or [IPV6]:PORT: \(error.message)")
             }

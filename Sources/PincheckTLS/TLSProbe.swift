@@ -63,12 +63,20 @@ public struct TLSProbe: Sendable {
     /// Connects and handshakes.
     /// - Parameters:
     ///   - target: Where to connect.
-    ///   - serverName: The SNI to send; `nil` sends none. An IP literal is never sent as SNI (RFC 6066).
+    ///   - serverName: The SNI to send; `nil` sends none. An IP literal is never sent as SNI (RFC 6066);
+    ///     a DNS name is sent in its canonical form (an internationalised name as A-labels, as RFC 6066 requires).
     /// - Returns: The served chain and the connection's parameters.
     /// - Throws: ``ProbeError`` when no chain could be obtained (refused, timeout, DNS, alert, not TLS…).
     ///   A CT problem (no SCTs, an SCT list that does not parse) is never a probe error.
     public func probe(_ target: ProbeTarget, serverName: String?) throws(ProbeError) -> ProbeResult {
-        let sni = serverName.flatMap { HostName.isIPv4($0) || HostName.isIPv6($0) || $0.isEmpty ? nil : $0 }
+        let sni = serverName.flatMap { name -> String? in
+            if name.isEmpty || HostName.isIPv4(name) || HostName.isIPv6(name) { return nil }
+            switch try? HostName.peerName(for: name) {
+            case .dns(let canonical): return canonical
+            case .ipAddress: return nil
+            case nil: return name
+            }
+        }
         return try TLSClient.handshake(.init(
             host: target.host, port: target.port, serverName: sni, alpn: alpn,
             deadline: ContinuousClock.now + timeout, resolver: resolver))

@@ -16,6 +16,7 @@ struct TLSProbeTargetTests {
         ("[::1]", "::1", 443),
         ("::1", "::1", 443),
         ("  www.example.test:10443 ", "www.example.test", 10443),
+        ("Bücher.Example.:8443", "xn--bcher-kva.example", 8443),   // looked up by its A-labels, as browsers do
     ])
     func parses(text: String, host: String, port: UInt16) throws {
         let target = try ProbeTarget(parsing: text)
@@ -84,6 +85,17 @@ struct TLSProbeTests {
         #expect(result.serverName == nil)
         #expect(result.peerAddress == "::1")
         #expect(result.servedChain.first == Fixtures.certificate("rsa-ip"))
+    }
+
+    @Test("an internationalised server name is sent as SNI in A-labels (RFC 6066)")
+    func internationalisedSNI() throws {
+        // The server refuses any other name with a fatal alert.
+        let server = try TLSProbeTestServer(certificate: "rsa-leaf", extra: ["-servername", "xn--bcher-kva.example", "-servername_fatal",
+            "-cert2", Fixtures.path("rsa-wrong-host.pem"), "-key2", Fixtures.path("keys/rsa-wrong-host.key")])
+        defer { server.stop() }
+        let result = try probe.probe(ProbeTarget(host: "127.0.0.1", port: server.port), serverName: "Bücher.example")
+        #expect(result.serverName == "xn--bcher-kva.example")
+        #expect(result.servedChain.first == Fixtures.certificate("rsa-wrong-host"), "the server answered for the name it was asked")
     }
 
     @Test("a fatal TLS alert from the server is tls.alert, naming the alert")
