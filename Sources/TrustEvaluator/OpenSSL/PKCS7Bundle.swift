@@ -50,9 +50,11 @@ enum PKCS7Bundle {
 
     /// Leaf first, each next certificate the issuer of the one before (`X509_check_issued`: name
     /// and key identifiers), when exactly one certificate issues none of the others and the
-    /// links reach every certificate; otherwise unchanged. Nothing is verified here.
+    /// links reach every certificate; otherwise unchanged. Nothing is verified here. A bundle
+    /// longer than a server may serve is a set of anchors, whose order does not matter: it is not
+    /// compared pair by pair (4,096 certificates would be 16 million comparisons).
     static func chainOrder(_ certificates: [Certificate]) -> [Certificate] {
-        guard certificates.count > 1 else { return certificates }
+        guard (2...Limits.maximumServedChainLength).contains(certificates.count) else { return certificates }
         defer { OpenSSLErrorStack.clear() }
         func issued(by issuer: Certificate, _ subject: Certificate) -> Bool {
             issuer != subject && X509_check_issued(issuer.handle.ref, subject.handle.ref) == X509_V_OK
