@@ -199,8 +199,7 @@ final class HostList: @unchecked Sendable {
                 guard let decoded = String(validating: raw, as: UTF8.self) else {
                     return Line(number: number, text: Self.excerpt(raw), problem: PincheckError(.invalidHost, "line \(number) is not UTF-8"))
                 }
-                // A list saved by a Windows editor starts with a UTF-8 byte order mark.
-                let text = Self.strip(number == 1 && decoded.hasPrefix("\u{FEFF}") ? String(decoded.dropFirst()) : decoded)
+                let text = Self.strip(number == 1 ? UnicodeText.droppingByteOrderMark(decoded) : decoded)
                 if !text.isEmpty { return Line(number: number, text: text, problem: nil) }
             }
             return nil

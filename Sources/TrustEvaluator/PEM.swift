@@ -96,7 +96,13 @@ enum PEM {
 
 /// Line breaks and white space in UTF-8 bytes, as Swift's `Character.isNewline` and
 /// `Character.isWhitespace` define them, without decoding the text.
-enum UnicodeText {
+package enum UnicodeText {
+    /// `text` without the UTF-8 byte order mark a Windows editor writes first, which would
+    /// otherwise hide a file's first character or become part of its first value.
+    package static func droppingByteOrderMark(_ text: String) -> String {
+        text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
+    }
+
     /// The end of the line starting at `start`, and where the next line starts (past `count` when
     /// this is the last line).
     static func lineBreak(in bytes: [UInt8], from start: Int) -> (end: Int, next: Int) {

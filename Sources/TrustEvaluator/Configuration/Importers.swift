@@ -45,12 +45,10 @@ public enum ConfigurationImporter {
         return .pincheck
     }
 
-    /// A configuration file's bytes as text, without the UTF-8 byte order mark a Windows editor
-    /// writes first: it would otherwise hide a file's first `{` or `<` from ``detect(_:)``, or become
-    /// part of the first OkHttp pattern.
+    /// A configuration file's bytes as text, without a byte order mark: it would hide a file's
+    /// first `{` or `<` from ``detect(_:)``, or become part of the first OkHttp pattern.
     static func text(_ data: Data) -> String {
-        let text = String(decoding: data, as: UTF8.self)
-        return text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
+        UnicodeText.droppingByteOrderMark(String(decoding: data, as: UTF8.self))
     }
 
     /// What ``detect(_:)`` tried, for a file it recognises as none of them.
