@@ -90,6 +90,14 @@ final class PincheckTrustErrorHandler: ChannelDuplexHandler, RemovableChannelHan
         context.fireChannelInactive()
     }
 
+    /// A channel whose connection attempt failed (refused, or lost a Happy Eyeballs race) is
+    /// closed without ever becoming active: neither `channelInactive` nor `errorCaught` reaches
+    /// this handler, but its removal does. The promise is completed here rather than leaked (a
+    /// leaked promise is a fatal error in debug builds).
+    func handlerRemoved(context: ChannelHandlerContext) {
+        completeHandshake(.failure(record.refusal.map { PincheckTrustError(decision: $0, underlying: nil) } ?? ChannelError.ioOnClosedChannel))
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         guard let promise else {
             context.write(data, promise: nil)
