@@ -37,8 +37,17 @@ struct PolicyOptions: ParsableArguments {
     @Option(name: .customLong("android-raw"), help: ArgumentHelp("Where an Android configuration's @raw/NAME certificates are. Default: the app's res/raw, beside the file's res/xml.", valueName: "folder"))
     var androidRaw: String?
 
+    @Option(name: .customLong("crl"), help: ArgumentHelp("A CRL (PEM or DER) that must cover the leaf, which it must not list; repeatable.", valueName: "file"))
+    var crlFiles: [String] = []
+
+    @Flag(name: .customLong("require-staple"), help: "Refuse a chain without a usable stapled OCSP response (a must-staple leaf always needs one).")
+    var requireStaple = false
+
     @Option(help: ArgumentHelp("A Pincheck JSON configuration (per-host pins); needs --host. --ca-file stands in for the system store it names.", valueName: "file"))
     var config: String?
+
+    @Option(name: .customLong("config-format"), help: ArgumentHelp("The configuration's format (pincheck, trustkit, android, okhttp, ats). Default: detected; an empty file is then refused.", valueName: "format"))
+    var configFormat: ConfigurationFormat?
 
     @Option(help: ArgumentHelp("Verification time, ISO 8601 (2030-06-01 or 2030-06-01T12:00:00Z). Default: now.", valueName: "time"))
     var at: String?
@@ -48,9 +57,13 @@ struct PolicyOptions: ParsableArguments {
     }
 
     mutating func validate() throws {
+        if configFormat != nil && config == nil {
+            throw ValidationError("--config-format names the format of --config: give --config FILE")
+        }
         if config != nil {
-            guard mode == nil, pins.isEmpty, pinCertificates.isEmpty, !allowInvalidCertificates, !noValidateDomainName else {
-                throw ValidationError("--config sets the pins and checks per host: it cannot be combined with --mode, --pin, --pin-cert, --allow-invalid-certificates or --no-validate-domain-name")
+            guard mode == nil, pins.isEmpty, pinCertificates.isEmpty, !allowInvalidCertificates, !noValidateDomainName,
+                  crlFiles.isEmpty, !requireStaple else {
+                throw ValidationError("--config sets the pins and checks per host: it cannot be combined with --mode, --pin, --pin-cert, --allow-invalid-certificates, --no-validate-domain-name, --crl or --require-staple")
             }
         }
         switch effectiveMode {
@@ -82,7 +95,7 @@ struct PolicyOptions: ParsableArguments {
     func makeJudge() throws -> Judge {
         if let config {
             let anchors = caFiles.isEmpty ? nil : try TrustAnchors(contentsOf: caFiles)
-            return Judge(.manager(try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw).trustManager))
+            return Judge(.manager(try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw, format: configFormat).trustManager))
         }
         return Judge(.policy(Evaluator(policy: try makePolicy())))
     }
@@ -99,11 +112,14 @@ struct PolicyOptions: ParsableArguments {
         case .certificate: pinning = .certificates(try PinnedCertificates(pinned))
         case .publicKey: pinning = .publicKeys(try PinnedPublicKeys(pins: try pins.map { try PublicKeyPin($0) }, certificates: pinned))
         }
-        return TrustPolicy(
+        var policy = TrustPolicy(
             pinning: pinning,
             anchors: anchors,
             chainValidation: allowInvalidCertificates ? .disabled(because: "--allow-invalid-certificates") : .required,
             nameValidation: noValidateDomainName ? .disabled(because: "--no-validate-domain-name") : .required)
+        for path in crlFiles { policy.revocationLists += try CertificateRevocationList.load(contentsOf: path) }
+        policy.revocation.requireStapledOCSP = requireStaple
+        return policy
     }
 }
 

@@ -13,6 +13,9 @@ struct Verify: ConsoleCommand {
     @Argument(help: ArgumentHelp("The chain as a server sends it: PEM bundle (leaf first) or DER.", valueName: "chain-file"))
     var chainFile: String
 
+    @Option(help: ArgumentHelp("The OCSP response the server stapled (DER), judged with the chain.", valueName: "file"))
+    var staple: String?
+
     @OptionGroup var policy: PolicyOptions
     @OptionGroup var output: OutputOptions
 
@@ -24,7 +27,8 @@ struct Verify: ConsoleCommand {
 
     func execute(_ console: Console) throws -> ExitStatus {
         let chain = try Certificate.load(contentsOf: chainFile)
-        let verdict = try policy.makeJudge().judge(chain, host: policy.host, at: policy.time)
+        let stapled = try staple.map { path throws(PincheckError) in try InputFile.read(path, limit: InputFile.certificateLimit, what: "stapled OCSP response") }
+        let verdict = try policy.makeJudge().judge(chain, host: policy.host, at: policy.time, stapledOCSPResponse: stapled)
         TrustLogging.log(verdict, host: policy.host ?? "(no host)", to: output.logger)
         if output.json {
             console.line(Format.json(VerdictJSON(verdict, requestedHost: policy.host)))

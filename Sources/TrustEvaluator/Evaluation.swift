@@ -20,9 +20,6 @@ final class EvaluationPlan: Sendable {
     let scope: String?
     /// Whether a trusted enforced pin set without a backup pin is warned about (RFC 7469 §2.5).
     let warnsWithoutBackupPin: Bool
-    /// What a stapled OCSP response (or its absence) must provide; nil: a staple is judged only
-    /// when one is given, and never required.
-    let revocation: RevocationPolicy?
     /// Which rule of a trust manager this plan is (``Verdict/Coverage/pinSetExpired`` is decided
     /// per evaluation, for a host policy whose pin sets have all expired).
     let coverage: Verdict.Coverage
@@ -35,7 +32,7 @@ final class EvaluationPlan: Sendable {
     fileprivate let checks: PathChecks
 
     init(validation: TrustPolicy, pinSets: [PinSet], pinOverrideAnchors: TrustAnchors? = nil, scope: String? = nil,
-         warnsWithoutBackupPin: Bool = false, revocation: RevocationPolicy? = nil,
+         warnsWithoutBackupPin: Bool = false,
          coverage: Verdict.Coverage = .everyHost, hostPolicy: HostPolicy? = nil) {
         self.coverage = coverage
         self.hostPolicy = hostPolicy
@@ -45,15 +42,14 @@ final class EvaluationPlan: Sendable {
         self.pinOverrideAnchors = pinOverrideAnchors
         self.scope = scope
         self.warnsWithoutBackupPin = warnsWithoutBackupPin
-        self.revocation = revocation
         self.checks = validation.pathChecks
         self.identity = planIdentities.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
     /// One ``TrustPolicy`` for every host: its pins (if any) as one enforced pin set.
-    convenience init(policy: TrustPolicy, revocation: RevocationPolicy? = nil) {
+    convenience init(policy: TrustPolicy) {
         let sets: [PinSet] = if case .none = policy.pinning { [] } else { [PinSet(unchecked: policy.pinning)] }
-        self.init(validation: policy, pinSets: sets, revocation: revocation)
+        self.init(validation: policy, pinSets: sets)
     }
 
     /// Judges a served chain. Untrusted chains are verdicts; nothing here throws.
@@ -72,14 +68,13 @@ final class EvaluationPlan: Sendable {
             return Verdict(failures: [reason], warnings: [], verifiedPath: nil, servedChain: served,
                            checkedHost: requested?.text, pinsFound: [], evaluationTime: time, coverage: coverage, hostPolicy: hostPolicy)
         }
-        let stapleCheck: StapledOCSPCheck? = if staple != nil || revocation != nil {
-            StapledOCSPCheck(response: staple, policy: revocation ?? RevocationPolicy())
-        } else { nil }
+        // Every road judges the staple (and its absence, for a must-staple leaf) the same way.
+        let stapleCheck = StapledOCSPCheck(response: staple, policy: validation.revocation)
 
         // The same rounding as the verifier's: OpenSSL judges whole seconds.
         let second = Timestamp.seconds(time)
         var cacheKey: VerdictCache.Key? = nil
-        if let verdictCache, !checks.dependsOnVerificationTime, stapleCheck?.dependsOnVerificationTime != true {
+        if let verdictCache, !checks.dependsOnVerificationTime, !stapleCheck.dependsOnVerificationTime {
             let key = VerdictCache.key(evaluator: identity, chain: served, host: requested?.text)
             if let known = verdictCache.verdict(for: key, at: second) {
                 let verdict = known.reused(at: time, servedChain: served)
@@ -166,6 +161,7 @@ private struct Run {
     let served: [Certificate]
     let leaf: Certificate
     let time: Date
+    /// The staple and its rules; nil in a nested run whose caller judges revocation itself.
     let staple: StapledOCSPCheck?
     var peer: PeerName?
     /// What counts.
@@ -312,11 +308,42 @@ private struct Run {
             findings.failures.forEach { found.fail($0) }
             findings.warnings.forEach { found.warn($0) }
         }
-        if let staple, let path {
-            var findings = PathFindings()
-            staple.check(PathCheckInput(path: path, servedChain: served, peer: peer, time: time), into: &findings)
-            findings.failures.forEach { found.fail($0) }
-            findings.warnings.forEach { found.warn($0) }
+        if path != nil, let staple { judgeRevocation(staple) }
+    }
+
+    /// Revocation is judged on the path verified against the anchors, whatever the pinning mode:
+    /// a certificate-pinned leaf is a path of one, which names no issuer to check a staple or a
+    /// CRL against, and a pin says nothing about revocation. With chain validation disabled the
+    /// path linked by signatures stands in (OpenSSL has applied no CRL to it, so that is done here).
+    private mutating func judgeRevocation(_ staple: StapledOCSPCheck) {
+        let revocationPath: VerifiedPath
+        if let basePath {
+            revocationPath = basePath
+        } else {
+            let pool = untrusted + policy.anchors.certificates + plan.pinSets.flatMap(\.pinnedCertificates)
+            let linked = VerifiedPath(SignatureChain.path(from: leaf, through: pool, maximumDepth: policy.maximumChainDepth),
+                                      anchoring: .signaturesOnly)
+            revocationPath = linked
+            if !policy.revocationLists.isEmpty { checkRevocationLists(on: linked.certificates) }
+        }
+        var findings = PathFindings()
+        staple.check(PathCheckInput(path: revocationPath, servedChain: served, peer: peer, time: time), into: &findings)
+        findings.failures.forEach { found.fail($0) }
+        findings.warnings.forEach { found.warn($0) }
+    }
+
+    /// The supplied CRLs over a path OpenSSL did not verify (chain validation disabled): the path
+    /// is verified once more, ending at its own top, and only the revocation findings count.
+    private mutating func checkRevocationLists(on linked: [Certificate]) {
+        guard let top = linked.last, let only = try? TrustAnchors(certificates: [top]) else { return }
+        let outcome = ChainVerifier.verify(ChainVerificationRequest(
+            leaf: leaf, untrusted: Array(linked.dropFirst().dropLast()), anchors: only, peer: nil, time: time,
+            allowPartialChain: true, maximumDepth: policy.maximumChainDepth,
+            purpose: policy.purpose, revocationLists: policy.revocationLists, revocationScope: policy.revocationScope,
+            strictRules: .warningsOnly))
+        for error in outcome.errors {
+            let reason = error.reason(at: time, purpose: policy.purpose)
+            if reason.code == .revoked || reason.code == .revocationUnknown { found.fail(reason) }
         }
     }
 

@@ -79,26 +79,30 @@ public final class SecurityPolicy {
     }
 
     /// The full verdict behind ``evaluateServerTrust(_:forDomain:at:)``.
+    /// - Parameter stapledOCSPResponse: The OCSP response the server stapled, judged with the
+    ///   chain as on every other road (revocation is judged on the path verified against the
+    ///   anchors, a pinned certificate notwithstanding; a must-staple leaf needs one).
     /// - Throws: ``PincheckError`` for an empty chain or an impossible host name.
-    public func evaluate(_ servedChain: [Certificate], forDomain domain: String?, at time: Date = Date()) throws(PincheckError) -> Verdict {
+    public func evaluate(_ servedChain: [Certificate], forDomain domain: String?, at time: Date = Date(),
+                         stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Verdict {
         let pinning: TrustPolicy.Pinning
         do {
             pinning = try makePinning()
         } catch {
             return try Self.rejection(servedChain, domain: domain, time: time, reason: noPinsReason(domain: domain))
         }
-        let policy = TrustPolicy(
-            pinning: pinning,
-            anchors: anchors,
-            chainValidation: allowInvalidCertificates ? .disabled(because: "allowInvalidCertificates") : .required,
-            nameValidation: validatesDomainName ? .required : .disabled(because: "validatesDomainName is off"))
-        return try Evaluator(policy: policy).evaluate(servedChain, host: domain, at: time)
+        return try Evaluator(policy: trustPolicy(pinning: pinning))
+            .evaluate(servedChain, host: domain, at: time, stapledOCSPResponse: stapledOCSPResponse)
     }
 
     /// The equivalent ``TrustPolicy``, or an error when the pinning mode has no pins.
     public func trustPolicy() throws(PincheckError) -> TrustPolicy {
+        trustPolicy(pinning: try makePinning())
+    }
+
+    private func trustPolicy(pinning: TrustPolicy.Pinning) -> TrustPolicy {
         TrustPolicy(
-            pinning: try makePinning(),
+            pinning: pinning,
             anchors: anchors,
             chainValidation: allowInvalidCertificates ? .disabled(because: "allowInvalidCertificates") : .required,
             nameValidation: validatesDomainName ? .required : .disabled(because: "validatesDomainName is off"))

@@ -80,6 +80,12 @@ public struct TrustPolicy: Sendable {
     public var revocationLists: [CertificateRevocationList] = []
     /// Which certificates ``revocationLists`` must cover.
     public var revocationScope: RevocationScope = .leaf
+    /// What a stapled OCSP response (or its absence) must provide. The default is the same on
+    /// every road (``Evaluator``, ``TrustManager``, ``SecurityPolicy``, the adapters and the
+    /// command): a staple is judged when one is received, a revoked one always rejects, and only
+    /// a must-staple leaf requires one. Revocation is judged on the path verified against the
+    /// anchors, whatever the pinning mode.
+    public var revocation: RevocationPolicy = RevocationPolicy()
 
     /// Which certificates supplied CRLs must cover.
     public enum RevocationScope: Sendable, Hashable {

@@ -24,7 +24,7 @@ struct BinaryTests {
     func demo() throws {
         let result = try F.runBinary(["demo"])
         #expect(result.status == 0)
-        #expect(result.output.contains("12 of 12 scenarios gave the expected verdict"))
+        #expect(result.output.contains("13 of 13 scenarios gave the expected verdict"))
         #expect(!result.output.contains("\u{1B}["), "no colour when not on a terminal")
     }
 }

@@ -66,7 +66,7 @@ struct DemoCommandTests {
         let result = CLIFixtures.run(["demo"])
         #expect(result.status == 0)
         #expect(result.output.contains("\(DemoScenario.all.count) of \(DemoScenario.all.count) scenarios gave the expected verdict."))
-        #expect(DemoScenario.all.count == 12)
+        #expect(DemoScenario.all.count == 13)
         let json = CLIFixtures.run(["demo", "--json"])
         #expect(json.status == 0)
         #expect(json.output.contains("\"asExpected\" : true"))

@@ -31,6 +31,42 @@ struct RevokedStapleTests {
         #expect(codes.contains("revocation.revoked"), "\(codes)")
     }
 
+    /// The reproduction: AFNetworking's most common configuration, the leaf itself pinned
+    /// as a certificate. The pin re-anchors the path on the leaf; the staple is still judged on
+    /// the path to the anchors.
+    @Test("certificate mode with the leaf pinned: exit 1 with revocation.revoked, as in the other modes")
+    func certificatePinnedLeaf() throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let result = F.run(["check", server.target, "--host", "www.example.test", "--ca-file", F.path("rsa-root.pem"),
+                            "--mode", "certificate", "--pin-cert", F.path("revocation/rsa-direct-leaf.pem"), "--json"] + F.at)
+        #expect(result.status == 1, "\(result.output)\(result.errors)")
+        let codes = ((try F.json(result.output))["reasons"] as? [[String: Any]])?.compactMap { $0["code"] as? String } ?? []
+        #expect(codes.contains("revocation.revoked"), "\(codes)")
+    }
+
+    /// `verify` takes the staple and CRLs as files: the same answer per row as `check`.
+    @Test("verify: every pinning mode × revoked staple, must-staple without staple, CRL listing the leaf → exit 1", arguments: [
+        ["--mode", "none"], ["--mode", "public-key", "--pin-cert", "LEAF"], ["--mode", "public-key", "--pin-cert", "rsa-root.pem"],
+        ["--mode", "certificate", "--pin-cert", "LEAF"], ["--mode", "certificate", "--pin-cert", "rsa-intermediate.pem"],
+        ["--mode", "certificate", "--pin-cert", "LEAF", "--allow-invalid-certificates"],
+    ])
+    func verifyEveryMode(mode: [String]) throws {
+        let rows: [(chain: String, leaf: String, extra: [String], code: String)] = [
+            ("chains/rsa-good.pem", "rsa-leaf.pem", ["--staple", F.path("revocation/ocsp-revoked.der")], "revocation.revoked"),
+            ("revocation/must-staple-chain.pem", "revocation/rsa-must-staple.pem", [], "revocation.staple-missing"),
+            ("chains/rsa-good.pem", "rsa-leaf.pem", ["--crl", F.path("revocation/crl-intermediate-revokes-leaf.pem")], "revocation.revoked"),
+        ]
+        for row in rows {
+            let policy = mode.map { $0 == "LEAF" ? F.path(row.leaf) : ($0.hasSuffix(".pem") ? F.path($0) : $0) }
+            let result = F.run(["verify", F.path(row.chain), "--host", "www.example.test", "--ca-file", F.path("rsa-root.pem"), "--json"]
+                               + policy + row.extra + F.at)
+            #expect(result.status == 1, "\(row.chain) \(row.extra) \(mode): \(result.output)\(result.errors)")
+            let codes = ((try? F.json(result.output))?["reasons"] as? [[String: Any]])?.compactMap { $0["code"] as? String } ?? []
+            #expect(codes.contains(row.code), "\(row.chain) \(mode): \(codes)")
+        }
+    }
+
     @Test("the report names the revoked status on the connection line and shows the path that was built and refused")
     func report() throws {
         let server = try Self.server()

@@ -7,6 +7,7 @@ enum DemoPolicy {
     case pinIntermediateKeys
     case pinIntermediateCertificate
     case pinLeafKey
+    case pinLeafCertificate
     case pinECIntermediateKey
     case noPinning
 
@@ -15,6 +16,7 @@ enum DemoPolicy {
         case .pinIntermediateKeys: "public-key: both intermediate CAs"
         case .pinIntermediateCertificate: "certificate: RSA intermediate"
         case .pinLeafKey: "public-key: leaf only"
+        case .pinLeafCertificate: "certificate: the leaf itself"
         case .pinECIntermediateKey: "public-key: ECDSA intermediate"
         case .noPinning: "none (chain + host)"
         }
@@ -30,6 +32,8 @@ enum DemoPolicy {
             pinning = .certificates(try PinnedCertificates([try DemoScenario.certificate("rsa-intermediate")]))
         case .pinLeafKey:
             pinning = .publicKeys(try PinnedPublicKeys(certificates: [try DemoScenario.certificate("rsa-leaf")]))
+        case .pinLeafCertificate:
+            pinning = .certificates(try PinnedCertificates([try DemoScenario.certificate("rsa-leaf")]))
         case .pinECIntermediateKey:
             pinning = .publicKeys(try PinnedPublicKeys(certificates: [try DemoScenario.certificate("ec-intermediate")]))
         case .noPinning:
@@ -65,6 +69,10 @@ struct DemoScenario {
         DemoScenario(title: "attacker chain + pinned CA appended", chain: ["attacker-leaf", "attacker-root", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: false),
         DemoScenario(title: "valid chain, unpinned CA + pinned appended", chain: ["rsa-leaf", "rsa-intermediate", "ec-intermediate"], policy: .pinECIntermediateKey, expectTrusted: false),
         DemoScenario(title: "good chain, stapled OCSP says revoked", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateKeys,
+                     expectTrusted: false, staple: "ocsp-revoked"),
+        // AFNetworking's most common configuration: a pinned leaf certificate does not outvote a
+        // revoked staple (revocation is judged on the path to the anchors in every mode).
+        DemoScenario(title: "leaf certificate pinned, stapled OCSP says revoked", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinLeafCertificate,
                      expectTrusted: false, staple: "ocsp-revoked"),
     ]
 

@@ -34,6 +34,11 @@ public struct PinSet: Sendable {
         self.expires = nil
     }
 
+    /// The pinned certificates of a certificate-pinning set (none for other sets).
+    var pinnedCertificates: [Certificate] {
+        if case .certificates(let pinned) = pinning { pinned.certificates } else { [] }
+    }
+
     /// The number of distinct pins (keys or certificates).
     var pinCount: Int {
         switch pinning {
@@ -87,8 +92,8 @@ public struct HostPolicy: Sendable {
     public let validation: TrustPolicy
     /// Where failure reports go (RFC 7469 `report-uri`).
     public let reportURIs: [URL]
-    /// What stapled OCSP responses must provide.
-    public let revocation: RevocationPolicy
+    /// What stapled OCSP responses must provide: the validation's (one place for every road).
+    public var revocation: RevocationPolicy { validation.revocation }
     /// Anchors whose chains need not match the pins (Android's `overridePins="true"`): a chain
     /// that verifies to one of them is accepted on its validation alone, with a warning.
     public var pinOverrideAnchors: TrustAnchors?
@@ -106,12 +111,15 @@ public struct HostPolicy: Sendable {
         self.init(pattern: try HostPattern(pattern, publicSuffixes: PublicSuffixList.system), pinSets: pinSets, validation: policy)
     }
 
+    /// - Parameters:
+    ///   - revocation: Replaces `validation.revocation` when given.
     public init(pattern: HostPattern, pinSets: [PinSet], validation: TrustPolicy = TrustPolicy(), reportURIs: [URL] = [],
-                revocation: RevocationPolicy = RevocationPolicy()) {
+                revocation: RevocationPolicy? = nil) {
         self.pattern = pattern
         self.pinSets = pinSets
+        var validation = validation
+        if let revocation { validation.revocation = revocation }
         self.validation = validation
         self.reportURIs = reportURIs
-        self.revocation = revocation
     }
 }

@@ -86,7 +86,7 @@ public struct TrustManager: Sendable {
     /// the policy says (``Certificate/requiresStapledOCSP``).
     public func requiresStapledOCSP(for host: String) -> Bool {
         guard let peer = try? HostName.peerName(for: host) else { return false }
-        return lookUp(peer.text)?.revocation?.requireStapledOCSP == true
+        return lookUp(peer.text)?.validation.revocation.requireStapledOCSP == true
     }
 
     /// The plan of the policy for a normalised name (its ``EvaluationPlan/hostPolicy`` is the policy).
@@ -162,18 +162,16 @@ private final class Plans: Sendable {
     init(policies: [HostPolicy], defaultValidation: TrustPolicy, everyHost: TrustPolicy?) {
         hosts = policies.map(Plans.plan(for:))
         patterns = policies.map(\.pattern)
-        self.defaultValidation = EvaluationPlan(validation: defaultValidation, pinSets: [], revocation: RevocationPolicy(),
-                                                coverage: .unlistedDefaultValidation)
-        self.unlistedRefused = EvaluationPlan(validation: defaultValidation, pinSets: [], revocation: RevocationPolicy(),
-                                              coverage: .unlistedRefused)
-        self.everyHost = everyHost.map { EvaluationPlan(policy: $0, revocation: RevocationPolicy()) }
+        self.defaultValidation = EvaluationPlan(validation: defaultValidation, pinSets: [], coverage: .unlistedDefaultValidation)
+        self.unlistedRefused = EvaluationPlan(validation: defaultValidation, pinSets: [], coverage: .unlistedRefused)
+        self.everyHost = everyHost.map { EvaluationPlan(policy: $0) }
     }
 
     static func plan(for policy: HostPolicy) -> EvaluationPlan {
         var validation = policy.validation
         validation.pinning = .none
         return EvaluationPlan(validation: validation, pinSets: policy.pinSets, pinOverrideAnchors: policy.pinOverrideAnchors,
-                              scope: "\(policy.pattern)", warnsWithoutBackupPin: true, revocation: policy.revocation,
+                              scope: "\(policy.pattern)", warnsWithoutBackupPin: true,
                               coverage: .hostPolicy, hostPolicy: policy)
     }
 
@@ -187,7 +185,7 @@ private final class Plans: Sendable {
         guard !pins.isEmpty, let keys = try? PinnedPublicKeys(pins: pins) else { return nil }
         let base = policies[chosen]
         var union = HostPolicy(pattern: base.pattern, pinSets: [PinSet(unchecked: .publicKeys(keys))], validation: base.validation,
-                               reportURIs: base.reportURIs, revocation: base.revocation)
+                               reportURIs: base.reportURIs)
         union.pinOverrideAnchors = base.pinOverrideAnchors
         let made = Plans.plan(for: union)
         return unions.withLock { known in

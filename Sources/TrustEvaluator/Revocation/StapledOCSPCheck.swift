@@ -24,7 +24,6 @@ struct StapledOCSPCheck: PathCheck {
     var dependsOnVerificationTime: Bool { response != nil }
 
     func check(_ input: PathCheckInput, into findings: inout PathFindings) {
-        guard input.path.count >= 2 else { return }
         let leaf = input.path[0]
         let mustStaple = leaf.handle.requiresStapledOCSP
         let required = policy.requireStapledOCSP || mustStaple
@@ -37,7 +36,18 @@ struct StapledOCSPCheck: PathCheck {
             if required { findings.failures.append(Reason(.stapleMissing, "no OCSP response was stapled; \(why)")) }
             return
         }
-        switch StapledOCSP.check(response, leaf: leaf, issuer: input.path[1], at: input.time, maximumAge: policy.maximumResponseAge) {
+        // The issuer is the next certificate of the path; a self-signed leaf is its own. A path of
+        // one that is not self-signed (a leaf linked to nothing) names no issuer to check against.
+        let issuer: Certificate
+        if input.path.count >= 2 {
+            issuer = input.path[1]
+        } else if leaf.handle.isSelfSigned {
+            issuer = leaf
+        } else {
+            problem(.stapleUnusable, "the stapled OCSP response cannot be checked: the leaf's issuer is not on the path")
+            return
+        }
+        switch StapledOCSP.check(response, leaf: leaf, issuer: issuer, at: input.time, maximumAge: policy.maximumResponseAge) {
         case .good:
             break
         case .revoked(let reason, let at):
