@@ -15,7 +15,9 @@ struct Audit: ConsoleCommand {
             For each host: the verdict the app would reach now, the pin that matched and its depth, \
             whether a backup pin exists that is not on the current chain, the days left on each \
             pinned certificate, and what a routine leaf-key rotation would do.
-            Exit codes: the worst host's — 0 allowed · 1 refused · 3 network or handshake failure · 2 bad input.
+            Hosts are audited --concurrency at a time, each printed as it finishes.
+            Exit codes: the worst host's — 0 allowed · 1 refused · 3 network or handshake failure · 2 bad input \
+            (also when nothing could be audited).
             """)
 
     @OptionGroup var app: AppConfigurationOptions
@@ -26,8 +28,12 @@ struct Audit: ConsoleCommand {
     @Option(help: ArgumentHelp("The port for hosts given without one.", valueName: "port"))
     var port: UInt16 = 443
 
+    @Option(help: ArgumentHelp("How many hosts are audited at the same time.", valueName: "n"))
+    var concurrency: Int = 8
+
     func validate() throws {
         guard port > 0 else { throw ValidationError("--port must be 1–65535") }
+        guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 256") }
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
@@ -35,35 +41,105 @@ struct Audit: ConsoleCommand {
         let time = app.time
         let json = app.json
         let plan = try AuditPlan(configuration: configuration, hostsFile: try hosts.map { path throws(PincheckError) in
-            String(decoding: try InputFile.read(path, limit: InputFile.configurationLimit, what: "hosts file"), as: UTF8.self) }, defaultPort: port)
-        let probe = app.probe
-        let progress = Console.standardError.isTerminal && !json
-
-        var worst = ExitStatus.trusted
-        var results: [AuditResult] = []
-        for (index, entry) in plan.entries.enumerated() {
-            if progress { Console.standardError.write("\r\u{1B}[2Kauditing \(index + 1)/\(plan.entries.count): \(entry.name)") }
-            let result = try AuditResult.run(entry, manager: configuration.trustManager, probe: probe, at: time)
-            worst = ExitStatus.worst(worst, result.status)
-            if json { console.line(result.jsonLine) } else { results.append(result) }
-        }
-        if progress { Console.standardError.write("\r\u{1B}[2K") }
-        if json {
-            for pattern in plan.unaudited {
+            let bytes = try InputFile.read(path, limit: InputFile.configurationLimit, what: "hosts file")
+            guard !PEM.containsPrivateKey(bytes) else {
+                throw PincheckError(.unexpectedPEMBlock, "the hosts file holds a private key: this is not a host list (nothing of it is printed)", source: path)
+            }
+            return String(decoding: bytes, as: UTF8.self) }, defaultPort: port)
+        for pattern in plan.unaudited {
+            if json {
                 console.line(JSONValue.object(["pattern": .string(pattern), "outcome": .string("not-audited"),
                                                "reason": .string("no host name given for this pattern (--hosts)")]).compact)
-            }
-        } else {
-            for (index, result) in results.enumerated() {
-                if index > 0 { console.line() }
-                result.render(to: console)
-            }
-            for pattern in plan.unaudited {
-                console.line()
+            } else {
                 console.line("\(pattern): no host name given for this pattern; add one with --hosts to audit it")
             }
         }
-        return worst
+        // Auditing nothing is not a pass: a wildcard-only or empty configuration without --hosts.
+        guard !plan.entries.isEmpty else {
+            throw PincheckError(.emptyInput, "nothing was audited: the configuration pins no exact host name, and --hosts names none", source: app.config)
+        }
+        let probe = app.probe
+        let manager = configuration.trustManager
+        let state = AuditProgress(console: console, json: json, total: plan.entries.count,
+                                  showsProgress: Console.standardError.isTerminal && !json, separated: !plan.unaudited.isEmpty)
+        let entries = plan.entries
+        // Hosts are audited concurrently, each printed as soon as it is done: a killed audit has
+        // printed every host it finished, and 1,000 unreachable names take 1,000 / --concurrency
+        // timeouts rather than 1,000.
+        Scan.runWorkers(min(concurrency, entries.count)) {
+            while let entry = state.nextEntry(of: entries) {
+                let result: Result<AuditResult, PincheckError>
+                do throws(PincheckError) { result = .success(try AuditResult.run(entry, manager: manager, probe: probe, at: time)) } catch {
+                    result = .failure(error)
+                }
+                state.record(result, for: entry)
+            }
+        }
+        return state.finish()
+    }
+}
+
+/// The audit's shared state: which host is next, what has been printed, the worst status.
+final class AuditProgress: @unchecked Sendable {
+    private let lock = Lock()
+    private let console: Console
+    private let json: Bool
+    private let total: Int
+    private let showsProgress: Bool
+    private var next = 0
+    private var done = 0
+    private var printed: Bool
+    private var worst = ExitStatus.trusted
+
+    init(console: Console, json: Bool, total: Int, showsProgress: Bool, separated: Bool) {
+        self.console = console
+        self.json = json
+        self.total = total
+        self.showsProgress = showsProgress
+        self.printed = separated
+    }
+
+    func nextEntry(of entries: [AuditPlan.Entry]) -> AuditPlan.Entry? {
+        lock.withLock {
+            guard next < entries.count else { return nil }
+            defer { next += 1 }
+            return entries[next]
+        }
+    }
+
+    func record(_ result: Result<AuditResult, PincheckError>, for entry: AuditPlan.Entry) {
+        lock.withLock {
+            done += 1
+            if showsProgress { Console.standardError.write("\r\u{1B}[2K") }
+            switch result {
+            case .success(let audited):
+                worst = ExitStatus.worst(worst, audited.status)
+                if json {
+                    console.line(audited.jsonLine)
+                } else {
+                    if printed { console.line() }
+                    audited.render(to: console)
+                }
+            case .failure(let error):
+                worst = ExitStatus.worst(worst, .badInput)
+                if json {
+                    console.line(JSONValue.object(["host": .string(entry.name), "outcome": .string("bad-input"),
+                                                   "error": .object(["code": .string("\(error.code)"), "message": .string(error.description)])]).compact)
+                } else {
+                    if printed { console.line() }
+                    console.line("\(entry.name): \(console.paint("BAD INPUT", .red)) — \(error.code): \(error.description)")
+                }
+            }
+            printed = true
+            if showsProgress, done < total { Console.standardError.write("audited \(done)/\(total)") }
+        }
+    }
+
+    func finish() -> ExitStatus {
+        lock.withLock {
+            if showsProgress { Console.standardError.write("\r\u{1B}[2K") }
+            return worst
+        }
     }
 }
 
@@ -116,6 +192,9 @@ struct AppConfigurationOptions: ParsableArguments {
     @Option(name: .customLong("android-raw"), help: ArgumentHelp("Where an Android configuration's @raw/NAME certificates are. Default: the app's res/raw, beside the file's res/xml.", valueName: "folder"))
     var androidRaw: String?
 
+    @Option(name: .customLong("config-format"), help: ArgumentHelp("The configuration's format (pincheck, trustkit, android, okhttp, ats). Default: detected; an empty file is then refused.", valueName: "format"))
+    var configFormat: ConfigurationFormat?
+
     @Option(help: ArgumentHelp("Seconds allowed for name resolution, connect and handshake, per host.", valueName: "seconds"))
     var timeout: Double = 10
 
@@ -132,7 +211,7 @@ struct AppConfigurationOptions: ParsableArguments {
 
     func load() throws -> Configuration {
         let anchors = caFiles.isEmpty ? nil : try TrustAnchors(contentsOf: caFiles)
-        return try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw)
+        return try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw, format: configFormat)
     }
 
     var time: Date { at.flatMap(PolicyOptions.parseTime) ?? Date() }

@@ -37,9 +37,6 @@ struct Check: ConsoleCommand {
         for (index, text) in targets.enumerated() {
             let outcome = try runner.run(try connection.target(text))
             if case .evaluated(_, let verdict) = outcome.result { TrustLogging.log(verdict, host: outcome.host, to: output.logger) }
-            if let reportTo, case .evaluated(_, let verdict) = outcome.result {
-                for report in verdict.reports { try FileReporter(path: reportTo).append(report) }
-            }
             if output.json {
                 console.line(outcome.json(pretty: true))
             } else {
@@ -47,6 +44,16 @@ struct Check: ConsoleCommand {
                 CheckReport(outcome: outcome, console: console).render()
             }
             worst = ExitStatus.worst(worst, outcome.status)
+            // After the verdict is printed: a report that cannot be written is a warning and exit
+            // 4 at the end, never a lost verdict or an unchecked host.
+            if let reportTo, case .evaluated(_, let verdict) = outcome.result {
+                for report in verdict.reports {
+                    do { try FileReporter(path: reportTo, timeout: connection.timeout).append(report) } catch {
+                        Console.standardError.line("pincheck: warning[\(error.code)]: the failure report for \(outcome.host) was not written: \(error)")
+                        worst = ExitStatus.worst(worst, .reportNotWritten)
+                    }
+                }
+            }
         }
         return worst
     }
@@ -80,14 +87,17 @@ struct ConnectionOptions: ParsableArguments {
 }
 
 extension ExitStatus {
-    /// The worse of two results, in the order 0 < 1 < 3 < 2.
+    /// The worse of two results, in the order 0 < 1 < 4 < 3 < 2: a report that was not written
+    /// outranks a refusal (a report is due only when pins failed, so 4 implies one), and bad
+    /// input or no connection outranks both.
     static func worst(_ a: ExitStatus, _ b: ExitStatus) -> ExitStatus {
         func rank(_ s: ExitStatus) -> Int {
             switch s {
             case .trusted: 0
             case .notTrusted: 1
-            case .networkFailure: 2
-            case .badInput: 3
+            case .reportNotWritten: 2
+            case .networkFailure: 3
+            case .badInput: 4
             }
         }
         return rank(a) >= rank(b) ? a : b
@@ -212,6 +222,7 @@ struct CheckOutcome: Sendable {
         case .notTrusted: "not-trusted"
         case .networkFailure: "network-error"
         case .badInput: "bad-input"
+        case .reportNotWritten: "report-not-written"
         }
     }
 

@@ -21,6 +21,9 @@ struct Lint: ConsoleCommand {
     @Option(name: .customLong("android-raw"), help: ArgumentHelp("Where an Android configuration's @raw/NAME certificates are. Default: the app's res/raw, beside the file's res/xml.", valueName: "folder"))
     var androidRaw: String?
 
+    @Option(name: .customLong("config-format"), help: ArgumentHelp("The configuration's format (pincheck, trustkit, android, okhttp, ats). Default: detected; an empty file is then refused.", valueName: "format"))
+    var configFormat: ConfigurationFormat?
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -29,7 +32,7 @@ struct Lint: ConsoleCommand {
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
-        let configuration = try Configuration.load(contentsOf: config, androidRawFolder: androidRaw)
+        let configuration = try Configuration.load(contentsOf: config, androidRawFolder: androidRaw, format: configFormat)
         let time = at.flatMap(PolicyOptions.parseTime) ?? Date()
         // Pins on the system's roots are over-broad; an absent system bundle just skips that check.
         var roots: [Certificate] = []

@@ -11,6 +11,8 @@ public enum ExitStatus: Int32, Sendable {
     case notTrusted = 1
     case badInput = 2
     case networkFailure = 3
+    /// Every host was checked and its verdict printed, but a failure report could not be written.
+    case reportNotWritten = 4
 }
 
 /// A subcommand that runs against a console and returns its exit status.
@@ -31,7 +33,7 @@ public struct Pincheck: ParsableCommand {
         commandName: "pincheck",
         abstract: "Check TLS certificate chains against trust anchors and pinning policies.",
         discussion: """
-            Exit codes: 0 trusted · 1 not trusted · 2 usage or bad input · 3 network or handshake failure.
+            Exit codes: 0 trusted · 1 not trusted · 2 usage or bad input · 3 network or handshake failure · 4 a failure report could not be written (check --report-to; every verdict was printed).
             """,
         subcommands: [Verify.self, Check.self, Scan.self, Pins.self, Lint.self, Audit.self, Plan.self, Import.self, Keygen.self, Sign.self, Demo.self])
 

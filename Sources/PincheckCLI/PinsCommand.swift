@@ -2,6 +2,9 @@ import ArgumentParser
 import FoundationEssentials
 import TrustEvaluator
 import PincheckTLS
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `pincheck pins FILE|HOST[:PORT]`: the sha256/ pin of every certificate in a file, or of the
 /// chain a server sends and the path it verifies to.
@@ -36,7 +39,10 @@ struct Pins: ConsoleCommand {
 
     func execute(_ console: Console) throws -> ExitStatus {
         let time = at.flatMap(PolicyOptions.parseTime) ?? Date()
-        if !FileManager.default.fileExists(atPath: file) {
+        // lstat, not fileExists: a dangling link or a link loop is a file the user named, whose
+        // error is the file's, never a DNS lookup of its name.
+        var status = stat()
+        if lstat(file, &status) != 0 {
             // A missing file is not a host to look up: `pins chian.pem` says so, without DNS.
             guard Self.looksLikeHost(file), let target = try? ProbeTarget(parsing: file, defaultPort: connection.port) else {
                 throw PincheckError(.unreadableFile, "no such file (HOST[:PORT] is read as a host only when it looks like one)", source: file)

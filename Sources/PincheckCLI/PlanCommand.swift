@@ -43,7 +43,7 @@ struct Plan: ConsoleCommand {
 
     func execute(_ console: Console) throws -> ExitStatus {
         let data = Data(try InputFile.read(app.config, limit: InputFile.configurationLimit, what: "configuration file"))
-        let format = ConfigurationImporter.detect(data)
+        let format = app.configFormat ?? ConfigurationImporter.detect(data)
         let configuration = try app.load()
         let time = app.time, json = app.json
         let change = try NextServed(files: next)

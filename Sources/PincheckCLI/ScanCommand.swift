@@ -199,6 +199,13 @@ final class HostList: @unchecked Sendable {
                 guard let decoded = String(validating: raw, as: UTF8.self) else {
                     return Line(number: number, text: Self.excerpt(raw), problem: PincheckError(.invalidHost, "line \(number) is not UTF-8"))
                 }
+                // A private key given by mistake: stop before any of its lines is echoed.
+                if PEM.containsPrivateKey(raw) {
+                    failure = PincheckError(.unexpectedPEMBlock, "line \(number) begins a private key: this is not a host list (nothing of it is printed)", source: path)
+                    atEnd = true
+                    buffer = []
+                    return nil
+                }
                 let text = Self.strip(number == 1 ? UnicodeText.droppingByteOrderMark(decoded) : decoded)
                 if !text.isEmpty { return Line(number: number, text: text, problem: nil) }
             }
@@ -303,7 +310,7 @@ final class ScanState: @unchecked Sendable {
                 case .trusted: trusted += 1
                 case .notTrusted: notTrusted += 1
                 case .networkFailure: networkErrors += 1
-                case .badInput: invalid += 1
+                case .badInput, .reportNotWritten: invalid += 1
                 }
                 if case .evaluated(_, let verdict) = outcome.result,
                    let pinFailure = verdict.failures.first(where: { $0.code == .pinMismatch }) {

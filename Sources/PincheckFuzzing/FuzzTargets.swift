@@ -77,6 +77,17 @@ public enum FuzzTargets {
         for format in ConfigurationFormat.allCases {
             _ = try? ConfigurationImporter.pincheckJSON(from: Data(bytes), format: format, source: "fuzz")
         }
+        // Pin-set updates: the bytes signed with a fixed key, so every check after the signature
+        // runs (duplicate keys, the envelope, the configuration, the compiled-in floor).
+        let fixture = ChainFixture.shared
+        if let signature = try? Ed25519.sign(bytes, privateKeyPEM: fixture.updateKeyPEM).signature {
+            let manager = UpdatableTrustManager(compiledIn: fixture.updateFloor, keys: [fixture.updateKey], at: fixture.time)
+            if (try? manager.apply(document: bytes, signature: signature, at: fixture.time)) != nil {
+                let policy = (try? manager.trustManager(at: fixture.time).policy(for: "www.example.test")) ?? nil
+                precondition(policy?.pinSets.contains { $0.enforcement == .enforce } == true, "an accepted update never unpins a compiled-in host")
+                precondition(manager.trustManager(at: fixture.time).allHostsMustBeEvaluated, "an accepted update never lets unlisted hosts through")
+            }
+        }
     }
 
     /// Stapled OCSP responses against a fixed chain; must never accept a revoked or garbage staple
@@ -117,6 +128,10 @@ struct ChainFixture: Sendable {
     let goodChain: [Certificate]
     let revocationManager: TrustManager
     let publicSuffixes = PublicSuffixList(text: "com\nuk\nco.uk\n")
+    /// The key the configuration target signs update documents with, and the app it updates.
+    let updateKeyPEM: [UInt8]
+    let updateKey: PinSetVerificationKey
+    let updateFloor: TrustManager
 
     init() {
         let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -135,6 +150,10 @@ struct ChainFixture: Sendable {
         let host = HostPolicy(pattern: try! HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
                               validation: TrustPolicy(anchors: anchorSet), revocation: RevocationPolicy(requireStapledOCSP: true))
         revocationManager = TrustManager(policies: [host])
+        let pair = try! Ed25519.generate()
+        updateKeyPEM = Array(pair.privateKeyPEM.utf8)
+        updateKey = try! PinSetVerificationKey(rawRepresentation: pair.publicKey)
+        updateFloor = TrustManager(policies: [try! HostPolicy("www.example.test", policy: policies[1].0)])
     }
 }
 

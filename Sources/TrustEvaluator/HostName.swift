@@ -128,6 +128,11 @@ package enum HostName {
                 scalars.append(Unicode.Scalar(value - 0xFF01 + 0x21)!)
                 continue
             }
+            // U+FFFD is what invalid UTF-8 (a command-line argument, a file) decodes to: the name
+            // that was meant cannot be known, so it is not encoded into one nobody meant.
+            if value == 0xFFFD {
+                throw PincheckError(.invalidHost, "the host name is not valid UTF-8 (it decodes to U+FFFD, the replacement character)")
+            }
             if !scalar.isASCII, value != 0x200C, value != 0x200D {
                 switch scalar.properties.generalCategory {
                 case .control, .format, .privateUse, .surrogate, .unassigned, .spaceSeparator, .lineSeparator, .paragraphSeparator:

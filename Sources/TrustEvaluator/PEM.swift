@@ -5,7 +5,7 @@
 /// order mark is skipped, as OpenSSL 3 does. Inside a block only base64 and white space are
 /// allowed (a block that is not base64 is read, and refused when its bytes are asked for), and
 /// every BEGIN needs its END.
-enum PEM {
+package enum PEM {
     struct Block {
         let label: String
         /// The decoded body, or nil when it is not base64: a legacy encrypted private key's
@@ -22,6 +22,15 @@ enum PEM {
                 throw PincheckError(.malformedPEM, "the \(label) block starting on line \(line) is not valid base64", source: source)
             }
             return contents
+        }
+    }
+
+    /// Whether the bytes hold a PEM private key (any kind: PKCS #8, encrypted, RSA, EC, OpenSSH):
+    /// a file that must not be read as a host list or echoed line by line in error messages.
+    package static func containsPrivateKey(_ bytes: some Collection<UInt8>) -> Bool {
+        String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).contains { line in
+            let trimmed = String(line).trimmingWhitespaceCharacters()
+            return trimmed.hasPrefix("-----BEGIN ") && trimmed.hasSuffix("PRIVATE KEY-----")
         }
     }
 

@@ -25,9 +25,14 @@ struct SigningCommandTests {
         let pin = try CheckCommandTests.pin("rsa-intermediate"), backup = try CheckCommandTests.pin("attacker-root")
         try #"{ "serial": 4, "expires": "2031-01-01T00:00:00Z", "configuration": { "version": 1, "anchors": ["ROOT"], "hosts": [ { "pattern": "www.example.test", "pins": ["\#(pin)", "\#(backup)"] } ] } }"#
             .replacingOccurrences(of: "ROOT", with: F.path("rsa-root.pem")).write(toFile: update, atomically: true, encoding: .utf8)
-        let sign = F.run(["sign", update, "--key", key, "--at", "2030-06-01"])
+        // Without --out the signature goes to standard output; with it, to a new file.
+        let printed = F.run(["sign", update, "--key", key, "--at", "2030-06-01"])
+        #expect(printed.status == 0, "\(printed.errors)")
+        #expect(printed.output.trimmingCharacters(in: .whitespacesAndNewlines).count == 88, "base64 of 64 bytes")
+        let sign = F.run(["sign", update, "--key", key, "--at", "2030-06-01", "--out", update + ".sig"])
         #expect(sign.status == 0, "\(sign.errors)")
         #expect(sign.output.contains("serial 4") && sign.output.contains("verification key: \(verification)"))
+        #expect(try String(contentsOfFile: update + ".sig", encoding: .utf8) == printed.output, "Ed25519 signatures are deterministic")
 
         // What the app does with the two files.
         let manager = UpdatableTrustManager(compiledIn: TrustManager(), keys: [verification], at: TestPKI.time)

@@ -215,7 +215,7 @@ struct ImporterTests {
 struct OkHttpUnionTests {
     static func manager(_ lines: [String]) throws -> TrustManager {
         try Configuration.decode(Data((lines.joined(separator: "\n") + "\n").utf8), source: "pins", baseDirectory: ".",
-                                 anchors: Fixtures.anchors, publicSuffixes: HostPatternTests.psl).trustManager
+                                 anchors: Fixtures.anchors, format: .okHttp, publicSuffixes: HostPatternTests.psl).trustManager
     }
 
     static let leafPin = Fixtures.referencePins["rsa-leaf"]!
@@ -247,13 +247,29 @@ struct OkHttpUnionTests {
         #expect((try manager.policy(for: host) != nil) == matches)
     }
 
-    @Test("an empty pin list pins nothing: every host gets default validation, still checked")
+    @Test("an empty pin list named as OkHttp pins nothing: every host gets default validation, still checked")
     func emptyFile() throws {
-        #expect(ConfigurationImporter.detect(Data()) == .okHttp)
         let manager = try Self.manager([])
         #expect(manager.policies.isEmpty)
         #expect(try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time).disposition == .performDefaultHandling)
         #expect(try manager.evaluate(Fixtures.chain("rsa-good"), host: "other.test", at: Fixtures.time).disposition == .cancelAuthenticationChallenge)
+    }
+
+    @Test("an empty, blank, comment-only or BOM-only file whose format is not named is refused, never \"nothing pinned\"", arguments: [
+        "", "   \n\t\n", "# pins\n", "// pins\n\n", "\u{FEFF}", "\u{FEFF}\n# only a comment\n",
+    ])
+    func blankUnnamedIsRefused(text: String) {
+        #expect(ConfigurationImporter.detect(Data(text.utf8)) != .okHttp)
+        let error = #expect(throws: PincheckError.self) {
+            try Configuration.decode(Data(text.utf8), source: "truncated", baseDirectory: ".")
+        }
+        #expect(error?.code == .invalidPolicy)
+        #expect(error?.message.contains("empty") == true)
+        #expect(error?.message.contains("--config-format okhttp") == true)
+        // Named, the same bytes are OkHttp's empty CertificatePinner.
+        #expect(throws: Never.self) {
+            try Configuration.decode(Data(text.utf8), source: "pins", baseDirectory: ".", format: .okHttp)
+        }
     }
 
     @Test("a file in no known format is an error naming the formats tried")

@@ -17,7 +17,7 @@ struct OkHttpCertificatePinnerTests {
 
     static func pinner(_ lines: [String]) throws -> TrustManager {
         try Configuration.decode(Data((lines.joined(separator: "\n") + "\n").utf8), source: "pins", baseDirectory: ".",
-                                 anchors: Fixtures.anchors, publicSuffixes: HostPatternTests.psl).trustManager
+                                 anchors: Fixtures.anchors, format: .okHttp, publicSuffixes: HostPatternTests.psl).trustManager
     }
 
     /// `certificatePinner.check(host, chain)` succeeds.

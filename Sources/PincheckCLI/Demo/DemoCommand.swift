@@ -19,6 +19,11 @@ struct Demo: ConsoleCommand {
         } catch let error as ProbeError {
             console.line("pincheck demo: a local handshake failed: \(error.code): \(error.message)")
             return .networkFailure
+        } catch let error as PincheckError where error.code == .openSSL {
+            // A local server that cannot start (no thread, no socket) is the demo's network
+            // failure, as its help says: exit 3, not "bad input".
+            console.line("pincheck demo: a local server could not start: \(error.code): \(error.message)")
+            return .networkFailure
         }
         if output.json {
             for outcome in outcomes {

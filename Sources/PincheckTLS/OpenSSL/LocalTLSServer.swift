@@ -52,12 +52,11 @@ public final class LocalTLSServer: @unchecked Sendable {
         for certificate in chain.dropFirst() where shim_SSL_CTX_add1_chain_cert(context, certificate.handle.ref) != 1 {
             throw fail("cannot add \(certificate.subject) to the served chain")
         }
-        let key: OpaquePointer? = privateKeyPEM.withCString { text in
-            guard let bio = BIO_new_mem_buf(text, -1) else { return nil }
-            defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+        let key: OpaquePointer
+        do { key = try PrivateKeyPEM.read(Array(privateKeyPEM.utf8), passphrase: nil, what: "server's private key") } catch {
+            SSL_CTX_free(context)
+            throw error
         }
-        guard let key else { throw fail("the private key does not load") }
         defer { EVP_PKEY_free(key) }
         guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
             throw fail("the private key does not match the leaf")

@@ -33,24 +33,32 @@ public struct Configuration: Sendable {
     ///   - androidRawFolder: Where an Android file's `@raw/NAME` resources are; by default the
     ///     app's `res/raw/`, beside the `res/xml/` the file is in.
     ///   - publicSuffixes: For refusing subdomain patterns on public suffixes; Debian's list by default.
+    ///   - format: The file's format; nil: detected from its bytes, and an empty (blank or
+    ///     comment-only) file refused, since a truncated file must never read as "nothing pinned".
     /// - Throws: ``PincheckError`` naming the file and the key path of the first problem.
     public static func load(contentsOf path: String, anchors: TrustAnchors? = nil, androidRawFolder: String? = nil,
+                            format: ConfigurationFormat? = nil,
                             publicSuffixes: PublicSuffixList? = PublicSuffixList.system) throws(PincheckError) -> Configuration {
         let data = Data(try InputFile.read(path, limit: InputFile.configurationLimit, what: "configuration file"))
         let directory = FilePath.directory(of: path)
         return try decode(data, source: path, baseDirectory: directory.isEmpty ? "." : directory,
-                          anchors: anchors, androidRawFolder: androidRawFolder, publicSuffixes: publicSuffixes)
+                          anchors: anchors, androidRawFolder: androidRawFolder, format: format, publicSuffixes: publicSuffixes)
     }
 
-    /// Decodes configuration JSON.
+    /// Decodes a configuration in any supported format (Pincheck JSON unless detected or named otherwise).
     public static func decode(_ data: Data, source: String = "<configuration>", baseDirectory: String,
                               anchors anchorOverride: TrustAnchors? = nil, androidRawFolder: String? = nil,
+                              format: ConfigurationFormat? = nil,
                               publicSuffixes: PublicSuffixList? = PublicSuffixList.system) throws(PincheckError) -> Configuration {
         let raw: RawConfiguration
         do {
-            if let imported = try ConfigurationImporter.importIfForeign(data, source: source, androidRawFolder: androidRawFolder) {
+            if let imported = try ConfigurationImporter.importIfForeign(data, format: format, source: source, androidRawFolder: androidRawFolder) {
                 raw = imported
             } else {
+                // A repeated key is refused before decoding: the decoder would silently keep one of them.
+                if let problem = JSONSyntax.firstProblem(in: Array(data)) {
+                    throw PincheckError(.invalidPolicy, "not valid JSON: line \(problem.line), column \(problem.column): \(problem.message)", source: source)
+                }
                 raw = try JSONDecoder().decode(RawConfiguration.self, from: data)
             }
         } catch let error as PincheckError {

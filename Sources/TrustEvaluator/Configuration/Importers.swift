@@ -35,11 +35,13 @@ public enum ConfigurationImporter {
             if plist.contains(ats) && !plist.contains(trustKit) { return .ats }
             return .trustKit
         }
-        // OkHttp pins: the first meaningful line is "pattern sha256/…". A file with no line at all
-        // is an empty CertificatePinner: nothing pinned.
+        // OkHttp pins: the first meaningful line is "pattern sha256/…". A file with no meaningful
+        // line is not recognised as anything: an empty CertificatePinner and a configuration
+        // truncated by a failed download look the same, and only the caller can say which it is
+        // (by naming the format; see ``isBlank(_:)``).
         let first = head.split(whereSeparator: \.isNewline).map { String($0).trimmingWhitespaceCharacters() }
             .first { !$0.isEmpty && !$0.hasPrefix("#") && !$0.hasPrefix("//") }
-        guard let first else { return .okHttp }
+        guard let first else { return .pincheck }
         let fields = first.split(whereSeparator: \.isWhitespace)
         if fields.count == 2, fields[1].hasPrefix("sha256/") || fields[1].hasPrefix("sha1/") { return .okHttp }
         return .pincheck
@@ -51,6 +53,18 @@ public enum ConfigurationImporter {
         UnicodeText.droppingByteOrderMark(String(decoding: data, as: UTF8.self))
     }
 
+    /// True when the bytes hold nothing but white space, a byte order mark and comment lines:
+    /// what a zero-length download, a full disk or a FIFO without a writer leaves.
+    static func isBlank(_ data: Data) -> Bool {
+        text(data).split(whereSeparator: \.isNewline).allSatisfy { line in
+            let trimmed = String(line).trimmingWhitespaceCharacters()
+            return trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix("//")
+        }
+    }
+
+    /// Why a blank configuration is refused, unless its format is named.
+    static let blankRefused = "the configuration is empty (nothing but white space or comments): an empty or truncated file is refused rather than read as \"nothing pinned\"; if an OkHttp pin list with no pins is meant, name its format (--config-format okhttp)"
+
     /// What ``detect(_:)`` tried, for a file it recognises as none of them.
     static let formatsTried = "it is none of the formats Pincheck reads: Pincheck JSON (an object, {…}), a TrustKit or App Transport Security (NSPinnedDomains) plist or an Android network_security_config.xml (XML, <…>), OkHttp pins (lines of \"pattern sha256/BASE64\")"
 
@@ -60,6 +74,7 @@ public enum ConfigurationImporter {
     ///   the app's `res/raw/`, beside the `res/xml/` the file is in.
     public static func pincheckJSON(from data: Data, format: ConfigurationFormat? = nil, source: String,
                                     androidRawFolder: String? = nil) throws(PincheckError) -> String {
+        if format == nil, isBlank(data) { throw PincheckError(.invalidPolicy, blankRefused, source: source) }
         let format = format ?? detect(data)
         let raw: RawConfiguration
         switch format {
@@ -79,11 +94,14 @@ public enum ConfigurationImporter {
     }
 
     /// The imported document when `data` is not Pincheck JSON; nil when it is.
-    static func importIfForeign(_ data: Data, source: String, androidRawFolder: String? = nil) throws(PincheckError) -> RawConfiguration? {
-        switch detect(data) {
+    /// - Parameter format: The format the caller named; nil: detected, and a blank file refused.
+    static func importIfForeign(_ data: Data, format named: ConfigurationFormat? = nil, source: String,
+                                androidRawFolder: String? = nil) throws(PincheckError) -> RawConfiguration? {
+        if named == nil, isBlank(data) { throw PincheckError(.invalidPolicy, blankRefused, source: source) }
+        switch named ?? detect(data) {
         case .pincheck:
             let head = text(data.prefix(64)).trimmingWhitespaceCharacters()
-            guard head.hasPrefix("{") else { throw PincheckError(.invalidPolicy, formatsTried, source: source) }
+            guard head.hasPrefix("{") else { throw PincheckError(.invalidPolicy, named == nil ? formatsTried : "not a Pincheck JSON configuration (an object, {…})", source: source) }
             return nil
         case .trustKit: return try trustKit(data, source: source)
         case .android: return try android(data, source: source, rawFolder: androidRawFolder)
@@ -127,6 +145,10 @@ public enum ConfigurationImporter {
             guard leaf != nil || authorities != nil else {
                 throw PincheckError(.invalidPolicy, "\(path): neither NSPinnedLeafIdentities nor NSPinnedCAIdentities", source: source)
             }
+            // A Boolean in Apple's schema; another type is refused rather than read as false.
+            if let value = settings["NSIncludesSubdomains"], value.bool == nil {
+                throw PincheckError(.invalidPolicy, "\(path).NSIncludesSubdomains: not a Boolean (<true/> or <false/>)", source: source)
+            }
             hosts.append(RawHost(pattern: domain, includeSubdomains: settings["NSIncludesSubdomains"]?.bool,
                                  leafPins: leaf, caPins: authorities))
         }
@@ -167,6 +189,9 @@ public enum ConfigurationImporter {
                 throw PincheckError(.invalidPolicy, "not valid UTF-8 (\(format) configurations are plist XML or binary plists)", source: source)
             }
             guard PlistValue.nestingDepth(data) <= PlistValue.maximumDepth else { throw tooDeep }
+            if let problem = PlistValue.xmlRootProblem(data) {
+                throw PincheckError(.invalidPolicy, "not a property list: \(problem)", source: source)
+            }
         }
         let object: PlistValue
         do { object = try PropertyListDecoder().decode(PlistValue.self, from: data) } catch {
@@ -233,7 +258,16 @@ public enum ConfigurationImporter {
         var exclusions: [String] = []
         var includingSubdomains: [String] = []
         for (domain, path, settings) in try domainSettings(domains, in: "TSKPinnedDomains", allowing: trustKitDomainKeys, source: source) {
-            if exclusionKeys.contains(where: { settings[$0]?.bool == true }) {
+            func flag(_ key: String) throws(PincheckError) -> Bool? {
+                guard let value = settings[key] else { return nil }
+                guard let bool = value.objectiveCBoolValue else {
+                    throw PincheckError(.invalidPolicy, "\(path).\(key): not a Boolean, number or string (TrustKit reads it with -boolValue, which this value does not have)", source: source)
+                }
+                return bool
+            }
+            var excluded = false
+            for key in exclusionKeys where try flag(key) == true { excluded = true }
+            if excluded {
                 guard settings.count == 1 else {
                     throw PincheckError(.invalidPolicy, "\(path): an excluded domain takes no other key (TrustKit refuses it)", source: source)
                 }
@@ -248,7 +282,8 @@ public enum ConfigurationImporter {
                 throw PincheckError(.invalidPolicy, "\(path).TSKPublicKeyHashes: \"\(hash)\" is not a base64 SHA-256 hash (TrustKit refuses it)", source: source)
             }
             // TrustKit: an enforced policy needs a backup pin, a report-only one at least one pin.
-            let enforced = settings["TSKEnforcePinning"]?.bool ?? true
+            let enforcement = try flag("TSKEnforcePinning")
+            let enforced = enforcement ?? true
             let required = enforced ? 2 : 1
             guard Set(hashes).count >= required else {
                 throw PincheckError(.invalidPolicy, "\(path).TSKPublicKeyHashes: \(enforced ? "an enforced policy" : "a policy") needs at least \(required) distinct pins (TrustKit refuses fewer: no backup pin)", source: source)
@@ -256,14 +291,16 @@ public enum ConfigurationImporter {
             for algorithm in settings["TSKPublicKeyAlgorithms"]?.strings ?? [] where !trustKitAlgorithms.contains(algorithm) {
                 throw PincheckError(.invalidPolicy, "\(path).TSKPublicKeyAlgorithms: unknown algorithm \"\(algorithm)\"", source: source)
             }
-            if settings["TSKIncludeSubdomains"]?.bool == true { includingSubdomains.append(domain) }
+            let includesSubdomains = try flag("TSKIncludeSubdomains")
+            _ = try flag("TSKDisableDefaultReportUri")
+            if includesSubdomains == true { includingSubdomains.append(domain) }
             hosts.append(RawHost(
                 pattern: domain,
-                includeSubdomains: settings["TSKIncludeSubdomains"]?.bool,
+                includeSubdomains: includesSubdomains,
                 mode: "public-key",
                 pins: hashes.map { "sha256/" + $0 },
                 // TrustKit enforces by default; `TSKEnforcePinning: NO` is report-only.
-                enforce: settings["TSKEnforcePinning"]?.bool,
+                enforce: enforcement,
                 expires: settings["TSKExpirationDate"]?.string,
                 reportURIs: settings["TSKReportUris"]?.strings))
         }
@@ -478,6 +515,10 @@ private struct NetworkSecurityConfigReader {
             inBaseConfig = false
         case "domain-config":
             guard let frame = stack.popLast() else { throw Failure(message: "line \(line): unbalanced </domain-config>") }
+            // XmlConfigSource.parseConfigEntry: a domain-config must name its domains.
+            guard !frame.domains.isEmpty else {
+                throw Failure(message: "line \(line): no <domain> elements in <domain-config> (Android refuses the file: \"No domain elements in domain-config\")")
+            }
             // What the domain-config did not set comes from base-config, then the system store.
             let sources = frame.anchors ?? baseSources
             let anchors = sources.map(Self.anchors)
@@ -545,6 +586,55 @@ enum PlistValue: Decodable {
     var dictionary: [String: PlistValue]? { if case .dictionary(let value) = self { value } else { nil } }
     var string: String? { if case .string(let value) = self { value } else { nil } }
     var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
+    /// Why an XML property list is not one document with one value (nil: it is): a second
+    /// `<plist>` element, or a `<plist>` holding more than one value. Apple's parser refuses both;
+    /// the decoder here would read the first and drop the rest. The prolog (declaration, DOCTYPE)
+    /// is skipped: the strict reader checks from the `<plist>` element on.
+    static func xmlRootProblem(_ data: Data) -> String? {
+        let bytes = [UInt8](data)
+        let marker = Array("<plist".utf8)
+        guard let start = bytes.indices.first(where: { bytes[$0...].starts(with: marker) }) else { return nil }
+        var reader = XMLReader(Data(bytes[start...]))
+        var depth = 0
+        var values = 0
+        do {
+            while let event = try reader.next() {
+                switch event {
+                case .start:
+                    if depth == 1 { values += 1 }
+                    depth += 1
+                case .end:
+                    depth -= 1
+                case .text:
+                    break
+                }
+            }
+        } catch {
+            if case .contentAfterRoot = error.problem { return "content after the </plist> element (a second root element?)" }
+            return nil   // Anything else is the decoder's to refuse, with its own message.
+        }
+        return values > 1 ? "the <plist> element holds \(values) values; a property list holds exactly one" : nil
+    }
+
+    /// The value as Objective-C's `-boolValue` reads it, which is how TrustKit reads its flags:
+    /// a number is true when not zero; a string (NSString's rule) when, after leading white space,
+    /// an optional sign and leading zeros, it starts with Y, y, T, t or a digit 1–9 ("YES",
+    /// "true", "1"). Nil for what has no `-boolValue` (data, dates, arrays, dictionaries): TrustKit
+    /// would raise an exception on it.
+    var objectiveCBoolValue: Bool? {
+        switch self {
+        case .bool(let value): return value
+        case .integer(let value): return value != 0
+        case .real(let value): return value != 0
+        case .string(let text):
+            var rest = Substring(text).drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+            if rest.first == "+" || rest.first == "-" { rest = rest.dropFirst() }
+            rest = rest.drop { $0 == "0" }
+            guard let first = rest.first else { return false }
+            return "YyTt123456789".contains(first)
+        case .dictionary, .array, .date, .data: return nil
+        }
+    }
     /// An array of strings only; nil if any element is something else.
     var strings: [String]? {
         guard case .array(let values) = self else { return nil }

@@ -1,5 +1,9 @@
+import FoundationEssentials
+
 /// Where JSON text stops being JSON (RFC 8259), for error messages: Foundation's decoder says only
-/// "The given data was not valid JSON". Checks syntax only; nesting is bounded.
+/// "The given data was not valid JSON". Checks syntax, and that no object repeats a key (RFC 8259
+/// leaves the meaning of a repeated key open: one reader takes the first, another the last, so a
+/// signed or configured value could be read two ways); nesting is bounded.
 enum JSONSyntax {
     struct Problem: Equatable {
         let line: Int
@@ -53,10 +57,17 @@ enum JSONSyntax {
                 index += 1
                 skipWhitespace()
                 if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return }
+                var keys = Set<String>()
                 while true {
                     skipWhitespace()
                     guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw problem("expected a key in double quotes") }
+                    let keyStart = index
                     try string()
+                    let key = Self.decodedKey(bytes[keyStart..<index])
+                    guard keys.insert(key).inserted else {
+                        index = keyStart
+                        throw problem("the key \"\(key)\" appears twice in one object")
+                    }
                     try expect(UInt8(ascii: ":"), "':' after the key")
                     try value(depth: depth + 1)
                     skipWhitespace()
@@ -87,6 +98,12 @@ enum JSONSyntax {
             default:
                 throw problem("expected a value (object, array, string, number, true, false or null)")
             }
+        }
+
+        /// A quoted key as the decoder reads it (escapes resolved), so `"\u0073erial"` is `serial`.
+        static func decodedKey(_ quoted: ArraySlice<UInt8>) -> String {
+            guard quoted.contains(UInt8(ascii: "\\")) else { return String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self) }
+            return (try? JSONDecoder().decode(String.self, from: Data(quoted))) ?? String(decoding: quoted, as: UTF8.self)
         }
 
         mutating func literal(_ word: String) throws(Problem) {

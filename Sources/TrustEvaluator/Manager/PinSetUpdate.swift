@@ -43,6 +43,11 @@ public struct PinSetUpdateError: Error, Sendable, Hashable, CustomStringConverti
         /// change pins, never what makes a chain valid, so a stolen signing key cannot switch
         /// validation off.
         case weakensValidation = "update.weakens-validation"
+        /// The update would leave a host unpinned (or unlisted hosts allowed) that the app's
+        /// compiled-in configuration pins (or refuses), and the update does not say so with
+        /// `"removesPins": true`, or the app was not built to accept that (``UpdatableTrustManager``'s
+        /// `acceptsPinRemoval`).
+        case removesPins = "update.removes-pins"
         /// The accepted update could not be stored for the next start.
         case storage = "update.storage"
     }
@@ -68,15 +73,24 @@ struct PinSetUpdate {
     let expires: Date
     let configuration: Configuration
 
+    /// Whether the signed document says it may remove pins (`"removesPins": true`).
+    let removesPins: Bool
+
     private struct Envelope: Decodable {
         let serial: Int
         let expires: String
         let configuration: JSONValue
+        let removesPins: Bool?
     }
 
-    /// - Throws: ``PinSetUpdateError`` in the order: signature, form, expiry, configuration.
+    /// - Parameters:
+    ///   - floor: The app's compiled-in configuration: what an update may not unpin unless both
+    ///     the document (`removesPins`) and the app (`acceptsPinRemoval`) say so. Nil: not checked
+    ///     (`pincheck sign`, which does not know the app).
+    /// - Throws: ``PinSetUpdateError`` in the order: signature, form, expiry, configuration, pins.
     static func verify(document: [UInt8], signature: [UInt8], keys: [PinSetVerificationKey], at time: Date,
-                       baseDirectory: String, anchors: TrustAnchors?) throws(PinSetUpdateError) -> PinSetUpdate {
+                       baseDirectory: String, anchors: TrustAnchors?, floor: TrustManager? = nil,
+                       acceptsPinRemoval: Bool = false) throws(PinSetUpdateError) -> PinSetUpdate {
         let raw: [UInt8]
         if signature.count == Ed25519.signatureLength {
             raw = signature
@@ -88,6 +102,10 @@ struct PinSetUpdate {
         // Nothing in the document is read before its signature verifies.
         guard keys.contains(where: { Ed25519.verify(signature: raw, message: document, publicKey: $0.rawRepresentation) }) else {
             throw PinSetUpdateError(.badSignature, "the signature does not verify with any of the \(keys.count) embedded key\(keys.count == 1 ? "" : "s")")
+        }
+        // A repeated key ("serial" twice) could be read two ways; the signer meant one.
+        if let problem = JSONSyntax.firstProblem(in: document) {
+            throw PinSetUpdateError(.malformed, "not valid JSON: line \(problem.line), column \(problem.column): \(problem.message)")
         }
         let envelope: Envelope
         do { envelope = try JSONDecoder().decode(Envelope.self, from: Data(document)) } catch {
@@ -117,7 +135,42 @@ struct PinSetUpdate {
                 throw PinSetUpdateError(.weakensValidation, "\(entry.path) (\(entry.policy.pattern)) turns host name validation off; an update may change pins only")
             }
         }
-        return PinSetUpdate(serial: envelope.serial, expires: expires, configuration: configuration)
+        let removesPins = envelope.removesPins ?? false
+        if let floor {
+            let removed = Self.unpinned(by: configuration, below: floor)
+            if !removed.isEmpty {
+                guard removesPins else {
+                    throw PinSetUpdateError(.removesPins, "update \(envelope.serial) \(removed.joined(separator: "; ")); an update may change pins, not remove them, unless it says \"removesPins\": true and the app accepts that")
+                }
+                guard acceptsPinRemoval else {
+                    throw PinSetUpdateError(.removesPins, "update \(envelope.serial) \(removed.joined(separator: "; ")); it says \"removesPins\": true, but this app was built not to accept updates that remove pins")
+                }
+            }
+        }
+        return PinSetUpdate(serial: envelope.serial, expires: expires, configuration: configuration, removesPins: removesPins)
+    }
+
+    /// What `configuration` leaves open that `floor` closes: a pattern with an enforced pin set
+    /// there and none here, and unlisted hosts allowed where they were refused.
+    static func unpinned(by configuration: Configuration, below floor: TrustManager) -> [String] {
+        var removed: [String] = []
+        if floor.allHostsMustBeEvaluated && !configuration.trustManager.allHostsMustBeEvaluated {
+            removed.append("lets unlisted hosts through (allHostsMustBeEvaluated: false), which the compiled-in configuration refuses")
+        }
+        func enforced(_ policy: HostPolicy) -> Bool {
+            policy.pinSets.contains { set in
+                if case .none = set.pinning { return false }
+                return set.enforcement == .enforce
+            }
+        }
+        let updated = configuration.hosts.map(\.policy)
+        for policy in floor.policies where enforced(policy) {
+            let pattern = "\(policy.pattern)"
+            if !updated.contains(where: { "\($0.pattern)" == pattern && enforced($0) }) {
+                removed.append("leaves \(pattern) without the enforced pins the compiled-in configuration gives it")
+            }
+        }
+        return removed
     }
 }
 

@@ -15,28 +15,48 @@ public protocol Reporter: Sendable {
 public struct FileReporter: Reporter {
     /// The file reports are appended to (created with mode 0600 when missing).
     public let path: String
+    /// How long one report may wait for a FIFO's reader to make room, in seconds.
+    public let timeout: Double
 
-    public init(path: String) {
+    /// - Parameter timeout: How long a write may wait on a FIFO whose reader is slow (10 s by default).
+    public init(path: String, timeout: Double = 10) {
         self.path = path
+        self.timeout = timeout
     }
 
     public func send(_ report: PinFailureReport) async throws {
         try append(report)
     }
 
-    /// Appends one report now.
-    /// - Throws: ``PincheckError`` (`input.unreadable`) when the file cannot be opened or written.
+    /// Appends one report now. Never blocks for longer than ``timeout``: the file is opened
+    /// without waiting (a FIFO nobody reads is refused at once), and each write waits at most
+    /// ``timeout`` for room.
+    /// - Throws: ``PincheckError`` (`input.unreadable-file`) when the file cannot be opened or
+    ///   written, with the system's reason.
     public func append(_ report: PinFailureReport) throws(PincheckError) {
-        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o600)
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw PincheckError(.unreadableFile, "cannot open the report file for appending (errno \(errno))", source: path)
+            let reason = errno == ENXIO ? "it is a FIFO that no process is reading" : String(cString: strerror(errno))
+            throw PincheckError(.unreadableFile, "cannot open the report file for appending: \(reason)", source: path)
         }
         defer { close(descriptor) }
         var line = report.json()
         line.append(0x0A)
-        let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        guard written == line.count else {
-            throw PincheckError(.unreadableFile, "could not write the whole report (errno \(errno))", source: path)
+        let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+        var offset = 0
+        while offset < line.count {
+            let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written >= 0 { offset += written; continue }
+            if errno == EINTR { continue }
+            guard errno == EAGAIN || errno == EWOULDBLOCK else {
+                throw PincheckError(.unreadableFile, "could not write the report: \(String(cString: strerror(errno)))", source: path)
+            }
+            let left = deadline - ContinuousClock.now
+            let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
+            var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+            guard milliseconds > 0, poll(&poller, 1, Int32(clamping: milliseconds)) > 0 else {
+                throw PincheckError(.unreadableFile, "could not write the report within \(timeout) s: nothing is reading it", source: path)
+            }
         }
     }
 }

@@ -30,6 +30,8 @@ public final class UpdatableTrustManager: Sendable {
     }
 
     private let keys: [PinSetVerificationKey]
+    /// Whether an update marked `"removesPins": true` may unpin what the compiled-in configuration pins.
+    private let acceptsPinRemoval: Bool
     private let storageDirectory: String?
     private let baseDirectory: String
     private let anchors: TrustAnchors?
@@ -61,11 +63,16 @@ public final class UpdatableTrustManager: Sendable {
     ///   - anchors: What an update's "system" means (as `Configuration.load(contentsOf:anchors:)`).
     ///   - time: The time a stored update is judged at.
     ///   - events: Told of every acceptance and refusal.
+    ///   - acceptsPinRemoval: Whether an update may leave a host that `compiledIn` pins unpinned
+    ///     (or let unlisted hosts through where `compiledIn` refuses them). False by default: such
+    ///     an update is refused (`update.removes-pins`), so a stolen signing key cannot unpin the
+    ///     app. When true, the update must still say so itself, with `"removesPins": true`.
     public init(compiledIn: TrustManager, keys: [PinSetVerificationKey], storageDirectory: String? = nil,
                 baseDirectory: String = ".", anchors: TrustAnchors? = nil, at time: Date = Date(),
-                events: (@Sendable (Event) -> Void)? = nil) {
+                acceptsPinRemoval: Bool = false, events: (@Sendable (Event) -> Void)? = nil) {
         self.compiledIn = compiledIn
         self.keys = keys
+        self.acceptsPinRemoval = acceptsPinRemoval
         self.storageDirectory = storageDirectory
         self.baseDirectory = baseDirectory
         self.anchors = anchors
@@ -121,7 +128,8 @@ public final class UpdatableTrustManager: Sendable {
 
     private func apply(document: [UInt8], signature: [UInt8], at time: Date, store: Bool) throws(PinSetUpdateError) -> Int {
         let update = try PinSetUpdate.verify(document: document, signature: signature, keys: keys, at: time,
-                                             baseDirectory: baseDirectory, anchors: anchors)
+                                             baseDirectory: baseDirectory, anchors: anchors, floor: compiledIn,
+                                             acceptsPinRemoval: acceptsPinRemoval)
         // One update at a time: the rollback check, the store and the swap happen together.
         let outcome = published.withLock { (published: inout [InForce]) -> Result<Int, PinSetUpdateError> in
             let highest = published.last?.serial ?? 0
@@ -155,6 +163,13 @@ public final class UpdatableTrustManager: Sendable {
 
     /// Applies the stored update, if there is one and it still passes every check.
     private func restore(at time: Date) {
+        // A process killed while storing an update leaves its temporary file behind (the rename
+        // never happened, so the stored update is whole): remove such leftovers at start.
+        if let storageDirectory, let names = try? FileManager.default.contentsOfDirectory(atPath: storageDirectory) {
+            for name in names where name.hasPrefix(Self.storedName + ".tmp-") {
+                _ = try? FileManager.default.removeItem(atPath: FilePath.join(storageDirectory, name))
+            }
+        }
         guard let storageDirectory,
               let stored = try? InputFile.read(FilePath.join(storageDirectory, Self.storedName), limit: InputFile.configurationLimit, what: "stored update")
         else { return }

@@ -43,13 +43,9 @@ package enum Ed25519 {
     }
 
     /// Signs `message` with a PEM private key; returns the signature and the raw public key.
-    package static func sign(_ message: [UInt8], privateKeyPEM: [UInt8]) throws(PincheckError) -> (signature: [UInt8], publicKey: [UInt8]) {
-        let key: OpaquePointer? = privateKeyPEM.withUnsafeBytes { bytes in
-            guard let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return nil }
-            defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
-        }
-        guard let key else { throw failure("the key is not a PEM private key") }
+    /// - Parameter passphrase: For an encrypted key; without it such a key is refused (never a prompt).
+    package static func sign(_ message: [UInt8], privateKeyPEM: [UInt8], passphrase: [UInt8]? = nil) throws(PincheckError) -> (signature: [UInt8], publicKey: [UInt8]) {
+        let key = try PrivateKeyPEM.read(privateKeyPEM, passphrase: passphrase, what: "signing key")
         defer { EVP_PKEY_free(key) }
         guard EVP_PKEY_get_id(key) == EVP_PKEY_ED25519 else {
             throw PincheckError(.invalidPolicy, "the key is not an Ed25519 key (make one with pincheck keygen)")

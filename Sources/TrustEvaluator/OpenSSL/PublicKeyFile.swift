@@ -15,7 +15,9 @@ package struct PublicKeyFile: Sendable {
     /// Reads the key of a PEM CSR, public key or private key; nil when the text holds none of them
     /// (a certificate, say).
     /// - Throws: ``PincheckError`` when such a block is there but does not parse.
-    package static func read(_ bytes: [UInt8], source: String) throws(PincheckError) -> PublicKeyFile? {
+    /// - Parameter passphrase: For an encrypted private key; without it such a key is refused
+    ///   with a typed error (OpenSSL is never allowed to prompt).
+    package static func read(_ bytes: [UInt8], source: String, passphrase: [UInt8]? = nil) throws(PincheckError) -> PublicKeyFile? {
         let text = String(decoding: bytes, as: UTF8.self)
         let kind: String
         if text.contains("-----BEGIN CERTIFICATE REQUEST-----") || text.contains("-----BEGIN NEW CERTIFICATE REQUEST-----") {
@@ -27,7 +29,15 @@ package struct PublicKeyFile: Sendable {
         } else {
             return nil
         }
+        var privateKey: OpaquePointer? = nil
+        if kind == "private key" {
+            do { privateKey = try PrivateKeyPEM.read(bytes, passphrase: passphrase, what: "private key") } catch {
+                throw PincheckError(error.code, error.message, source: source)
+            }
+        }
+        defer { if let privateKey { EVP_PKEY_free(privateKey) } }
         OpenSSLErrorStack.clear()
+        var problem: String? = nil
         let spki: [UInt8]? = bytes.withUnsafeBytes { raw -> [UInt8]? in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
             defer { BIO_free(bio) }
@@ -40,21 +50,55 @@ package struct PublicKeyFile: Sendable {
             case "public key":
                 key = PEM_read_bio_PUBKEY(bio, nil, nil, nil)
             default:
-                key = PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+                key = privateKey
             }
             defer {
-                if let request { X509_REQ_free(request) } else if let key { EVP_PKEY_free(key) }
+                if let request { X509_REQ_free(request) } else if kind == "public key", let key { EVP_PKEY_free(key) }
             }
             guard let key else { return nil }
+            // A CSR proves possession of its key by its signature: a broken one proves nothing.
+            if let request, X509_REQ_verify(request, key) != 1 {
+                problem = "the certificate request's signature does not verify with its own key"
+                return nil
+            }
+            if let unusable = Self.unusableForServerCertificate(key) {
+                problem = unusable
+                return nil
+            }
             var out: UnsafeMutablePointer<UInt8>? = nil
             let length = i2d_PUBKEY(key, &out)
             guard length > 0, let out else { return nil }
             defer { shim_OPENSSL_free(out) }
             return Array(UnsafeBufferPointer(start: out, count: Int(length)))
         }
+        if let problem {
+            OpenSSLErrorStack.clear()
+            throw PincheckError(.invalidPolicy, problem, source: source)
+        }
         guard let spki else {
             throw PincheckError(.malformedPEM, "the \(kind) does not parse: \(OpenSSLErrorStack.drainedText())", source: source)
         }
         return PublicKeyFile(kind: kind, subjectPublicKeyInfo: spki)
+    }
+
+    /// Why a key cannot be a TLS server certificate's (nil: it can): a key-agreement-only key
+    /// (X25519, X448, DH), DSA (no TLS 1.3 signature scheme; browsers refuse it) or RSA under
+    /// 2048 bits (the CA/Browser Forum minimum, and OpenSSL's default security level 2).
+    private static func unusableForServerCertificate(_ key: OpaquePointer) -> String? {
+        let type = EVP_PKEY_get_base_id(key)
+        switch type {
+        case EVP_PKEY_RSA, EVP_PKEY_RSA_PSS:
+            let bits = EVP_PKEY_get_bits(key)
+            return bits < 2048 ? "an RSA key of \(bits) bits; a server certificate needs at least 2048" : nil
+        case EVP_PKEY_EC, EVP_PKEY_ED25519, EVP_PKEY_ED448:
+            return nil
+        case EVP_PKEY_X25519, EVP_PKEY_X448, EVP_PKEY_DH, EVP_PKEY_DHX:
+            return "a key-agreement key (\(OBJ_nid2sn(type).map { String(cString: $0) } ?? "X25519")), which cannot sign: no server certificate can carry it"
+        case EVP_PKEY_DSA:
+            return "a DSA key: TLS 1.3 has no DSA signature scheme and no browser accepts one"
+        default:
+            let name = OBJ_nid2sn(type).map { String(cString: $0) } ?? "unknown"
+            return "a \(name) key, which is not one a TLS server certificate uses (RSA, ECDSA, Ed25519, Ed448)"
+        }
     }
 }
