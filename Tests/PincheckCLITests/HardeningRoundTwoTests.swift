@@ -145,8 +145,10 @@ struct HardeningRoundTwoTests {
         let moving = #"{ "serial": 4, "expires": "2031-01-01", "configuration": { "version": 1, "hosts": [ { "pattern": "www.example.test", "pins": ["\#(backup)", "\#(pin)"] } ] } }"#
         let keyBytes = Array(pair.privateKeyPEM.utf8)
 
+        // Pins that expire before the update does are no pins for the rest of its life.
+        let expiring = #"{ "serial": 5, "expires": "2031-01-01", "configuration": { "version": 1, "hosts": [ { "pattern": "www.example.test", "expires": "2030-07-01", "pins": ["\#(backup)", "\#(pin)"] } ] } }"#
         let strict = UpdatableTrustManager(compiledIn: compiledIn, keys: [key], at: TestPKI.time)
-        for body in [unpinning, marked] {
+        for body in [unpinning, marked, expiring] {
             let (document, signature) = try Self.signedUpdate(body, key: keyBytes)
             let error = #expect(throws: PinSetUpdateError.self) { try strict.apply(document: document, signature: signature, at: TestPKI.time) }
             #expect(error?.code == .removesPins)

@@ -137,7 +137,7 @@ struct PinSetUpdate {
         }
         let removesPins = envelope.removesPins ?? false
         if let floor {
-            let removed = Self.unpinned(by: configuration, below: floor)
+            let removed = Self.unpinned(by: configuration, below: floor, at: time, until: expires)
             if !removed.isEmpty {
                 guard removesPins else {
                     throw PinSetUpdateError(.removesPins, "update \(envelope.serial) \(removed.joined(separator: "; ")); an update may change pins, not remove them, unless it says \"removesPins\": true and the app accepts that")
@@ -151,22 +151,23 @@ struct PinSetUpdate {
     }
 
     /// What `configuration` leaves open that `floor` closes: a pattern with an enforced pin set
-    /// there and none here, and unlisted hosts allowed where they were refused.
-    static func unpinned(by configuration: Configuration, below floor: TrustManager) -> [String] {
+    /// there (in force at `time`) and none here that stays in force until the update expires, and
+    /// unlisted hosts allowed where they were refused. An expired or expiring pin set is no pin set.
+    static func unpinned(by configuration: Configuration, below floor: TrustManager, at time: Date, until expires: Date) -> [String] {
         var removed: [String] = []
         if floor.allHostsMustBeEvaluated && !configuration.trustManager.allHostsMustBeEvaluated {
             removed.append("lets unlisted hosts through (allHostsMustBeEvaluated: false), which the compiled-in configuration refuses")
         }
-        func enforced(_ policy: HostPolicy) -> Bool {
+        func enforced(_ policy: HostPolicy, until end: Date) -> Bool {
             policy.pinSets.contains { set in
                 if case .none = set.pinning { return false }
-                return set.enforcement == .enforce
+                return set.enforcement == .enforce && (set.expires.map { $0 >= end } ?? true)
             }
         }
         let updated = configuration.hosts.map(\.policy)
-        for policy in floor.policies where enforced(policy) {
+        for policy in floor.policies where enforced(policy, until: time) {
             let pattern = "\(policy.pattern)"
-            if !updated.contains(where: { "\($0.pattern)" == pattern && enforced($0) }) {
+            if !updated.contains(where: { "\($0.pattern)" == pattern && enforced($0, until: expires) }) {
                 removed.append("leaves \(pattern) without the enforced pins the compiled-in configuration gives it")
             }
         }

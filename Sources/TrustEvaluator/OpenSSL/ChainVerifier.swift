@@ -215,6 +215,15 @@ enum ChainVerifier {
                 code: X509_V_ERR_CERT_CHAIN_TOO_LONG, depth: built.count - 1,
                 text: String(cString: X509_verify_cert_error_string(Int(X509_V_ERR_CERT_CHAIN_TOO_LONG))), certificate: nil))
         }
+        // OpenSSL stops building at the depth limit, says the chain is too long, and then that it
+        // found no issuer for the certificate it stopped at. When that issuer was offered, the
+        // second is only a consequence of the first: a 31-certificate served chain is too long,
+        // not "unknown issuer".
+        if errors.contains(where: { $0.code == X509_V_ERR_CERT_CHAIN_TOO_LONG }), let top = built.last,
+           (request.untrusted + request.anchors.certificates).contains(where: { $0 != top && X509_check_issued($0.handle.ref, top.handle.ref) == X509_V_OK }) {
+            OpenSSLErrorStack.clear()
+            errors.removeAll(where: \.isMissingIssuer)
+        }
         return ChainVerification(builtChain: built, errors: errors, succeeded: returned == 1 && errors.isEmpty,
                                  tolerated: collector.tolerated)
     }
