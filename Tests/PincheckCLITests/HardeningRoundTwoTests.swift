@@ -68,6 +68,20 @@ struct HardeningRoundTwoTests {
         }
     }
 
+    @Test("sign warns when its key can be read by others, and still signs")
+    func worldReadableKey() throws {
+        try Self.inFolder { folder in
+            let (key, update) = try Self.keyAndUpdate(in: folder)
+            let quiet = try F.runBinary(["sign", update, "--key", key, "--at", "2030-06-01"])
+            #expect(quiet.status == 0)
+            #expect(!quiet.errors.contains("can be read by others"))
+            #expect(chmod(key, 0o644) == 0)
+            let warned = try F.runBinary(["sign", update, "--key", key, "--at", "2030-06-01"])
+            #expect(warned.status == 0)
+            #expect(warned.errors.contains("can be read by others (mode 644)"), "\(warned.errors)")
+        }
+    }
+
     @Test("sign --out /dev/null is refused, and /dev/null stays a device")
     func signOntoDevice() throws {
         try Self.inFolder { folder in
