@@ -377,7 +377,11 @@ private struct Run {
         var findings = PathFindings()
         let checks = plan.checks
         guard !checks.isEmpty else { return findings }
-        let input = PathCheckInput(path: path, servedChain: served, peer: peer, time: time)
+        var input = PathCheckInput(path: path, servedChain: served, peer: peer, time: time)
+        input.anchorIsPrivate = switch path.anchoring {
+        case .trustAnchor: path.certificates.last.map(policy.anchors.isPrivateAnchor) ?? false
+        case .pinnedCertificate, .signaturesOnly: true
+        }
         for check in checks.profile { check.check(input, into: &findings) }
         if !validatesChain, !findings.failures.isEmpty {
             // Chain validation is disabled: the pins (and the name) decide, and the profile only informs.
@@ -450,8 +454,12 @@ private struct Run {
             // this anchor, so a partial chain can end nowhere else. A root goes through OpenSSL's
             // own checks, which refuse one whose authorityKeyIdentifier names another issuer.
             let partial = !anchor.handle.isRoot
-            // OpenSSL's own choice, run again the same way, would fail the same way.
-            if candidate == chosen, !partial { continue }
+            // OpenSSL's own choice, run again the same way, would fail the same way, unless
+            // another anchor has the same name: OpenSSL looks issuers up by name and stops at the
+            // first (two developers' CN=localhost certificates in one bundle), so with only this
+            // anchor in the store the same path can verify.
+            let sameNamed = policy.anchors.certificates.contains { $0 != anchor && $0.subject == anchor.subject }
+            if candidate == chosen, !partial, !sameNamed { continue }
             var forced = request
             forced.untrusted = Array(candidate.dropFirst().dropLast())
             forced.anchors = only

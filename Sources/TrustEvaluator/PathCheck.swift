@@ -28,6 +28,20 @@ struct PathCheckInput {
     let peer: PeerName?
     /// The verification time.
     let time: Date
+    /// Whether the path ends at a private anchor (one of the caller's certificates, not declared a
+    /// Web PKI root; a pinned certificate): Baseline Requirements rows that no verifier enforces
+    /// are warnings there (``TrustAnchors/certificatesAreWebPKIRoots``).
+    var anchorIsPrivate: Bool = false
+
+    /// Where a Baseline Requirements finding that no verifier enforces goes: a failure on the Web
+    /// PKI, a warning under a private anchor.
+    func baselineRequirement(_ reason: Reason, into findings: inout PathFindings) {
+        if anchorIsPrivate {
+            findings.warnings.append(Reason(reason.code, "\(reason.message) (a warning: the path ends at a private anchor, where the CA/Browser Forum's rules do not apply)", evidence: reason.evidence))
+        } else {
+            findings.failures.append(reason)
+        }
+    }
 }
 
 /// What the checks found.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PincheckTestSupport
 @testable import TrustEvaluator
 
 /// Where a path may end and how long it may be: the two places where OpenSSL's defaults differ
@@ -83,5 +84,80 @@ struct PathBuildingTests {
         let long = try Self.evaluate([secondLeaf, second, old], anchors: [root], maximumDepth: 1)
         #expect(long.failures.map(\.code).contains(.tooLong), "\(long.failures)")
         #expect(try Self.evaluate([secondLeaf, second, old], anchors: [root], maximumDepth: 2).isTrusted)
+    }
+}
+
+/// Several anchors with one name (two developers' `CN=localhost` certificates, keytool's and Go's
+/// `generate_cert` defaults) in one bundle: OpenSSL looks an issuer up by name and stops at the
+/// first, so the right one had to be listed first. Every candidate is tried, in either order.
+@Suite("Path building: same-named anchors, in any order")
+struct SameNamedAnchorTests {
+    /// Certificates made with the openssl CLI, without key identifiers (as keytool's and
+    /// generate_cert's are), so nothing but the key tells same-named certificates apart.
+    final class Made {
+        let folder: String
+        init() throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-same-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        deinit { try? FileManager.default.removeItem(atPath: folder) }
+
+        func selfSigned(_ name: String, subject: String, ca: Bool) throws -> Certificate {
+            var arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(folder)/\(name).key", "-out", "\(folder)/\(name).pem",
+                             "-subj", subject, "-days", "36500", "-addext", "subjectKeyIdentifier=none", "-addext", "authorityKeyIdentifier=none"]
+            arguments += ca ? ["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"]
+                            : ["-addext", "subjectAltName=DNS:localhost", "-addext", "extendedKeyUsage=serverAuth"]
+            try #require(try OpenSSLCLI.run(arguments) == 0)
+            return try Certificate.load(contentsOf: "\(folder)/\(name).pem")[0]
+        }
+
+        func leaf(_ name: String, issuer: String) throws -> Certificate {
+            try "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\nauthorityKeyIdentifier=none\nsubjectKeyIdentifier=none\n"
+                .write(toFile: "\(folder)/ext", atomically: true, encoding: .utf8)
+            try #require(try OpenSSLCLI.run(["req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(folder)/\(name).key",
+                                             "-out", "\(folder)/\(name).csr", "-subj", "/CN=localhost"]) == 0)
+            try #require(try OpenSSLCLI.run(["x509", "-req", "-in", "\(folder)/\(name).csr", "-CA", "\(folder)/\(issuer).pem",
+                                             "-CAkey", "\(folder)/\(issuer).key", "-set_serial", "7", "-days", "36500",
+                                             "-extfile", "\(folder)/ext", "-out", "\(folder)/\(name).pem"]) == 0)
+            return try Certificate.load(contentsOf: "\(folder)/\(name).pem")[0]
+        }
+    }
+
+    static func verdict(_ served: [Certificate], anchors: [Certificate]) throws -> Verdict {
+        try Evaluator(policy: TrustPolicy(anchors: try TrustAnchors(certificates: anchors)))
+            .evaluate(served, host: "localhost", at: Fixtures.time)
+    }
+
+    @Test("a self-signed leaf among same-named anchors is trusted in either order; a third with that name is not")
+    func selfSignedLeaves() throws {
+        let made = try Made()
+        let a = try made.selfSigned("a", subject: "/CN=localhost", ca: false)
+        let b = try made.selfSigned("b", subject: "/CN=localhost", ca: false)
+        let stranger = try made.selfSigned("c", subject: "/CN=localhost", ca: false)
+        for bundle in [[a, b], [b, a]] {
+            for leaf in [a, b] {
+                let verdict = try Self.verdict([leaf], anchors: bundle)
+                #expect(verdict.isTrusted, "\(verdict.failures)")
+                #expect(verdict.verifiedPath?.certificates == [leaf])
+            }
+            #expect(!(try Self.verdict([stranger], anchors: bundle)).isTrusted)
+        }
+    }
+
+    @Test("a leaf under the second of two same-named roots is trusted in either order; a foreign same-named root's leaf is not")
+    func sameNamedRoots() throws {
+        let made = try Made()
+        let first = try made.selfSigned("r1", subject: "/O=Acme Co", ca: true)
+        let second = try made.selfSigned("r2", subject: "/O=Acme Co", ca: true)
+        let foreign = try made.selfSigned("r3", subject: "/O=Acme Co", ca: true)
+        let leaf = try made.leaf("leaf", issuer: "r2")
+        let impostor = try made.leaf("impostor", issuer: "r3")
+        for bundle in [[first, second], [second, first]] {
+            let verdict = try Self.verdict([leaf], anchors: bundle)
+            #expect(verdict.isTrusted, "\(verdict.failures)")
+            #expect(verdict.verifiedPath?.certificates == [leaf, second])
+            #expect(!(try Self.verdict([impostor, foreign], anchors: bundle)).isTrusted)
+            #expect(!(try Self.verdict([impostor], anchors: bundle)).isTrusted)
+        }
     }
 }

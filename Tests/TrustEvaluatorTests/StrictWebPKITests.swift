@@ -64,8 +64,10 @@ struct StrictVector: Decodable, Sendable, CustomTestStringConvertible {
     static let accepted = all.filter { $0.expected == "SUCCESS" }
 
     /// Evaluates the vector as the limbo harness does, through the public API.
-    func evaluate(profile: TrustPolicy.Profile = .strictWebPKI) throws -> Verdict {
-        let anchors = try TrustAnchors(certificates: trusted.map { try Certificate(pemEncoded: $0) })
+    /// - Parameter webPKIRoots: Whether the vector's roots stand for a Web PKI root store, as the
+    ///   harness declares them; false evaluates the same chain under a private anchor.
+    func evaluate(profile: TrustPolicy.Profile = .strictWebPKI, webPKIRoots: Bool = true) throws -> Verdict {
+        let anchors = try TrustAnchors(certificates: trusted.map { try Certificate(pemEncoded: $0) }, webPKIRoots: webPKIRoots)
         var policy = TrustPolicy(anchors: anchors, additionalIntermediates: try intermediates.map { try Certificate(pemEncoded: $0) })
         policy.profile = profile
         policy.revocationLists = try crls.map { try CertificateRevocationList(pemEncoded: $0) }
@@ -90,6 +92,22 @@ struct StrictWebPKITests {
         #expect(!verdict.isTrusted)
         let fragment = try #require(vector.fragment)
         #expect(verdict.failures.contains { $0.message.contains(fragment) }, "\(verdict.failures)")
+    }
+
+    /// The Baseline Requirements rows no verifier enforces: they refuse a chain to a Web PKI root
+    /// and only warn under a private anchor (trustme, certipy and easy-rsa make such chains).
+    @Test("under a private anchor, the Baseline Requirements rows no verifier enforces only warn", arguments: [
+        ("webpki::san::san-critical-with-nonempty-subject", "subjectAltName is critical"),
+        ("webpki::eku::root-has-eku", "has an extendedKeyUsage extension"),
+        ("webpki::cn::not-in-san", "does not list"),
+    ])
+    func privateAnchor(id: String, fragment: String) throws {
+        let vector = try #require(StrictVector.all.first { $0.id == id })
+        #expect(!(try vector.evaluate()).isTrusted)
+        let verdict = try vector.evaluate(webPKIRoots: false)
+        #expect(verdict.isTrusted, "\(verdict.failures)")
+        #expect(verdict.warnings.contains { $0.code == .profileViolation && $0.message.contains(fragment) && $0.message.contains("private anchor") },
+                "\(verdict.warnings)")
     }
 
     @Test("a check the real world overrules warns, and the chain is trusted",
@@ -190,7 +208,10 @@ struct StrictRuleTests {
     @Test("a subject CN is refused when it respells a SAN or names a sibling host; unrelated CNs are tolerated")
     func commonName() {
         #expect(SubjectCommonNameCheck.problem("Example.COM", dnsNames: ["example.com"], addresses: []) != nil)
-        #expect(SubjectCommonNameCheck.problem("other.example.com", dnsNames: ["www.example.com"], addresses: []) != nil)
+        // A sibling host is a Baseline Requirements row, not a respelling (refused on the Web PKI only).
+        #expect(SubjectCommonNameCheck.problem("other.example.com", dnsNames: ["www.example.com"], addresses: []) == nil)
+        #expect(SubjectCommonNameCheck.namesUnlistedHost("other.example.com", dnsNames: ["www.example.com"]))
+        #expect(!SubjectCommonNameCheck.namesUnlistedHost("EE", dnsNames: ["localhost"]))
         #expect(SubjectCommonNameCheck.problem("192.168.001.001", dnsNames: [], addresses: ["192.168.1.1"]) != nil)
         #expect(SubjectCommonNameCheck.problem("2001:DB8::1", dnsNames: [], addresses: ["2001:db8::1"]) != nil)
         #expect(SubjectCommonNameCheck.problem("EE", dnsNames: ["localhost"], addresses: []) == nil)

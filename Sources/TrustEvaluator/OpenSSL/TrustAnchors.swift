@@ -24,6 +24,12 @@ public final class TrustAnchors: @unchecked Sendable {
     public let certificates: [Certificate]
     /// Where the anchors came from.
     public let origin: Origin
+    /// Whether ``certificates`` are roots of the public Web PKI (declared by the caller): then the
+    /// CA/Browser Forum's Baseline Requirements that no verifier enforces (a critical SAN beside a
+    /// subject, a root's EKU, a CN missing from the SAN) refuse their chains, as they refuse the
+    /// system store's. Certificates the caller gives are a private PKI unless declared otherwise:
+    /// the Baseline Requirements govern publicly-trusted CAs only, and those rows are warnings there.
+    public let certificatesAreWebPKIRoots: Bool
 
     /// The system trust store, loaded once per process.
     ///
@@ -43,6 +49,7 @@ public final class TrustAnchors: @unchecked Sendable {
         self.store = store
         self.certificates = []
         self.origin = .nothing
+        self.certificatesAreWebPKIRoots = false
     }
 
     private init() {
@@ -53,6 +60,7 @@ public final class TrustAnchors: @unchecked Sendable {
         _ = OpenSSLErrorStack.drain()
         self.store = store
         self.certificates = []
+        self.certificatesAreWebPKIRoots = false
         func environment(_ name: UnsafePointer<CChar>?, _ fallback: UnsafePointer<CChar>?) -> String {
             if let name, let value = getenv(name) { return String(cString: value) }
             return fallback.map { String(cString: $0) } ?? ""
@@ -68,7 +76,10 @@ public final class TrustAnchors: @unchecked Sendable {
     ///   its own, with nothing above it needed, as in Chromium, Firefox, Go and rustls.
     /// - Throws: ``PincheckError`` (`input.empty`) when `certificates` is empty: an empty store
     ///   would trust nothing and almost certainly means a configuration mistake.
-    public init(certificates: [Certificate]) throws(PincheckError) {
+    ///   - webPKIRoots: Whether these are roots of the public Web PKI (a copy of a browser's
+    ///     root store, x509-limbo's Web PKI cases): their chains are then held to the Baseline
+    ///     Requirements rows that private PKIs are only warned about. False by default.
+    public init(certificates: [Certificate], webPKIRoots: Bool = false) throws(PincheckError) {
         guard !certificates.isEmpty else {
             throw PincheckError(.emptyInput, "no trust anchors given (an empty anchor set would trust nothing)")
         }
@@ -83,6 +94,7 @@ public final class TrustAnchors: @unchecked Sendable {
         self.store = store
         self.certificates = certificates
         self.origin = .certificates
+        self.certificatesAreWebPKIRoots = webPKIRoots
     }
 
     /// The system store and these certificates besides (Android's `<certificates src="system"/>`
@@ -101,6 +113,13 @@ public final class TrustAnchors: @unchecked Sendable {
         self.store = store
         self.certificates = certificates
         self.origin = TrustAnchors.system.origin
+        self.certificatesAreWebPKIRoots = false
+    }
+
+    /// Whether a path ending at `top` ends at a private anchor: one of the caller's own
+    /// certificates, not declared a Web PKI root. The system store's roots are the Web PKI's.
+    func isPrivateAnchor(_ top: Certificate) -> Bool {
+        !certificatesAreWebPKIRoots && certificates.contains(top)
     }
 
     /// Reads anchors from PEM bundles or DER files.

@@ -7,7 +7,9 @@ struct RootExtendedKeyUsageCheck: PathCheck {
         guard input.path.anchoring == .trustAnchor, input.path.count > 1, let root = input.path.certificates.last else { return }
         // The EKU first: `isRoot` verifies a signature, too costly for every evaluation.
         if root.facts.extendedKeyUsage != nil, root.handle.isRoot {
-            findings.failures.append(Reason(.profileViolation, "the root (\(root.subject)) has an extendedKeyUsage extension"))
+            // Go and rustls-webpki ignore a root's EKU; private CAs (certipy, JupyterHub's) put
+            // serverAuth+clientAuth there. Only the Baseline Requirements forbid it.
+            input.baselineRequirement(Reason(.profileViolation, "the root (\(root.subject)) has an extendedKeyUsage extension"), into: &findings)
         }
     }
 }

@@ -7,8 +7,10 @@ struct SubjectAltNameCheck: PathCheck {
         for name in leaf.dnsNames where !DNSNameSyntax.isValid(name, allowWildcard: true) {
             findings.failures.append(Reason(.profileViolation, "the leaf's subjectAltName DNS name \"\(name)\" is not a valid host name"))
         }
+        // RFC 5280 §4.2.1.6 says SHOULD NOT, and every verifier reads a critical SAN; only the
+        // Baseline Requirements forbid it. trustme marks it critical on every certificate it makes.
         if leaf.facts.isCritical(CertificateFacts.subjectAltNameOID), !leaf.facts.subjectIsEmpty {
-            findings.failures.append(Reason(.profileViolation, "the leaf's subjectAltName is critical although its subject is not empty"))
+            input.baselineRequirement(Reason(.profileViolation, "the leaf's subjectAltName is critical although its subject is not empty"), into: &findings)
         }
     }
 }

@@ -22,6 +22,11 @@ struct SubjectCommonNameCheck: PathCheck {
         for commonName in leaf.facts.subjectCommonNames where !dnsNames.contains(commonName) && !addresses.contains(commonName) {
             if let problem = Self.problem(commonName, dnsNames: dnsNames, addresses: addresses) {
                 findings.failures.append(Reason(.profileViolation, "the leaf's subject CN \"\(commonName)\" \(problem)"))
+            } else if Self.namesUnlistedHost(commonName, dnsNames: dnsNames) {
+                // easy-rsa names the entity after the node and lists other names in the SAN: every
+                // verifier ignores the CN once a SAN is present (RFC 6125 §6.4.4); only the
+                // Baseline Requirements (7.1.4.3) ask for the copy.
+                input.baselineRequirement(Reason(.profileViolation, "the leaf's subject CN \"\(commonName)\" names a host of the subjectAltName's domain that the subjectAltName does not list"), into: &findings)
             }
         }
     }
@@ -35,11 +40,13 @@ struct SubjectCommonNameCheck: PathCheck {
         if dnsNames.contains(where: { $0.lowercased() == lowered }) {
             return "differs from a subjectAltName DNS name in letter case"
         }
-        guard let parent = Self.parent(lowered) else { return nil }
-        if dnsNames.contains(where: { Self.parent($0.lowercased()) == parent }) {
-            return "names a host of the subjectAltName's domain that the subjectAltName does not list"
-        }
         return nil
+    }
+
+    /// Whether the CN names another host in the domain of a DNS SAN.
+    static func namesUnlistedHost(_ commonName: String, dnsNames: [String]) -> Bool {
+        guard let parent = Self.parent(commonName.lowercased()) else { return false }
+        return dnsNames.contains(where: { Self.parent($0.lowercased()) == parent })
     }
 
     private static func parent(_ name: String) -> Substring? {
