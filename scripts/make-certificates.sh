@@ -22,7 +22,8 @@ trap 'rm -rf "$TMP"' EXIT
 
 # ---------------------------------------------------------------- setup ----
 mkdir -p "$OUT"
-find "$OUT" -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +
+# private-pki/ is made by the tools themselves (scripts/make-private-pki-corpus.sh), once: kept.
+find "$OUT" -mindepth 1 -maxdepth 1 ! -name README.md ! -name private-pki -exec rm -rf {} +
 mkdir -p "$KEYS" "$CHAINS" "$BAD" "$TMP/newcerts"
 : > "$TMP/index.txt"
 

@@ -334,6 +334,7 @@ struct CheckReport {
             console.line()
             console.line("Reasons:")
             for reason in verdict.failures { reasonLines(reason.code.description, reason.message, .red) }
+            for hint in VerdictReport.hints(for: verdict) { console.line("  hint: \(hint)") }
         }
         let warnings = verdict.warnings.map { ($0.code.description, $0.message) } + outcome.extraWarnings.map { ($0.code, $0.message) }
         if !warnings.isEmpty {

@@ -7,6 +7,19 @@ struct VerdictReport {
     let verdict: Verdict
     let subject: String
     let console: Console
+    /// What to do about the refusals a development certificate meets first.
+    static func hints(for verdict: Verdict) -> [String] {
+        let codes = Set(verdict.failures.map(\.code))
+        var hints: [String] = []
+        if codes.contains(.selfSigned) {
+            hints.append("the chain ends at a self-signed certificate that is not an anchor: pass it with --ca-file FILE if you trust it, or pin it (--mode certificate --pin-cert FILE)")
+        }
+        if codes.contains(.untrustedRoot) || codes.contains(.unknownIssuer) {
+            hints.append("no anchor issued this chain: a private or development CA (mkcert's rootCA.pem, easy-rsa's ca.crt) must be passed with --ca-file FILE; a missing intermediate must be served or given in the bundle")
+        }
+        return hints
+    }
+
     func render() {
         let time = Format.timestamp(verdict.evaluationTime)
         let allowed = Disposition(serverTrust: verdict).allowsConnection
@@ -20,6 +33,7 @@ struct VerdictReport {
             console.line()
             console.line("Reasons:")
             for reason in verdict.failures { reasonLines(reason, colour: .red) }
+            for hint in Self.hints(for: verdict) { console.line("  hint: \(hint)") }
         }
         if !verdict.reportOnlyFailures.isEmpty {
             console.line()
