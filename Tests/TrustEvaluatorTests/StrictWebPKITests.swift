@@ -100,6 +100,8 @@ struct StrictWebPKITests {
         ("webpki::san::san-critical-with-nonempty-subject", "subjectAltName is critical"),
         ("webpki::eku::root-has-eku", "has an extendedKeyUsage extension"),
         ("webpki::cn::not-in-san", "does not list"),
+        ("rfc5280::serial::zero", "serial number zero"), ("rfc5280::serial::too-long", "octets"),
+        ("webpki::aki::root-with-aki-missing-keyidentifier", "without a keyIdentifier"),
     ])
     func privateAnchor(id: String, fragment: String) throws {
         let vector = try #require(StrictVector.all.first { $0.id == id })

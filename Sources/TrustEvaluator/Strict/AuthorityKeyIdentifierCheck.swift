@@ -5,8 +5,10 @@ struct AuthorityKeyIdentifierCheck: PathCheck {
         for (depth, certificate) in input.path.certificates.enumerated() {
             let facts = certificate.facts
             if facts.authorityKeyIdentifierPresent && facts.authorityKeyIdentifier == nil {
-                findings.failures.append(Reason(.profileViolation,
-                    "the certificate at depth \(depth) (\(certificate.subject)) has an authorityKeyIdentifier without a keyIdentifier"))
+                // Every verifier accepts it (the key identifier only helps path building): a
+                // refusal on the Web PKI only.
+                input.baselineRequirement(Reason(.profileViolation,
+                    "the certificate at depth \(depth) (\(certificate.subject)) has an authorityKeyIdentifier without a keyIdentifier"), into: &findings)
             }
         }
     }
