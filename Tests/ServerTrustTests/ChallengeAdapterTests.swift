@@ -209,4 +209,25 @@ struct ChallengeAdapterStapleTests {
         let plain = adapter.decide(challenge(nil))
         #expect(plain.disposition == .useCredential)
     }
+
+    /// AFNetworking's most common configuration: the leaf itself pinned as a certificate. The
+    /// pin does not outvote the staple, with chain validation on or off.
+    @Test("with the leaf certificate-pinned, a revoked staple still cancels the challenge", arguments: [true, false])
+    func pinnedLeafRevokedStaple(validatesChain: Bool) throws {
+        let leaf = PKI.certificate("revocation/rsa-direct-leaf")
+        let staple = Array(try Data(contentsOf: URL(fileURLWithPath: PKI.path("revocation/ocsp-direct-revoked.der"))))
+        let policy = TrustPolicy(pinning: .certificates(try PinnedCertificates([leaf])), anchors: try TrustAnchors(certificates: [PKI.root]),
+                                 chainValidation: validatesChain ? .required : .disabled(because: "self-signed pinning"))
+        let adapter = ChallengeAdapter(trustManager: TrustManager(policies: [try HostPolicy("www.example.test", policy: policy)],
+                                                                  defaultValidation: TrustPolicy(anchors: PKI.anchors)),
+                                       now: { PKI.time })
+        func challenge(_ staple: [UInt8]?) -> Challenge {
+            Challenge(protectionSpace: ProtectionSpace(host: "www.example.test", port: 443, authenticationMethod: .serverTrust,
+                                                       serverTrust: PeerTrust(servedChain: [leaf], stapledOCSPResponse: staple)))
+        }
+        let revoked = adapter.decide(challenge(staple))
+        #expect(revoked.disposition == .cancelAuthenticationChallenge)
+        #expect(revoked.verdict?.failures.map(\.code).contains(.revoked) == true, "\(String(describing: revoked.verdict?.failures))")
+        #expect(adapter.decide(challenge(nil)).disposition == .useCredential)
+    }
 }

@@ -92,6 +92,23 @@ struct StapledOCSPRouteTests {
         #expect(staples.cache.statistics.fetches == 1)
     }
 
+    @Test("the leaf certificate-pinned: the staple fetched with .always is judged on the anchors' path and refuses the handshake")
+    func pinnedLeafRevoked() async throws {
+        let server = try Self.directLeafServer()
+        defer { server.stop() }
+        let anchors = try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")])
+        let leaf = TestPKI.certificate("revocation/rsa-direct-leaf")
+        let pinned = TrustPolicy(pinning: .certificates(try PinnedCertificates([leaf])), anchors: anchors)
+        let adapter = ChallengeAdapter(trustManager: TrustManager(policies: [try HostPolicy(Self.host, policy: pinned)],
+                                                                  defaultValidation: TrustPolicy(anchors: anchors)),
+                                       now: { TestPKI.time })
+        let verifier = PincheckNIOVerifier(adapter: adapter, offloadEvaluation: false, staples: Self.retrieval(.always))
+        let (decisions, completed) = try await Self.handshake(port: server.port, verifier: verifier)
+        #expect(!completed)
+        #expect(decisions.first?.disposition == .cancelAuthenticationChallenge)
+        #expect(Self.failures(decisions).contains(.revoked), "\(String(describing: decisions.first?.verdict?.failures))")
+    }
+
     @Test("by default a policy that does not require stapling makes no second connection: the chain alone decides")
     func notRequiredByDefault() async throws {
         let server = try Self.directLeafServer()
