@@ -35,6 +35,7 @@ public struct Pincheck: ParsableCommand {
         discussion: """
             Exit codes: 0 trusted · 1 not trusted · 2 usage or bad input · 3 network or handshake failure · 4 a failure report could not be written (check --report-to; every verdict was printed).
             """,
+        version: PincheckVersion.current,
         subcommands: [Verify.self, Check.self, Scan.self, Pins.self, Lint.self, Audit.self, Plan.self, Import.self, Keygen.self, Sign.self, Demo.self])
 
     public init() {}
