@@ -36,6 +36,9 @@ swift test 2>&1 | tee "$results"
 log "demo"
 swift run pincheck demo
 
+log "public API against the baseline release (api/baseline): no unannounced break"
+scripts/api-check.sh
+
 log "x509-limbo conformance (zero false accepts, passes >= conformance/limbo-ratchet.txt)"
 if [ -f ../shared/limbo/data/limbo.json ] || [ -n "${LIMBO_SUITE:-}" ]; then
   scripts/limbo.sh
