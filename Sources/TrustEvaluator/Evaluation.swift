@@ -308,7 +308,7 @@ private struct Run {
             findings.failures.forEach { found.fail($0) }
             findings.warnings.forEach { found.warn($0) }
         }
-        if path != nil, let staple { judgeRevocation(staple) }
+        if let staple { judgeRevocation(staple) }
     }
 
     /// Revocation is judged on the path verified against the anchors, whatever the pinning mode:
@@ -316,15 +316,11 @@ private struct Run {
     /// CRL against, and a pin says nothing about revocation. With chain validation disabled the
     /// path linked by signatures stands in (OpenSSL has applied no CRL to it, so that is done here).
     private mutating func judgeRevocation(_ staple: StapledOCSPCheck) {
-        let revocationPath: VerifiedPath
-        if let basePath {
-            revocationPath = basePath
-        } else {
-            let pool = untrusted + policy.anchors.certificates + plan.pinSets.flatMap(\.pinnedCertificates)
-            let linked = VerifiedPath(SignatureChain.path(from: leaf, through: pool, maximumDepth: policy.maximumChainDepth),
-                                      anchoring: .signaturesOnly)
-            revocationPath = linked
-            if !policy.revocationLists.isEmpty { checkRevocationLists(on: linked.certificates) }
+        let pool = untrusted + policy.anchors.certificates + plan.pinSets.flatMap(\.pinnedCertificates)
+        let revocationPath = basePath ?? VerifiedPath(SignatureChain.path(from: leaf, through: pool, maximumDepth: policy.maximumChainDepth),
+                                                      anchoring: .signaturesOnly)
+        if revocationPath.anchoring != .trustAnchor, !policy.revocationLists.isEmpty {
+            checkRevocationLists(on: revocationPath.certificates)
         }
         var findings = PathFindings()
         staple.check(PathCheckInput(path: revocationPath, servedChain: served, peer: peer, time: time), into: &findings)

@@ -45,7 +45,7 @@ struct RevocationEveryModeTests {
 
     /// How the policy pins, by depth in the served chain (the root is depth `chain.count`).
     enum Mode: CaseIterable, CustomTestStringConvertible {
-        case none, keyOfLeaf, keyOfIssuer, keyOfRoot, certificateLeaf, certificateIssuer, certificateRoot, certificateLeafUnvalidated
+        case none, keyOfLeaf, keyOfIssuer, keyOfRoot, certificateLeaf, certificateIssuer, certificateRoot, certificateLeafUnvalidated, keyOfLeafUnvalidated
         var testDescription: String { "\(self)" }
 
         func pinning(for chain: [Certificate]) throws -> TrustPolicy.Pinning {
@@ -53,7 +53,7 @@ struct RevocationEveryModeTests {
             let issuer = chain.count > 1 ? chain[1] : root
             switch self {
             case .none: return .none
-            case .keyOfLeaf: return .publicKeys(try PinnedPublicKeys(certificates: [chain[0]]))
+            case .keyOfLeaf, .keyOfLeafUnvalidated: return .publicKeys(try PinnedPublicKeys(certificates: [chain[0]]))
             case .keyOfIssuer: return .publicKeys(try PinnedPublicKeys(certificates: [issuer]))
             case .keyOfRoot: return .publicKeys(try PinnedPublicKeys(certificates: [root]))
             case .certificateLeaf, .certificateLeafUnvalidated: return .certificates(try PinnedCertificates([chain[0]]))
@@ -62,7 +62,7 @@ struct RevocationEveryModeTests {
             }
         }
         var chainValidation: TrustPolicy.ChainValidation {
-            self == .certificateLeafUnvalidated ? .disabled(because: "AFNetworking's self-signed pinning") : .required
+            self == .certificateLeafUnvalidated || self == .keyOfLeafUnvalidated ? .disabled(because: "AFNetworking's self-signed pinning") : .required
         }
     }
 
@@ -93,7 +93,7 @@ struct RevocationEveryModeTests {
             case .publicKeys(let pinned): SecurityPolicy(pinningMode: .publicKey, pinnedPublicKeyHashes: pinned.pins)
             }
             facade.anchors = Fixtures.anchors
-            facade.allowInvalidCertificates = mode == .certificateLeafUnvalidated
+            facade.allowInvalidCertificates = mode.chainValidation != .required
             verdicts.append(("SecurityPolicy", try facade.evaluate(chain, forDomain: Fixtures.host, at: Fixtures.time, stapledOCSPResponse: staple)))
         }
         return verdicts
