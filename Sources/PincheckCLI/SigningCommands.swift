@@ -34,11 +34,8 @@ struct Keygen: ConsoleCommand {
 
     func execute(_ console: Console) throws -> ExitStatus {
         let pair = try Ed25519.generate()
-        do {
-            try OutputFile.write(Array(pair.privateKeyPEM.utf8), to: out, mode: 0o600, replacing: false)
-        } catch let error where error.message.hasPrefix("exists") {
-            throw PincheckError(.unreadableFile, "exists; pincheck keygen never overwrites a key", source: out)
-        }
+        try OutputFile.write(Array(pair.privateKeyPEM.utf8), to: out, mode: 0o600, replacing: false,
+                             advice: "pincheck keygen never overwrites a key")
         console.line(try PinSetVerificationKey(rawRepresentation: pair.publicKey).description)
         return .trusted
     }

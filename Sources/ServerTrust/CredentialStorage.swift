@@ -116,7 +116,7 @@ public final class CredentialStorage: Sendable {
             throw ServerTrustError(.storage, "could not encode the credentials")
         }
         // 0600 from the first byte, written whole or not at all (see PrivateFile).
-        if let problem = PrivateFile.write(Array(data), to: file.path) {
+        if let problem = PrivateFile.write(Array(data), to: file.path)?.description {
             throw ServerTrustError(.storage, "\(problem) (the credential file)")
         }
     }

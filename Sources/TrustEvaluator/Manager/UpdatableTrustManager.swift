@@ -139,7 +139,7 @@ public final class UpdatableTrustManager: Sendable {
             if store, let storageDirectory {
                 // One file, one rename: the signature's base64 on the first line, then the document's bytes.
                 let stored = Array((Self.signatureBase64(signature) + "\n").utf8) + document
-                if let problem = PrivateFile.write(stored, to: FilePath.join(storageDirectory, Self.storedName)) {
+                if let problem = PrivateFile.write(stored, to: FilePath.join(storageDirectory, Self.storedName))?.description {
                     return .failure(PinSetUpdateError(.storage, problem))
                 }
             }
