@@ -36,16 +36,19 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
-        // The system OpenSSL (3.0 or newer). Only Sources/TrustEvaluator/OpenSSL/ imports it.
+        // The system OpenSSL (3.0 or newer). Only PincheckOpenSSL imports it (scripts/test.sh checks).
         .systemLibrary(
             name: "COpenSSL",
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
-        .target(name: "TrustEvaluator", dependencies: ["COpenSSL"]),
+        // Every call into OpenSSL: X509, stores and verification, OCSP, CRLs, PKCS #7, keys, libssl.
+        // Its API is `package` and speaks its own value types; no OpenSSL pointer leaves it.
+        .target(name: "PincheckOpenSSL", dependencies: ["COpenSSL"]),
+        .target(name: "TrustEvaluator", dependencies: ["PincheckOpenSSL"]),
         // A libssl client that hands over the served chain (pincheck check, scan, pins HOST) and a
         // local TLS server (the demo): not part of the engine's API.
-        .target(name: "PincheckTLS", dependencies: ["TrustEvaluator", "COpenSSL"]),
+        .target(name: "PincheckTLS", dependencies: ["TrustEvaluator", "PincheckOpenSSL"]),
         // glibc's mallopt (malloc.h), which the Glibc module does not import: scan bounds its arenas.
         .systemLibrary(name: "CGlibcMalloc"),
         .target(
@@ -133,7 +136,7 @@ let package = Package(
         // Loopback servers (openssl s_server, raw sockets) shared by the test targets.
         .target(name: "PincheckTestSupport", dependencies: ["TrustEvaluator"], path: "Tests/Support"),
         .testTarget(
-            name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator", "ServerTrust", "PincheckTLS", "PincheckTestSupport"],
+            name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator", "PincheckOpenSSL", "ServerTrust", "PincheckTLS", "PincheckTestSupport"],
             exclude: ["StrictWebPKIVectors.json", "Importers"]),
         .testTarget(name: "PincheckFuzzingTests", dependencies: ["PincheckFuzzing"]),
         .testTarget(

@@ -27,6 +27,15 @@ discard_in_ci() { if [ "${CI:-}" = true ]; then rm -rf "$1"; fi; }
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 
+log "module boundaries: only Sources/PincheckOpenSSL imports COpenSSL"
+stray=$(grep -rlE '^[[:space:]]*(@[A-Za-z_]+[[:space:]]+)*((public|package|internal|fileprivate|private)[[:space:]]+)?import[[:space:]]+([a-z]+[[:space:]]+)?COpenSSL([.[:space:]]|$)' \
+  Sources Tests Examples | grep -v '^Sources/PincheckOpenSSL/' || true)
+if [ -n "$stray" ]; then
+  echo "these files import COpenSSL; OpenSSL is called from Sources/PincheckOpenSSL only:" >&2
+  echo "$stray" >&2
+  exit 1
+fi
+
 log "build"
 swift build --build-tests
 

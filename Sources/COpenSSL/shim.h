@@ -33,11 +33,6 @@ static inline int shim_sk_X509_num(const STACK_OF(X509) *sk) { return sk_X509_nu
 static inline X509 *shim_sk_X509_value(const STACK_OF(X509) *sk, int i) { return sk_X509_value(sk, i); }
 static inline void shim_sk_X509_free(STACK_OF(X509) *sk) { sk_X509_free(sk); }
 static inline void shim_sk_X509_pop_free(STACK_OF(X509) *sk) { sk_X509_pop_free(sk, X509_free); }
-/* The certificates of a PKCS #7 SignedData (a .p7b bundle); NULL for any other content type. */
-static inline STACK_OF(X509) *shim_PKCS7_signed_certificates(PKCS7 *p7) {
-    if (p7 == NULL || !PKCS7_type_is_signed(p7) || p7->d.sign == NULL) return NULL;
-    return p7->d.sign->cert;
-}
 static inline int shim_sk_GENERAL_NAME_num(const STACK_OF(GENERAL_NAME) *sk) { return sk_GENERAL_NAME_num(sk); }
 static inline GENERAL_NAME *shim_sk_GENERAL_NAME_value(const STACK_OF(GENERAL_NAME) *sk, int i) { return sk_GENERAL_NAME_value(sk, i); }
 static inline void shim_GENERAL_NAMES_free(STACK_OF(GENERAL_NAME) *sk) { GENERAL_NAMES_free(sk); }
@@ -46,7 +41,7 @@ static inline void *shim_X509_STORE_CTX_get_app_data(X509_STORE_CTX *ctx) { retu
 static inline unsigned long shim_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253; }
 static inline long shim_BIO_get_mem_data(BIO *b, char **pp) { return BIO_get_mem_data(b, pp); }
 
-/* libssl, for the TLS probe (Sources/TrustEvaluator/OpenSSL/TLS*.swift). */
+/* libssl, for the TLS client and the local server (Sources/PincheckOpenSSL/TLS*.swift). */
 #include <openssl/ssl.h>
 #include <openssl/ocsp.h>
 static inline long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int v) { return SSL_CTX_set_min_proto_version(ctx, v); }
@@ -66,7 +61,7 @@ static inline void shim_sk_X509_CRL_free(STACK_OF(X509_CRL) *sk) { sk_X509_CRL_f
 static inline int shim_sk_GENERAL_SUBTREE_num(const STACK_OF(GENERAL_SUBTREE) *sk) { return sk_GENERAL_SUBTREE_num(sk); }
 static inline GENERAL_SUBTREE *shim_sk_GENERAL_SUBTREE_value(const STACK_OF(GENERAL_SUBTREE) *sk, int i) { return sk_GENERAL_SUBTREE_value(sk, i); }
 
-/* Signed Certificate Timestamps, for the TLS probe (TLSClient.swift). <openssl/ct.h> errors out
+/* Signed Certificate Timestamps, for the TLS client (TLSClientConnection.swift). <openssl/ct.h> errors out
  * when OpenSSL was built without CT (OPENSSL_NO_CT): Pincheck needs it. */
 #include <openssl/ct.h>
 static inline int shim_sk_SCT_num(const STACK_OF(SCT) *sk) { return sk_SCT_num(sk); }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+package import PincheckOpenSSL
 
 /// One X.509 certificate, parsed once and shared read-only.
 ///
@@ -31,13 +32,28 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``PincheckError`` with code `input.empty` or `input.malformed-der`.
     public init(derEncoded: [UInt8], source: String? = nil) throws(PincheckError) {
         try Self.checkSize(derEncoded, source: source)
-        self.init(handle: try X509Handle(der: derEncoded, source: source, position: "the DER input"))
+        self.init(handle: try Self.parse(derEncoded, source: source, position: "the DER input"))
     }
 
     /// Parses DER whose SHA-256 the caller has computed (``CertificateCache``).
     init(derEncoded: [UInt8], fingerprint: SHA256Digest, source: String?) throws(PincheckError) {
         try Self.checkSize(derEncoded, source: source)
-        self.init(handle: try X509Handle(der: derEncoded, source: source, position: "the DER input"), fingerprint: fingerprint)
+        self.init(handle: try Self.parse(derEncoded, source: source, position: "the DER input"), fingerprint: fingerprint)
+    }
+
+    /// Parses one DER certificate with the OpenSSL module, naming `source` in an error.
+    private static func parse(_ der: [UInt8], source: String?, position: String) throws(PincheckError) -> X509Handle {
+        do { return try X509Handle(der: der, position: position) } catch { throw PincheckError(error, source: source) }
+    }
+
+    /// The certificates of a PKCS #7 bundle, leaf first when they form one chain.
+    private static func pkcs7(_ der: [UInt8], source: String?, position: String) throws(PincheckError) -> [Certificate] {
+        do {
+            return try PKCS7Bundle.certificates(der, position: position, maximumCount: Limits.maximumBundleCertificates,
+                                                maximumChainLength: Limits.maximumServedChainLength).map(Certificate.init(handle:))
+        } catch {
+            throw PincheckError(error, source: source)
+        }
     }
 
     private static func checkSize(_ der: [UInt8], source: String?) throws(PincheckError) {
@@ -85,7 +101,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
             guard slice.count <= Limits.maximumCertificateBytes else {
                 throw PincheckError(.tooLarge, "\(position) is \(slice.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source)
             }
-            certificates.append(Certificate(handle: try X509Handle(der: slice, source: source, position: position)))
+            certificates.append(Certificate(handle: try Self.parse(slice, source: source, position: position)))
             start = end
         }
         return certificates
@@ -108,7 +124,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         guard PEM.looksLikePEM(bytes) else {
             if bytes.first == 0x30 {
                 if PKCS7Bundle.isSignedData(bytes) {
-                    return try PKCS7Bundle.certificates(bytes, source: source, position: "the DER input")
+                    return try pkcs7(bytes, source: source, position: "the DER input")
                 }
                 return try derSequence(bytes, source: source)
             }
@@ -134,10 +150,10 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
                 guard der.count <= Limits.maximumCertificateBytes else {
                     throw PincheckError(.tooLarge, "\(position) is \(der.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source)
                 }
-                certificates.append(Certificate(handle: try X509Handle(der: der, source: source, position: position)))
+                certificates.append(Certificate(handle: try Self.parse(der, source: source, position: position)))
             case "PKCS7":
                 // A .p7b bundle in PEM, which Java's CertificateFactory reads as well.
-                certificates += try PKCS7Bundle.certificates(try block.bytes(source: source), source: source, position: position)
+                certificates += try pkcs7(try block.bytes(source: source), source: source, position: position)
                 guard certificates.count <= Limits.maximumBundleCertificates else {
                     throw PincheckError(.tooLarge, "the PEM text holds more than \(Limits.maximumBundleCertificates) certificates", source: source)
                 }
@@ -174,13 +190,13 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// The end of the validity period.
     public var notAfter: Date { handle.notAfter }
     /// The subjectAltName entries, in certificate order.
-    public var subjectAlternativeNames: [SubjectAlternativeName] { handle.subjectAlternativeNames }
+    public var subjectAlternativeNames: [SubjectAlternativeName] { handle.subjectAlternativeNames.map(SubjectAlternativeName.init) }
     /// The DNS names among the subjectAltName entries.
     public var dnsNames: [String] { handle.dnsNames }
     /// The IP addresses among the subjectAltName entries, as text.
     public var ipAddresses: [String] { handle.ipAddresses }
     /// The public key's algorithm and size.
-    public var publicKey: PublicKeyDescription { handle.publicKeyDescription }
+    public var publicKey: PublicKeyDescription { PublicKeyDescription(handle.publicKeyDescription) }
     /// True when the certificate names itself as issuer and its own key verifies its signature.
     public var isSelfSigned: Bool { handle.isSelfSigned }
     /// True when the certificate may act as a CA (basicConstraints CA:TRUE).
@@ -191,7 +207,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     public var requiresStapledOCSP: Bool { handle.requiresStapledOCSP }
 
     /// The keyUsage bits, or `nil` when the certificate has no keyUsage extension.
-    public var keyUsage: Set<KeyUsage>? { handle.keyUsage }
+    public var keyUsage: Set<KeyUsage>? { handle.keyUsageBits.map { Set($0.compactMap(KeyUsage.init(rawValue:))) } }
 
     /// The extension facts the strict profile judges, read once at parse time.
     var facts: CertificateFacts { handle.facts }
@@ -220,53 +236,6 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) { hasher.combine(fingerprint) }
 
     public var description: String { "\(publicKeyPin) : \(subject)" }
-}
-
-/// What the strict Web PKI checks look at, as plain values (no OpenSSL needed to test them).
-struct CertificateFacts: Sendable, Hashable {
-    struct Extension: Sendable, Hashable {
-        /// Dotted OID.
-        let oid: String
-        let critical: Bool
-    }
-    /// A name constraints extension: `nil` subtree lists mean the field is absent.
-    struct NameConstraints: Sendable, Hashable {
-        var permitted: [SubjectAlternativeName]?
-        var excluded: [SubjectAlternativeName]?
-    }
-
-    var extensions: [Extension] = []
-    /// The subject's commonName values.
-    var subjectCommonNames: [String] = []
-    var subjectIsEmpty = false
-    /// basicConstraints: `nil` when absent, else its cA flag.
-    var basicConstraintsCA: Bool?
-    /// The extendedKeyUsage purposes (dotted OIDs), `nil` when absent.
-    var extendedKeyUsage: [String]?
-    var authorityKeyIdentifierPresent = false
-    var authorityKeyIdentifier: [UInt8]?
-    var subjectKeyIdentifier: [UInt8]?
-    var nameConstraints: NameConstraints?
-    /// True when an extension is present but its value does not decode.
-    var hasUndecodableExtension = false
-    /// The serial number's magnitude (big-endian, no sign byte) and sign.
-    var serialMagnitude: [UInt8] = []
-    var serialIsNegative = false
-    /// The digest of the certificate's signature algorithm (OpenSSL short name such as `SHA256`),
-    /// `nil` where the algorithm names none (Ed25519, RSASSA-PSS).
-    var signatureDigest: String?
-
-    func isCritical(_ oid: String) -> Bool { extensions.contains { $0.oid == oid && $0.critical } }
-    func has(_ oid: String) -> Bool { extensions.contains { $0.oid == oid } }
-
-    static let subjectAltNameOID = "2.5.29.17"
-    static let extendedKeyUsageOID = "2.5.29.37"
-    static let nameConstraintsOID = "2.5.29.30"
-    static let policyConstraintsOID = "2.5.29.36"
-    static let authorityKeyIdentifierOID = "2.5.29.35"
-    static let anyExtendedKeyUsageOID = "2.5.29.37.0"
-    static let serverAuthOID = "1.3.6.1.5.5.7.3.1"
-    static let clientAuthOID = "1.3.6.1.5.5.7.3.2"
 }
 
 /// One bit of the keyUsage extension (RFC 5280 §4.2.1.3).
@@ -309,6 +278,18 @@ public enum SubjectAlternativeName: Sendable, Hashable, CustomStringConvertible 
     }
 }
 
+extension SubjectAlternativeName {
+    init(_ name: GeneralName) {
+        self = switch name {
+        case .dnsName(let name): .dnsName(name)
+        case .ipAddress(let address): .ipAddress(address)
+        case .email(let address): .email(address)
+        case .uri(let uri): .uri(uri)
+        case .other(let type): .other(type: type)
+        }
+    }
+}
+
 /// A public key's algorithm and size, for display and for weak-key warnings.
 public struct PublicKeyDescription: Sendable, Hashable, CustomStringConvertible {
     public enum Algorithm: Sendable, Hashable {
@@ -334,30 +315,15 @@ public struct PublicKeyDescription: Sendable, Hashable, CustomStringConvertible 
     }
 }
 
-/// Formats raw IP address bytes from a certificate.
-enum IPAddressText {
-    static func format(_ bytes: [UInt8]) -> String {
-        switch bytes.count {
-        case 4:
-            return bytes.map(String.init).joined(separator: ".")
-        case 16:
-            var groups: [UInt16] = []
-            for index in stride(from: 0, to: 16, by: 2) { groups.append(UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1])) }
-            // Compress the longest run of two or more zero groups (RFC 5952).
-            var bestStart = -1, bestLength = 0, start = -1
-            for (index, group) in zip(0..., groups + [1]) {
-                if group == 0 { if start < 0 { start = index } } else if start >= 0 {
-                    if index - start > bestLength && index - start >= 2 { bestStart = start; bestLength = index - start }
-                    start = -1
-                }
-            }
-            let hex = groups.map { String($0, radix: 16) }
-            if bestStart < 0 { return hex.joined(separator: ":") }
-            let head = hex[..<bestStart].joined(separator: ":")
-            let tail = hex[(bestStart + bestLength)...].joined(separator: ":")
-            return head + "::" + tail
-        default:
-            return Hex.encode(bytes)
+extension PublicKeyDescription {
+    init(_ key: KeyDescription) {
+        let algorithm: Algorithm = switch key.algorithm {
+        case .rsa: .rsa
+        case .ecdsa(let curve): .ecdsa(curve: curve)
+        case .ed25519: .ed25519
+        case .ed448: .ed448
+        case .unknown(let name): .unknown(name)
         }
+        self.init(algorithm: algorithm, bits: key.bits)
     }
 }

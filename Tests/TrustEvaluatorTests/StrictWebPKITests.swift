@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrustEvaluator
+import PincheckOpenSSL
 
 /// x509-limbo cases (StrictWebPKIVectors.json) that one strict check must trip, and cases the
 /// strict profile must still accept.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrustEvaluator
+import PincheckOpenSSL
 @testable import PincheckTLS
 
 /// SCT capture against `openssl s_server` with the fixtures of scripts/make-sct-fixtures.sh:

@@ -1,4 +1,4 @@
-internal import COpenSSL
+internal import PincheckOpenSSL
 import FoundationEssentials
 import TrustEvaluator
 import Synchronization
@@ -17,14 +17,12 @@ import Glibc
 public final class LocalTLSServer: @unchecked Sendable {
     /// The port it listens on.
     public let port: UInt16
-    private let context: OpaquePointer
+    private let tls: TLSServerContext
     private let listener: Int32
     /// Whether `stop()` ran; set once, under the lock `stop()` holds while it shuts down.
     private let stopped = Locked(false)
     /// Signalled by the accept loop when it ends.
     private let finished = Latch()
-    /// The response stapled to every handshake whose client asks (status_request), if any.
-    private let staple: StapleBytes?
 
     /// Starts a server.
     /// - Parameters:
@@ -41,41 +39,14 @@ public final class LocalTLSServer: @unchecked Sendable {
     ///   be had (a process limit). The test seam for that failure.
     init(chain: [Certificate], privateKeyPEM: String, stapledOCSPResponse: [UInt8]? = nil,
          startingThread: (@escaping @Sendable () -> Void) -> Bool) throws(PincheckError) {
-        guard let leaf = chain.first else { throw PincheckError(.emptyChain, "a server needs a certificate to serve") }
-        OpenSSLErrorStack.clear()
-        guard let context = SSL_CTX_new(TLS_server_method()) else { throw PincheckError(.openSSL, "SSL_CTX_new failed") }
-        func fail(_ message: String) -> PincheckError {
-            SSL_CTX_free(context)
-            return PincheckError(.openSSL, "\(message): \(OpenSSLErrorStack.drainedText())")
+        guard !chain.isEmpty else { throw PincheckError(.emptyChain, "a server needs a certificate to serve") }
+        let tls: TLSServerContext
+        do {
+            tls = try TLSServerContext(chain: chain.map(\.handle), privateKeyPEM: Array(privateKeyPEM.utf8), stapledOCSPResponse: stapledOCSPResponse)
+        } catch {
+            throw PincheckError(error)
         }
-        guard SSL_CTX_use_certificate(context, leaf.handle.ref) == 1 else { throw fail("cannot use the leaf") }
-        for certificate in chain.dropFirst() where shim_SSL_CTX_add1_chain_cert(context, certificate.handle.ref) != 1 {
-            throw fail("cannot add \(certificate.subject) to the served chain")
-        }
-        let key: OpaquePointer
-        do { key = try PrivateKeyPEM.read(Array(privateKeyPEM.utf8), passphrase: nil, what: "server's private key") } catch {
-            SSL_CTX_free(context)
-            throw error
-        }
-        defer { EVP_PKEY_free(key) }
-        guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
-            throw fail("the private key does not match the leaf")
-        }
-        let staple = stapledOCSPResponse.flatMap { $0.isEmpty ? nil : StapleBytes($0) }
-        if let staple {
-            _ = shim_SSL_CTX_set_tlsext_status_cb(context) { ssl, argument in
-                guard let ssl, let argument else { return SSL_TLSEXT_ERR_NOACK }
-                let bytes = Unmanaged<StapleBytes>.fromOpaque(argument).takeUnretainedValue().bytes
-                // OpenSSL takes the copy and frees it with OPENSSL_free.
-                guard let copy = CRYPTO_malloc(bytes.count, "LocalTLSServer", 0) else { return SSL_TLSEXT_ERR_ALERT_FATAL }
-                bytes.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-                _ = shim_SSL_set_tlsext_status_ocsp_resp(ssl, copy.assumingMemoryBound(to: UInt8.self), bytes.count)
-                return SSL_TLSEXT_ERR_OK
-            }
-            // Unretained: the server, and every connection thread, hold the bytes while OpenSSL may call back.
-            _ = shim_SSL_CTX_set_tlsext_status_arg(context, Unmanaged.passUnretained(staple).toOpaque())
-        }
-        self.staple = staple
+        func fail(_ message: String) -> PincheckError { PincheckError(.openSSL, message) }
 
         let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketFD >= 0 else { throw fail("socket() failed (errno \(errno))") }
@@ -93,7 +64,7 @@ public final class LocalTLSServer: @unchecked Sendable {
             close(socketFD)
             throw fail("cannot listen on 127.0.0.1 (errno \(errno))")
         }
-        self.context = context
+        self.tls = tls
         self.listener = socketFD
         self.port = UInt16(bigEndian: address.sin_port)
         guard startingThread({ [self] in acceptLoop() }) else {
@@ -101,7 +72,6 @@ public final class LocalTLSServer: @unchecked Sendable {
             // so it neither waits for an accept loop that never ran nor frees the context twice.
             stopped.withLock { $0 = true }
             close(socketFD)
-            SSL_CTX_free(context)
             throw PincheckError(.openSSL, "cannot start the server's accept thread")
         }
     }
@@ -116,7 +86,6 @@ public final class LocalTLSServer: @unchecked Sendable {
             shutdown(listener, Int32(SHUT_RDWR))
             finished.wait()
             close(listener)
-            SSL_CTX_free(context)
         }
     }
 
@@ -133,39 +102,23 @@ public final class LocalTLSServer: @unchecked Sendable {
             var timeout = timeval(tv_sec: 5, tv_usec: 0)
             setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            // The SSL holds a reference to the context, so `stop()` may free its own while a
-            // connection thread still works; the thread holds the staple's bytes.
-            guard let ssl = SSL_new(context) else {
-                close(client)
-                continue
-            }
-            let connection = Connection(ssl: ssl, socket: client)
-            let staple = staple
-            if !DetachedThread.start({ withExtendedLifetime(staple) { connection.serve() } }) {
+            let connection = Connection(tls: tls, socket: client)
+            if !DetachedThread.start({ connection.serve() }) {
                 connection.serve()
             }
         }
     }
 }
 
-/// One accepted connection: handshake, close_notify, close. Owned by the thread that serves it.
-private struct Connection: @unchecked Sendable {
-    // @unchecked: the SSL and the socket are used by one thread, the one serving the connection.
-    let ssl: OpaquePointer
+/// One accepted connection: handshake, close_notify, close. Owned by the thread that serves it;
+/// it holds the TLS context, so `stop()` may let go of the server's while a connection still works.
+private struct Connection: Sendable {
+    let tls: TLSServerContext
     let socket: Int32
 
     func serve() {
         _ = SignalMask.blockSIGPIPE()
-        SSL_set_fd(ssl, socket)
-        if SSL_accept(ssl) == 1 { SSL_shutdown(ssl) }
-        SSL_free(ssl)
-        ERR_clear_error()
+        tls.serve(socket: socket)
         close(socket)
     }
-}
-
-/// The bytes of a stapled response, where OpenSSL's status callback finds them.
-private final class StapleBytes: Sendable {
-    let bytes: [UInt8]
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
 }

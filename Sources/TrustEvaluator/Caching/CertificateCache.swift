@@ -1,3 +1,4 @@
+internal import PincheckOpenSSL
 /// Certificates parsed before, found again by the SHA-256 of their DER.
 ///
 /// Parsing is most of the cost of judging a chain seen for the first time: OpenSSL 3.0 spends

@@ -1,4 +1,5 @@
 import FoundationEssentials
+internal import PincheckOpenSSL
 
 /// Verdicts already reached, reused when the same evaluator sees the same served chain for the
 /// same host again while nothing that decided the verdict can have changed.

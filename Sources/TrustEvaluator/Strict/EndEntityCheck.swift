@@ -1,3 +1,4 @@
+internal import PincheckOpenSSL
 /// CABF 7.1.2.7.8 (x509-limbo `webpki::ee-basicconstraints-ca`, `webpki::ca-as-leaf`): the leaf is
 /// not a CA, and does not carry name constraints, which only mean something on a CA (RFC 5280 §4.2.1.10).
 struct EndEntityCheck: PathCheck {

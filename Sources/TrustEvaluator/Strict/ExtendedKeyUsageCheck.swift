@@ -1,3 +1,4 @@
+internal import PincheckOpenSSL
 /// CABF 7.1.2.7.10: a subscriber certificate carries a non-critical extendedKeyUsage with the
 /// purpose asked for and without anyExtendedKeyUsage (x509-limbo `webpki::eku::*`).
 ///

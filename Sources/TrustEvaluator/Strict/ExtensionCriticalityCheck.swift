@@ -1,3 +1,4 @@
+internal import PincheckOpenSSL
 /// Extensions every certificate of the path must encode correctly: each decodes (a malformed
 /// authorityInfoAccess, for example, is refused rather than ignored), and policyConstraints is
 /// critical (RFC 5280 §4.2.1.11: "Conforming CAs MUST mark this extension as critical").

@@ -1,3 +1,4 @@
+internal import PincheckOpenSSL
 /// RFC 5280 §4.1.2.2: serial numbers are positive and at most 20 octets long. Judged on every
 /// certificate the path uses except its trust anchor (anchors are trusted as configured).
 struct SerialNumberCheck: PathCheck {

@@ -1,3 +1,4 @@
+internal import PincheckOpenSSL
 /// The leaf's subjectAltName is well formed for the Web PKI: every DNS name is a valid host name
 /// (letters, digits, hyphens; a wildcard only as the whole leftmost label, never `*.tld`), and the
 /// extension is critical only when the subject is empty (RFC 5280 §4.2.1.6).

@@ -1,7 +1,7 @@
 internal import COpenSSL
 
 /// Ed25519 (RFC 8032) through OpenSSL's EVP: the signatures of pin-set updates.
-package enum Ed25519 {
+package enum Ed25519Keys {
     /// Raw public keys are 32 bytes; signatures 64.
     package static let publicKeyLength = 32
     package static let signatureLength = 64
@@ -26,7 +26,7 @@ package enum Ed25519 {
     }
 
     /// A new key pair: the private key as PKCS #8 PEM and the raw public key.
-    package static func generate() throws(PincheckError) -> (privateKeyPEM: String, publicKey: [UInt8]) {
+    package static func generate() throws(OpenSSLFailure) -> (privateKeyPEM: String, publicKey: [UInt8]) {
         guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, nil) else { throw failure("cannot create a key context") }
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer? = nil
@@ -44,11 +44,11 @@ package enum Ed25519 {
 
     /// Signs `message` with a PEM private key; returns the signature and the raw public key.
     /// - Parameter passphrase: For an encrypted key; without it such a key is refused (never a prompt).
-    package static func sign(_ message: [UInt8], privateKeyPEM: [UInt8], passphrase: [UInt8]? = nil) throws(PincheckError) -> (signature: [UInt8], publicKey: [UInt8]) {
+    package static func sign(_ message: [UInt8], privateKeyPEM: [UInt8], passphrase: [UInt8]? = nil) throws(OpenSSLFailure) -> (signature: [UInt8], publicKey: [UInt8]) {
         let key = try PrivateKeyPEM.read(privateKeyPEM, passphrase: passphrase, what: "signing key")
         defer { EVP_PKEY_free(key) }
         guard EVP_PKEY_get_id(key) == EVP_PKEY_ED25519 else {
-            throw PincheckError(.invalidPolicy, "the key is not an Ed25519 key (make one with pincheck keygen)")
+            throw OpenSSLFailure(.wrongKeyType, "the key is not an Ed25519 key (make one with pincheck keygen)")
         }
         guard let context = EVP_MD_CTX_new() else { throw failure("cannot create a signing context") }
         defer { EVP_MD_CTX_free(context) }
@@ -61,14 +61,14 @@ package enum Ed25519 {
         return (signature, try rawPublicKey(key))
     }
 
-    private static func rawPublicKey(_ key: OpaquePointer) throws(PincheckError) -> [UInt8] {
+    private static func rawPublicKey(_ key: OpaquePointer) throws(OpenSSLFailure) -> [UInt8] {
         var raw = [UInt8](repeating: 0, count: publicKeyLength)
         var length = raw.count
         guard EVP_PKEY_get_raw_public_key(key, &raw, &length) == 1, length == publicKeyLength else { throw failure("cannot read the public key") }
         return raw
     }
 
-    private static func failure(_ message: String) -> PincheckError {
-        PincheckError(.openSSL, "Ed25519: \(message): \(OpenSSLErrorStack.drainedText())")
+    private static func failure(_ message: String) -> OpenSSLFailure {
+        OpenSSLFailure(.library, "Ed25519: \(message): \(OpenSSLErrorStack.drainedText())")
     }
 }

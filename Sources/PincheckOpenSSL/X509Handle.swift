@@ -7,28 +7,30 @@ import FoundationEssentials
 /// objects as safe for concurrent reads (its internal caches, such as the extension flags, are
 /// filled under a lock, and `X509_check_purpose(x, -1, 0)` fills them at init here anyway).
 package final class X509Handle: @unchecked Sendable {
-    package let ref: OpaquePointer
+    /// The `X509` itself: never leaves this module.
+    let ref: OpaquePointer
     /// The certificate exactly as it was parsed (or as OpenSSL re-encodes it, for store anchors).
     package let der: [UInt8]
     /// The DER SubjectPublicKeyInfo, as the certificate carries it.
-    let spkiDER: [UInt8]
+    package let spkiDER: [UInt8]
     /// Extension facts for the strict profile, read once.
-    let facts: CertificateFacts
+    package let facts: CertificateFacts
 
     /// Parses one DER certificate; trailing bytes are an error.
-    init(der bytes: [UInt8], source: String?, position: String) throws(PincheckError) {
+    /// - Parameter position: How messages name the certificate ("certificate #2").
+    package init(der bytes: [UInt8], position: String) throws(OpenSSLFailure) {
         OpenSSLErrorStack.clear()
         let (parsed, consumed) = DERDecoding.decode(bytes) { d2i_X509(nil, $0, $1) }
         guard let parsed else {
-            throw PincheckError(.malformedDER, "\(position) is not a DER certificate: \(OpenSSLErrorStack.drainedText())", source: source)
+            throw OpenSSLFailure(.malformedDER, "\(position) is not a DER certificate: \(OpenSSLErrorStack.drainedText())")
         }
         guard consumed == bytes.count else {
             X509_free(parsed)
-            throw PincheckError(.malformedDER, "\(position) has \(bytes.count - consumed) bytes after the end of the certificate", source: source)
+            throw OpenSSLFailure(.malformedDER, "\(position) has \(bytes.count - consumed) bytes after the end of the certificate")
         }
         guard let spki = Self.encodeSPKI(parsed) else {
             X509_free(parsed)
-            throw PincheckError(.malformedDER, "\(position) has a public key OpenSSL cannot encode: \(OpenSSLErrorStack.drainedText())", source: source)
+            throw OpenSSLFailure(.malformedDER, "\(position) has a public key OpenSSL cannot encode: \(OpenSSLErrorStack.drainedText())")
         }
         // Compute the cached extension flags now, so later concurrent readers find them filled.
         _ = X509_check_purpose(parsed, -1, 0)
@@ -42,7 +44,7 @@ package final class X509Handle: @unchecked Sendable {
     }
 
     /// Takes a new reference on a certificate OpenSSL lent us (get0), e.g. a store anchor.
-    package init?(borrowing pointer: OpaquePointer) {
+    init?(borrowing pointer: OpaquePointer) {
         guard X509_up_ref(pointer) == 1 else { return nil }
         guard let der = Self.encodeDER(pointer), let spki = Self.encodeSPKI(pointer) else {
             X509_free(pointer)
@@ -80,10 +82,10 @@ package final class X509Handle: @unchecked Sendable {
 
     // MARK: Accessors (computed on demand; none of them mutates the X509)
 
-    var subject: String { Self.rfc4514(X509_get_subject_name(ref)) }
-    var issuer: String { Self.rfc4514(X509_get_issuer_name(ref)) }
+    package var subject: String { Self.rfc4514(X509_get_subject_name(ref)) }
+    package var issuer: String { Self.rfc4514(X509_get_issuer_name(ref)) }
 
-    var serialNumberHex: String {
+    package var serialNumberHex: String {
         guard let serial = X509_get0_serialNumber(ref), let bn = ASN1_INTEGER_to_BN(serial, nil) else { return "" }
         defer { BN_free(bn) }
         guard let hex = BN_bn2hex(bn) else { return "" }
@@ -91,53 +93,53 @@ package final class X509Handle: @unchecked Sendable {
         return String(cString: hex).lowercased()
     }
 
-    var notBefore: Date { Self.date(X509_get0_notBefore(ref)) }
-    var notAfter: Date { Self.date(X509_get0_notAfter(ref)) }
+    package var notBefore: Date { Self.date(X509_get0_notBefore(ref)) }
+    package var notAfter: Date { Self.date(X509_get0_notAfter(ref)) }
     /// The validity bounds in whole seconds since 1970 (`Int64.min` when unreadable).
-    var notBeforeSeconds: Int64 { Self.seconds(X509_get0_notBefore(ref)) }
-    var notAfterSeconds: Int64 { Self.seconds(X509_get0_notAfter(ref)) }
+    package var notBeforeSeconds: Int64 { Self.seconds(X509_get0_notBefore(ref)) }
+    package var notAfterSeconds: Int64 { Self.seconds(X509_get0_notAfter(ref)) }
 
     /// True when the subject and issuer names match and the certificate's own key verifies its signature.
-    var isSelfSigned: Bool { X509_self_signed(ref, 1) == 1 }
+    package var isSelfSigned: Bool { X509_self_signed(ref, 1) == 1 }
 
     /// True when the subject and issuer names match (RFC 5280 §3.3 "self-issued"), whatever key signed
     /// it: a CA's key rollover certificate. Such intermediates do not count towards path lengths.
-    var isSelfIssued: Bool { X509_get_extension_flags(ref) & UInt32(EXFLAG_SI) != 0 }
+    package var isSelfIssued: Bool { X509_get_extension_flags(ref) & UInt32(EXFLAG_SI) != 0 }
 
     /// True for a root: self-issued, and its own key verifies its signature. Unlike ``isSelfSigned``
     /// (OpenSSL's `X509_self_signed`), an authorityKeyIdentifier naming some other issuer does not
     /// make it a non-root.
-    var isRoot: Bool {
+    package var isRoot: Bool {
         defer { OpenSSLErrorStack.clear() }
         return isSelfIssued && X509_get0_pubkey(ref).map { X509_verify(ref, $0) == 1 } == true
     }
 
     /// True when basicConstraints says CA (OpenSSL's `X509_check_ca` > 0 also accepts v1 self-signed roots).
-    var isCertificateAuthority: Bool { X509_check_ca(ref) > 0 }
+    package var isCertificateAuthority: Bool { X509_check_ca(ref) > 0 }
 
-    var keyUsage: Set<KeyUsage>? {
+    /// The keyUsage bits that are set, by their RFC 5280 number (0 digitalSignature … 8
+    /// decipherOnly); nil when the extension is absent.
+    package var keyUsageBits: [Int]? {
         guard X509_get_extension_flags(ref) & UInt32(EXFLAG_KUSAGE) != 0 else { return nil }
         let bits = X509_get_key_usage(ref)
-        let masks: [(KeyUsage, Int32)] = [
-            (.digitalSignature, KU_DIGITAL_SIGNATURE), (.contentCommitment, KU_NON_REPUDIATION),
-            (.keyEncipherment, KU_KEY_ENCIPHERMENT), (.dataEncipherment, KU_DATA_ENCIPHERMENT),
-            (.keyAgreement, KU_KEY_AGREEMENT), (.keyCertSign, KU_KEY_CERT_SIGN), (.cRLSign, KU_CRL_SIGN),
-            (.encipherOnly, KU_ENCIPHER_ONLY), (.decipherOnly, KU_DECIPHER_ONLY),
+        let masks: [Int32] = [
+            KU_DIGITAL_SIGNATURE, KU_NON_REPUDIATION, KU_KEY_ENCIPHERMENT, KU_DATA_ENCIPHERMENT,
+            KU_KEY_AGREEMENT, KU_KEY_CERT_SIGN, KU_CRL_SIGN, KU_ENCIPHER_ONLY, KU_DECIPHER_ONLY,
         ]
-        return Set(masks.filter { bits & UInt32($0.1) != 0 }.map(\.0))
+        return masks.indices.filter { bits & UInt32(masks[$0]) != 0 }
     }
 
     /// Decoded at parse time (every evaluation's name checks read them).
-    let subjectAlternativeNames: [SubjectAlternativeName]
+    package let subjectAlternativeNames: [GeneralName]
     /// The DNS names and IP addresses among them.
-    let dnsNames: [String]
-    let ipAddresses: [String]
+    package let dnsNames: [String]
+    package let ipAddresses: [String]
 
-    private static func readSubjectAlternativeNames(_ ref: OpaquePointer) -> [SubjectAlternativeName] {
+    private static func readSubjectAlternativeNames(_ ref: OpaquePointer) -> [GeneralName] {
         guard let raw = X509_get_ext_d2i(ref, NID_subject_alt_name, nil, nil) else { return [] }
         let names = OpaquePointer(raw)
         defer { shim_GENERAL_NAMES_free(names) }
-        var result: [SubjectAlternativeName] = []
+        var result: [GeneralName] = []
         for index in 0..<shim_sk_GENERAL_NAME_num(names) {
             guard let name = shim_sk_GENERAL_NAME_value(names, index) else { continue }
             result.append(Self.generalName(name))
@@ -145,7 +147,7 @@ package final class X509Handle: @unchecked Sendable {
         return result
     }
 
-    private static func generalName(_ name: UnsafeMutablePointer<GENERAL_NAME>) -> SubjectAlternativeName {
+    private static func generalName(_ name: UnsafeMutablePointer<GENERAL_NAME>) -> GeneralName {
         switch name.pointee.type {
         case GEN_DNS:
             return .dnsName(string(UnsafePointer(name.pointee.d.dNSName)))
@@ -160,9 +162,9 @@ package final class X509Handle: @unchecked Sendable {
         }
     }
 
-    private static func subtrees(_ stack: OpaquePointer?) -> [SubjectAlternativeName]? {
+    private static func subtrees(_ stack: OpaquePointer?) -> [GeneralName]? {
         guard let stack else { return nil }
-        var result: [SubjectAlternativeName] = []
+        var result: [GeneralName] = []
         for index in 0..<shim_sk_GENERAL_SUBTREE_num(stack) {
             guard let subtree = shim_sk_GENERAL_SUBTREE_value(stack, index), let base = subtree.pointee.base else { continue }
             result.append(generalName(base))
@@ -272,25 +274,25 @@ package final class X509Handle: @unchecked Sendable {
         return facts
     }
 
-    var publicKeyDescription: PublicKeyDescription {
-        guard let key = X509_get0_pubkey(ref) else { return PublicKeyDescription(algorithm: .unknown("unparsed"), bits: 0) }
+    package var publicKeyDescription: KeyDescription {
+        guard let key = X509_get0_pubkey(ref) else { return KeyDescription(algorithm: .unknown("unparsed"), bits: 0) }
         let bits = Int(EVP_PKEY_get_bits(key))
         switch EVP_PKEY_get_base_id(key) {
         case EVP_PKEY_RSA, EVP_PKEY_RSA_PSS:
-            return PublicKeyDescription(algorithm: .rsa, bits: bits)
+            return KeyDescription(algorithm: .rsa, bits: bits)
         case EVP_PKEY_EC:
             var buffer = [CChar](repeating: 0, count: 80)
             var length = 0
             let curve = EVP_PKEY_get_group_name(key, &buffer, buffer.count, &length) == 1
                 ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
-            return PublicKeyDescription(algorithm: .ecdsa(curve: curve), bits: bits)
+            return KeyDescription(algorithm: .ecdsa(curve: curve), bits: bits)
         case EVP_PKEY_ED25519:
-            return PublicKeyDescription(algorithm: .ed25519, bits: bits)
+            return KeyDescription(algorithm: .ed25519, bits: bits)
         case EVP_PKEY_ED448:
-            return PublicKeyDescription(algorithm: .ed448, bits: bits)
+            return KeyDescription(algorithm: .ed448, bits: bits)
         default:
             let name = EVP_PKEY_get0_type_name(key).map { String(cString: $0) } ?? "unknown"
-            return PublicKeyDescription(algorithm: .unknown(name), bits: bits)
+            return KeyDescription(algorithm: .unknown(name), bits: bits)
         }
     }
 

@@ -3,13 +3,13 @@ internal import COpenSSL
 /// PKCS #7 certificate bundles (`.p7b`, `.p7c`: a SignedData that carries certificates and no
 /// content). Java's `CertificateFactory.generateCertificates` reads them, DER or PEM, so an
 /// Android `@raw` resource may be one, and Windows exports a certificate with its chain as one.
-enum PKCS7Bundle {
+package enum PKCS7Bundle {
     /// `06 09 2A 86 48 86 F7 0D 01 07 02`: the object identifier pkcs7-signedData, as a ContentInfo
     /// starts with it.
     private static let signedDataOID: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02]
 
     /// True when `der` starts as a ContentInfo of type signedData (read from the bytes, not parsed).
-    static func isSignedData(_ der: [UInt8]) -> Bool {
+    package static func isSignedData(_ der: [UInt8]) -> Bool {
         guard der.count > 2, der[0] == 0x30, der[1] != 0x80 else { return false }
         let header = der[1] < 0x80 ? 2 : 2 + Int(der[1] & 0x7F)
         guard header + signedDataOID.count <= der.count else { return false }
@@ -18,34 +18,39 @@ enum PKCS7Bundle {
 
     /// The bundle's certificates, leaf first when they form one chain (the encoding keeps no
     /// order: a SET OF may be sorted), otherwise as encoded.
-    /// - Throws: ``PincheckError``: not a SignedData, bytes after it, no certificate, too many.
-    static func certificates(_ der: [UInt8], source: String?, position: String) throws(PincheckError) -> [Certificate] {
+    /// - Parameters:
+    ///   - maximumCount: The most certificates a bundle may hold.
+    ///   - maximumChainLength: The longest bundle put in chain order (``chainOrder(_:maximumChainLength:)``).
+    /// - Throws: ``OpenSSLFailure``: not a SignedData, bytes after it, no certificate, too many.
+    package static func certificates(_ der: [UInt8], position: String, maximumCount: Int, maximumChainLength: Int) throws(OpenSSLFailure) -> [X509Handle] {
         OpenSSLErrorStack.clear()
         defer { OpenSSLErrorStack.clear() }
         let (parsed, consumed) = DERDecoding.decode(der) { d2i_PKCS7(nil, $0, $1) }
         guard let parsed else {
-            throw PincheckError(.malformedDER, "\(position) is not a PKCS #7 bundle: \(OpenSSLErrorStack.drainedText())", source: source)
+            throw OpenSSLFailure(.malformedDER, "\(position) is not a PKCS #7 bundle: \(OpenSSLErrorStack.drainedText())")
         }
         defer { PKCS7_free(parsed) }
         guard consumed == der.count else {
-            throw PincheckError(.malformedDER, "\(position) has \(der.count - consumed) bytes after the end of the PKCS #7 bundle", source: source)
+            throw OpenSSLFailure(.malformedDER, "\(position) has \(der.count - consumed) bytes after the end of the PKCS #7 bundle")
         }
-        guard let stack = shim_PKCS7_signed_certificates(parsed), shim_sk_X509_num(stack) > 0 else {
-            throw PincheckError(.emptyInput, "\(position) is a PKCS #7 bundle with no certificate in it", source: source)
+        // PKCS7_type_is_signed is a macro: the content type's NID, read here.
+        guard OBJ_obj2nid(parsed.pointee.type) == NID_pkcs7_signed, let signed = parsed.pointee.d.sign,
+              let stack = signed.pointee.cert, shim_sk_X509_num(stack) > 0 else {
+            throw OpenSSLFailure(.emptyInput, "\(position) is a PKCS #7 bundle with no certificate in it")
         }
         let count = Int(shim_sk_X509_num(stack))
-        guard count <= Limits.maximumBundleCertificates else {
-            throw PincheckError(.tooLarge, "\(position) holds \(count) certificates; a bundle may hold at most \(Limits.maximumBundleCertificates)", source: source)
+        guard count <= maximumCount else {
+            throw OpenSSLFailure(.tooLarge, "\(position) holds \(count) certificates; a bundle may hold at most \(maximumCount)")
         }
-        var certificates: [Certificate] = []
+        var certificates: [X509Handle] = []
         for index in 0..<count {
             // A new reference each: the bundle's own goes with PKCS7_free.
             guard let x509 = shim_sk_X509_value(stack, Int32(index)), let handle = X509Handle(borrowing: x509) else {
-                throw PincheckError(.malformedDER, "certificate #\(index + 1) of \(position) cannot be re-encoded", source: source)
+                throw OpenSSLFailure(.malformedDER, "certificate #\(index + 1) of \(position) cannot be re-encoded")
             }
-            certificates.append(Certificate(handle: handle))
+            certificates.append(handle)
         }
-        return chainOrder(certificates)
+        return chainOrder(certificates, maximumChainLength: maximumChainLength)
     }
 
     /// Leaf first, each next certificate the issuer of the one before (`X509_check_issued`: name
@@ -53,16 +58,15 @@ enum PKCS7Bundle {
     /// links reach every certificate; otherwise unchanged. Nothing is verified here. A bundle
     /// longer than a server may serve is a set of anchors, whose order does not matter: it is not
     /// compared pair by pair (4,096 certificates would be 16 million comparisons).
-    static func chainOrder(_ certificates: [Certificate]) -> [Certificate] {
-        guard (2...Limits.maximumServedChainLength).contains(certificates.count) else { return certificates }
-        defer { OpenSSLErrorStack.clear() }
-        func issued(by issuer: Certificate, _ subject: Certificate) -> Bool {
-            issuer != subject && X509_check_issued(issuer.handle.ref, subject.handle.ref) == X509_V_OK
+    static func chainOrder(_ certificates: [X509Handle], maximumChainLength: Int) -> [X509Handle] {
+        guard (2...max(2, maximumChainLength)).contains(certificates.count) else { return certificates }
+        func issued(by issuer: X509Handle, _ subject: X509Handle) -> Bool {
+            issuer !== subject && issuer.der != subject.der && issuer.mayHaveIssued(subject)
         }
         let leaves = certificates.filter { candidate in !certificates.contains { issued(by: candidate, $0) } }
         guard leaves.count == 1 else { return certificates }
         var ordered = leaves
-        var rest = certificates.filter { $0 != leaves[0] }
+        var rest = certificates.filter { $0 !== leaves[0] && $0.der != leaves[0].der }
         while let last = ordered.last, let next = rest.firstIndex(where: { issued(by: $0, last) }) {
             ordered.append(rest.remove(at: next))
         }

@@ -3,21 +3,18 @@ internal import COpenSSL
 /// A public key that will be served before any certificate for it exists: from a certificate
 /// signing request, a public key or a private key (PEM), as `pincheck plan --next` and
 /// `--backup` take them.
-package struct PublicKeyFile: Sendable {
+package struct PublicKeyReader: Sendable {
     /// What the file was: `certificate request`, `public key` or `private key`.
     package let kind: String
     /// The SubjectPublicKeyInfo DER (what an SPKI pin hashes).
     package let subjectPublicKeyInfo: [UInt8]
 
-    /// The SHA-256 SPKI pin of the key.
-    package var pin: PublicKeyPin { PublicKeyPin(algorithm: .sha256, unchecked: Digest.sha256(subjectPublicKeyInfo)) }
-
     /// Reads the key of a PEM CSR, public key or private key; nil when the text holds none of them
     /// (a certificate, say).
-    /// - Throws: ``PincheckError`` when such a block is there but does not parse.
+    /// - Throws: ``OpenSSLFailure`` when such a block is there but does not parse, or holds a key no server certificate can carry.
     /// - Parameter passphrase: For an encrypted private key; without it such a key is refused
     ///   with a typed error (OpenSSL is never allowed to prompt).
-    package static func read(_ bytes: [UInt8], source: String, passphrase: [UInt8]? = nil) throws(PincheckError) -> PublicKeyFile? {
+    package static func read(_ bytes: [UInt8], passphrase: [UInt8]? = nil) throws(OpenSSLFailure) -> PublicKeyReader? {
         let text = String(decoding: bytes, as: UTF8.self)
         let kind: String
         if text.contains("-----BEGIN CERTIFICATE REQUEST-----") || text.contains("-----BEGIN NEW CERTIFICATE REQUEST-----") {
@@ -31,9 +28,7 @@ package struct PublicKeyFile: Sendable {
         }
         var privateKey: OpaquePointer? = nil
         if kind == "private key" {
-            do { privateKey = try PrivateKeyPEM.read(bytes, passphrase: passphrase, what: "private key") } catch {
-                throw PincheckError(error.code, error.message, source: source)
-            }
+            privateKey = try PrivateKeyPEM.read(bytes, passphrase: passphrase, what: "private key")
         }
         defer { if let privateKey { EVP_PKEY_free(privateKey) } }
         OpenSSLErrorStack.clear()
@@ -73,12 +68,12 @@ package struct PublicKeyFile: Sendable {
         }
         if let problem {
             OpenSSLErrorStack.clear()
-            throw PincheckError(.invalidPolicy, problem, source: source)
+            throw OpenSSLFailure(.wrongKeyType, problem)
         }
         guard let spki else {
-            throw PincheckError(.malformedPEM, "the \(kind) does not parse: \(OpenSSLErrorStack.drainedText())", source: source)
+            throw OpenSSLFailure(.malformedPEM, "the \(kind) does not parse: \(OpenSSLErrorStack.drainedText())")
         }
-        return PublicKeyFile(kind: kind, subjectPublicKeyInfo: spki)
+        return PublicKeyReader(kind: kind, subjectPublicKeyInfo: spki)
     }
 
     /// Why a key cannot be a TLS server certificate's (nil: it can): a key-agreement-only key

@@ -1,69 +1,89 @@
 internal import COpenSSL
 import FoundationEssentials
 
-/// What a stapled OCSP response says about a leaf, once checked.
-enum StapledOCSPOutcome: Sendable, Equatable {
-    /// Verified, fresh, and the leaf is good.
+/// What an OCSP response says about a certificate, once checked.
+package enum OCSPOutcome: Sendable, Equatable {
+    /// Verified, fresh, and the certificate is good.
     case good
-    /// Verified and fresh, and the leaf is revoked.
+    /// Verified and fresh, and the certificate is revoked.
     case revoked(reason: Int, at: Date?)
-    /// Verified and fresh, but the responder does not know the leaf.
+    /// Verified and fresh, but the responder does not know the certificate.
     case unknown
-    /// The response cannot be relied on: malformed, wrong signer, not about this leaf, or stale.
-    case unusable(String)
+    /// The response cannot be relied on.
+    case unusable(OCSPUnusable)
 }
 
-/// Checks a stapled OCSP response against the verified path, at an injected time.
-package enum StapledOCSP {
+/// Why an OCSP response cannot be relied on.
+package enum OCSPUnusable: Sendable, Equatable {
+    case notDER
+    /// The responder's status was not successful (its number).
+    case unsuccessful(Int)
+    case noBasicResponse
+    /// The signature or the signer does not verify; OpenSSL's words.
+    case badSignature(String)
+    /// The response has no answer about this certificate.
+    case notAboutCertificate
+    case thisUpdateMissingOrInFuture
+    /// Stale by its nextUpdate.
+    case staleByNextUpdate(Date)
+    /// No nextUpdate, and produced longer ago than allowed.
+    case staleByAge(produced: Date)
+    /// OpenSSL failed (out of memory): what failed.
+    case library(String)
+}
+
+/// Checks and reads OCSP responses against certificates, at an injected time.
+package enum OCSPResponse {
     /// - Parameters:
     ///   - der: The response as stapled (DER `OCSPResponse`).
     ///   - leaf: The leaf it must be about.
     ///   - issuer: The leaf's issuer from the verified path: it, or a responder it delegated to
     ///     (extendedKeyUsage OCSPSigning), must have signed the response.
-    ///   - time: The verification time.
+    ///   - seconds: The verification time, in seconds since 1970.
     ///   - maximumAge: How old `thisUpdate` may be when the response has no `nextUpdate`.
-    static func check(_ der: [UInt8], leaf: Certificate, issuer: Certificate, at time: Date, maximumAge: TimeInterval) -> StapledOCSPOutcome {
+    package static func check(_ der: [UInt8], leaf: X509Handle, issuer: X509Handle, at seconds: Int64, maximumAge: TimeInterval) -> OCSPOutcome {
+        let time = Date(timeIntervalSince1970: TimeInterval(seconds))
         OpenSSLErrorStack.clear()
         defer { OpenSSLErrorStack.clear() }
         let response = DERDecoding.decode(der) { d2i_OCSP_RESPONSE(nil, $0, $1) }.object
-        guard let response else { return .unusable("the stapled OCSP response is not DER") }
+        guard let response else { return .unusable(.notDER) }
         defer { OCSP_RESPONSE_free(response) }
         let status = OCSP_response_status(response)
-        guard status == OCSP_RESPONSE_STATUS_SUCCESSFUL else { return .unusable("the responder answered with status \(status), not successful") }
-        guard let basic = OCSP_response_get1_basic(response) else { return .unusable("the response has no basic OCSP response") }
+        guard status == OCSP_RESPONSE_STATUS_SUCCESSFUL else { return .unusable(.unsuccessful(Int(status))) }
+        guard let basic = OCSP_response_get1_basic(response) else { return .unusable(.noBasicResponse) }
         defer { OCSP_BASICRESP_free(basic) }
 
         // Verify the signature and the signer: the issuer is the only anchor (a partial chain), at the injected time.
-        guard let store = X509_STORE_new() else { return .unusable("X509_STORE_new failed") }
+        guard let store = X509_STORE_new() else { return .unusable(.library("X509_STORE_new")) }
         defer { X509_STORE_free(store) }
-        _ = X509_STORE_add_cert(store, issuer.handle.ref)
+        _ = X509_STORE_add_cert(store, issuer.ref)
         let parameters = X509_STORE_get0_param(store)
-        X509_VERIFY_PARAM_set_time(parameters, time_t(Timestamp.seconds(time)))
+        X509_VERIFY_PARAM_set_time(parameters, time_t(seconds))
         _ = X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN))
-        guard let untrusted = shim_sk_X509_new_null() else { return .unusable("sk_X509_new_null failed") }
+        guard let untrusted = shim_sk_X509_new_null() else { return .unusable(.library("sk_X509_new_null")) }
         defer { shim_sk_X509_free(untrusted) }
-        _ = shim_sk_X509_push(untrusted, issuer.handle.ref)
+        _ = shim_sk_X509_push(untrusted, issuer.ref)
         guard OCSP_basic_verify(basic, untrusted, store, 0) == 1 else {
-            return .unusable("the response's signature or signer does not verify (it must be signed by the issuer or its delegated OCSP responder): \(OpenSSLErrorStack.drainedText())")
+            return .unusable(.badSignature(OpenSSLErrorStack.drainedText()))
         }
 
-        guard let id = OCSP_cert_to_id(nil, leaf.handle.ref, issuer.handle.ref) else { return .unusable("cannot make the certificate ID") }
+        guard let id = OCSP_cert_to_id(nil, leaf.ref, issuer.ref) else { return .unusable(.library("OCSP_cert_to_id")) }
         defer { OCSP_CERTID_free(id) }
         var certificateStatus: Int32 = -1, reason: Int32 = -1
         var revokedAt: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
         var thisUpdate: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
         var nextUpdate: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
         guard OCSP_resp_find_status(basic, id, &certificateStatus, &reason, &revokedAt, &thisUpdate, &nextUpdate) == 1 else {
-            return .unusable("the response is not about this certificate")
+            return .unusable(.notAboutCertificate)
         }
         let skew: TimeInterval = 300
         guard let produced = date(thisUpdate), produced <= time.addingTimeInterval(skew) else {
-            return .unusable("the response's thisUpdate is missing or in the future")
+            return .unusable(.thisUpdateMissingOrInFuture)
         }
         if let next = date(nextUpdate) {
-            if next < time.addingTimeInterval(-skew) { return .unusable("the response is stale: nextUpdate was \(Timestamp.iso8601(next))") }
+            if next < time.addingTimeInterval(-skew) { return .unusable(.staleByNextUpdate(next)) }
         } else if time.timeIntervalSince(produced) > maximumAge {
-            return .unusable("the response is stale: produced \(Timestamp.iso8601(produced)) and has no nextUpdate")
+            return .unusable(.staleByAge(produced: produced))
         }
         switch certificateStatus {
         case V_OCSP_CERTSTATUS_GOOD: return .good
@@ -96,7 +116,7 @@ package enum StapledOCSP {
     /// Reads what `der` says about `leaf`.
     /// - Parameter issuer: With it, an answer is the leaf's when its certificate ID (issuer name and
     ///   key hashes, serial number) is the leaf's; without it, when its serial number is.
-    package static func read(_ der: [UInt8], about leaf: Certificate, issuer: Certificate?) -> Reading {
+    package static func read(_ der: [UInt8], about leaf: X509Handle, issuer: X509Handle?) -> Reading {
         OpenSSLErrorStack.clear()
         defer { OpenSSLErrorStack.clear() }
         let response = DERDecoding.decode(der) { d2i_OCSP_RESPONSE(nil, $0, $1) }.object
@@ -106,9 +126,9 @@ package enum StapledOCSP {
         guard status == OCSP_RESPONSE_STATUS_SUCCESSFUL else { return .unsuccessful(String(cString: OCSP_response_status_str(Int(status)))) }
         guard let basic = OCSP_response_get1_basic(response) else { return .noBasicResponse }
         defer { OCSP_BASICRESP_free(basic) }
-        let leafID = issuer.flatMap { OCSP_cert_to_id(nil, leaf.handle.ref, $0.handle.ref) }
+        let leafID = issuer.flatMap { OCSP_cert_to_id(nil, leaf.ref, $0.ref) }
         defer { if let leafID { OCSP_CERTID_free(leafID) } }
-        guard issuer == nil || leafID != nil, let serial = X509_get0_serialNumber(leaf.handle.ref) else { return .answers([]) }
+        guard issuer == nil || leafID != nil, let serial = X509_get0_serialNumber(leaf.ref) else { return .answers([]) }
         var answers: [Answer] = []
         for index in 0..<max(0, OCSP_resp_count(basic)) {
             guard let single = OCSP_resp_get0(basic, index), let id = OCSP_SINGLERESP_get0_id(single) else { continue }
@@ -133,7 +153,7 @@ package enum StapledOCSP {
     /// has no such answer, or such an answer has no `nextUpdate` (its freshness is then a matter of
     /// the policy's maximum age). Nothing is verified: this only bounds how long a copy of the
     /// response is worth keeping.
-    package static func freshUntil(_ der: [UInt8], for leaf: Certificate) -> Date? {
+    package static func freshUntil(_ der: [UInt8], for leaf: X509Handle) -> Date? {
         guard case .answers(let answers) = read(der, about: leaf, issuer: nil) else { return nil }
         let nextUpdates = answers.compactMap(\.nextUpdate)
         return nextUpdates.count == answers.count ? nextUpdates.min() : nil
@@ -144,18 +164,5 @@ package enum StapledOCSP {
         var parts = tm()
         guard ASN1_TIME_to_tm(time, &parts) == 1 else { return nil }
         return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
-    }
-}
-
-extension X509Handle {
-    /// True when the certificate carries the TLS feature extension with status_request (must-staple, RFC 7633).
-    var requiresStapledOCSP: Bool {
-        guard let raw = X509_get_ext_d2i(ref, NID_tlsfeature, nil, nil) else { return false }
-        let features = OpaquePointer(raw)
-        defer { OPENSSL_sk_pop_free(features) { ASN1_INTEGER_free($0?.assumingMemoryBound(to: ASN1_INTEGER.self)) } }
-        for index in 0..<OPENSSL_sk_num(features) {
-            if let value = OPENSSL_sk_value(features, index), ASN1_INTEGER_get(value.assumingMemoryBound(to: ASN1_INTEGER.self)) == 5 { return true }
-        }
-        return false
     }
 }

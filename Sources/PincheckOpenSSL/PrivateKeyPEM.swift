@@ -3,7 +3,7 @@ internal import COpenSSL
 /// Reads PEM private keys without ever prompting: OpenSSL's default password callback asks on
 /// the terminal (and waits for ever on a pipe) when a key is encrypted. Here the passphrase is
 /// given up front, or the key is refused with a typed error that says how to give one.
-package enum PrivateKeyPEM {
+enum PrivateKeyPEM {
     /// Where a passphrase can come from, as the command documents it.
     package static let passphraseHelp = "give its passphrase with --passphrase-file FILE or the PINCHECK_KEY_PASSPHRASE environment variable"
 
@@ -14,14 +14,14 @@ package enum PrivateKeyPEM {
         return text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED")
     }
 
-    /// Parses the first private key in `bytes` (an `EVP_PKEY` the caller frees).
+    /// Parses the first private key in `bytes` (an `EVP_PKEY` the caller frees; it never leaves this module).
     /// - Parameter passphrase: For an encrypted key; nil refuses one without prompting.
-    /// - Throws: ``PincheckError`` `input.malformed-pem` for an encrypted key without a
+    /// - Throws: ``OpenSSLFailure`` `.malformedPEM` for an encrypted key without a
     ///   passphrase, a wrong passphrase, or a key that does not parse.
-    package static func read(_ bytes: [UInt8], passphrase: [UInt8]?, what: String) throws(PincheckError) -> OpaquePointer {
+    static func read(_ bytes: [UInt8], passphrase: [UInt8]?, what: String) throws(OpenSSLFailure) -> OpaquePointer {
         let encrypted = isEncrypted(bytes)
         if encrypted, passphrase == nil {
-            throw PincheckError(.malformedPEM, "the \(what) is encrypted: \(passphraseHelp)")
+            throw OpenSSLFailure(.malformedPEM, "the \(what) is encrypted: \(passphraseHelp)")
         }
         OpenSSLErrorStack.clear()
         var secret = passphrase ?? []
@@ -45,8 +45,8 @@ package enum PrivateKeyPEM {
         }
         guard let key else {
             let detail = OpenSSLErrorStack.drainedText()
-            if encrypted { throw PincheckError(.malformedPEM, "the \(what) is encrypted and the passphrase given does not open it (\(detail))") }
-            throw PincheckError(.malformedPEM, "the \(what) is not a PEM private key (\(detail))")
+            if encrypted { throw OpenSSLFailure(.malformedPEM, "the \(what) is encrypted and the passphrase given does not open it (\(detail))") }
+            throw OpenSSLFailure(.malformedPEM, "the \(what) is not a PEM private key (\(detail))")
         }
         return key
     }

@@ -1,4 +1,4 @@
-internal import COpenSSL
+package import PincheckOpenSSL
 
 /// The certificates a chain must lead to: the system store, or certificates the caller names.
 ///
@@ -18,7 +18,7 @@ public final class TrustAnchors: @unchecked Sendable {
         case nothing
     }
 
-    let store: OpaquePointer
+    package let store: X509Store
     /// The anchor certificates when the caller gave them; empty for the system store, whose
     /// certificates are looked up by OpenSSL on demand.
     public let certificates: [Certificate]
@@ -45,29 +45,19 @@ public final class TrustAnchors: @unchecked Sendable {
     public static let nothing: TrustAnchors = TrustAnchors(trustingNothing: ())
 
     private init(trustingNothing: Void) {
-        guard let store = X509_STORE_new() else { fatalError("X509_STORE_new failed: out of memory") }
-        self.store = store
+        do { self.store = try X509Store(systemDefaults: false, certificates: []) } catch { fatalError("\(error): out of memory") }
         self.certificates = []
         self.origin = .nothing
         self.certificatesAreWebPKIRoots = false
     }
 
     private init() {
-        guard let store = X509_STORE_new() else { fatalError("X509_STORE_new failed: out of memory") }
-        OpenSSLErrorStack.clear()
-        _ = X509_STORE_set_default_paths(store)
         // A missing default file or directory is not an error for OpenSSL users; it just trusts nothing.
-        _ = OpenSSLErrorStack.drain()
-        self.store = store
+        do { self.store = try X509Store(systemDefaults: true, certificates: []) } catch { fatalError("\(error): out of memory") }
         self.certificates = []
         self.certificatesAreWebPKIRoots = false
-        func environment(_ name: UnsafePointer<CChar>?, _ fallback: UnsafePointer<CChar>?) -> String {
-            if let name, let value = getenv(name) { return String(cString: value) }
-            return fallback.map { String(cString: $0) } ?? ""
-        }
-        self.origin = .system(
-            file: environment(X509_get_default_cert_file_env(), X509_get_default_cert_file()),
-            directory: environment(X509_get_default_cert_dir_env(), X509_get_default_cert_dir()))
+        let locations = X509Store.defaultLocations
+        self.origin = .system(file: locations.file, directory: locations.directory)
     }
 
     /// Anchors made of exactly these certificates; the system store is not consulted.
@@ -83,15 +73,7 @@ public final class TrustAnchors: @unchecked Sendable {
         guard !certificates.isEmpty else {
             throw PincheckError(.emptyInput, "no trust anchors given (an empty anchor set would trust nothing)")
         }
-        guard let store = X509_STORE_new() else { throw PincheckError(.openSSL, "X509_STORE_new failed") }
-        for certificate in certificates {
-            OpenSSLErrorStack.clear()
-            // The store takes its own reference. Adding the same certificate twice is harmless.
-            if X509_STORE_add_cert(store, certificate.handle.ref) != 1 {
-                _ = OpenSSLErrorStack.drain()
-            }
-        }
-        self.store = store
+        do { self.store = try X509Store(systemDefaults: false, certificates: certificates.map(\.handle)) } catch { throw PincheckError(error) }
         self.certificates = certificates
         self.origin = .certificates
         self.certificatesAreWebPKIRoots = webPKIRoots
@@ -102,15 +84,7 @@ public final class TrustAnchors: @unchecked Sendable {
     /// - Throws: ``PincheckError`` (`input.empty`) when `certificates` is empty: use ``system``.
     public init(systemAnd certificates: [Certificate]) throws(PincheckError) {
         guard !certificates.isEmpty else { throw PincheckError(.emptyInput, "no certificates to add to the system store") }
-        guard let store = X509_STORE_new() else { throw PincheckError(.openSSL, "X509_STORE_new failed") }
-        OpenSSLErrorStack.clear()
-        _ = X509_STORE_set_default_paths(store)
-        _ = OpenSSLErrorStack.drain()
-        for certificate in certificates {
-            OpenSSLErrorStack.clear()
-            if X509_STORE_add_cert(store, certificate.handle.ref) != 1 { _ = OpenSSLErrorStack.drain() }
-        }
-        self.store = store
+        do { self.store = try X509Store(systemDefaults: true, certificates: certificates.map(\.handle)) } catch { throw PincheckError(error) }
         self.certificates = certificates
         self.origin = TrustAnchors.system.origin
         self.certificatesAreWebPKIRoots = false
@@ -130,19 +104,16 @@ public final class TrustAnchors: @unchecked Sendable {
         try self.init(certificates: all)
     }
 
-    deinit { X509_STORE_free(store) }
+    /// Certificates the store lent to a verification (a system-store root), as `Certificate`s made
+    /// once: making one hashes the certificate and its key, too much to repeat on every evaluation.
+    /// Keyed by the handle's identity, which the store gives the same `X509` every time; a cached
+    /// `Certificate` holds its handle, so the identity is not reused while the entry lives.
+    private let wrapped = BoundedCache<ObjectIdentifier, Certificate>(capacity: 256)
 
-    /// Certificates the store lent to a verification (a system-store root), wrapped once: wrapping
-    /// re-encodes and inspects the certificate, too much to repeat on every evaluation. Keyed by
-    /// the `X509` address, which stays valid and unique: the store keeps every certificate it has
-    /// loaded until it is freed, and each cached `Certificate` holds its own reference as well.
-    private let wrapped = BoundedCache<UInt, Certificate>(capacity: 256)
-
-    /// The `Certificate` for an `X509` this store lent out.
-    func certificate(wrapping x509: OpaquePointer) -> Certificate? {
-        let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(x509)))
-        if let known = wrapped.value(for: key) { return known }
-        guard let handle = X509Handle(borrowing: x509) else { return nil }
+    /// The `Certificate` for a handle this store lent out.
+    func certificate(wrapping handle: X509Handle) -> Certificate {
+        let key = ObjectIdentifier(handle)
+        if let known = wrapped.value(for: key), known.handle === handle { return known }
         let certificate = Certificate(handle: handle)
         wrapped.insert(certificate, for: key)
         return certificate

@@ -1,48 +1,14 @@
-internal import COpenSSL
-import FoundationEssentials
-
-/// Owns exactly one OpenSSL `X509_CRL` and frees it in `deinit`.
-///
-/// `@unchecked Sendable`: never mutated after `init`; OpenSSL only reads a CRL during verification
-/// (its cached extension data is computed when it is parsed).
-final class CRLHandle: @unchecked Sendable {
-    let ref: OpaquePointer
-    let der: [UInt8]
-
-    init(der bytes: [UInt8], source: String?) throws(PincheckError) {
-        OpenSSLErrorStack.clear()
-        let (parsed, consumed) = DERDecoding.decode(bytes) { d2i_X509_CRL(nil, $0, $1) }
-        guard let parsed else {
-            throw PincheckError(.malformedDER, "not a DER CRL: \(OpenSSLErrorStack.drainedText())", source: source)
-        }
-        guard consumed == bytes.count else {
-            X509_CRL_free(parsed)
-            throw PincheckError(.malformedDER, "\(bytes.count - consumed) bytes after the end of the CRL", source: source)
-        }
-        self.ref = parsed
-        self.der = bytes
-        self.hasNumber = X509_CRL_get_ext_by_NID(parsed, NID_crl_number, -1) >= 0
-    }
-
-    /// True when the CRL carries a cRLNumber (RFC 5280 §5.2.3: conforming issuers MUST include it).
-    let hasNumber: Bool
-
-    /// thisUpdate and nextUpdate in whole seconds since 1970 (`Int64.min` when unreadable).
-    var lastUpdateSeconds: Int64 { X509Handle.seconds(X509_CRL_get0_lastUpdate(ref)) }
-    var nextUpdateSeconds: Int64? { X509_CRL_get0_nextUpdate(ref).map { X509Handle.seconds($0) } }
-
-    deinit { X509_CRL_free(ref) }
-}
+package import PincheckOpenSSL
 
 /// A certificate revocation list the caller supplies (Pincheck never fetches one).
 public struct CertificateRevocationList: Sendable, Hashable {
-    let handle: CRLHandle
+    package let handle: CRLHandle
 
     /// Parses one CRL in DER.
     /// - Throws: ``PincheckError`` (`input.empty`, `input.malformed-der`).
     public init(derEncoded: [UInt8], source: String? = nil) throws(PincheckError) {
         guard !derEncoded.isEmpty else { throw PincheckError(.emptyInput, "no bytes where a DER CRL was expected", source: source) }
-        handle = try CRLHandle(der: derEncoded, source: source)
+        do { handle = try CRLHandle(der: derEncoded) } catch { throw PincheckError(error, source: source) }
     }
 
     /// Parses the single `X509 CRL` block of a PEM text.
