@@ -222,5 +222,6 @@ echo "Generated test PKI in $OUT"
 "$(dirname "$0")/embed-demo-certificates.sh"
 # Revocation fixtures (must-staple leaf, OCSP responses) are made from the new keys.
 "$(dirname "$0")/make-revocation-fixtures.sh"
+"$(dirname "$0")/make-crl-fetch-fixtures.sh"
 # Signed Certificate Timestamp fixtures (test CT logs, serverinfo files, a leaf with embedded SCTs).
 "$(dirname "$0")/make-sct-fixtures.sh"

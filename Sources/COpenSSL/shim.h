@@ -12,6 +12,8 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/http.h>
+#include <openssl/httperr.h>
 #include <openssl/objects.h>
 #include <openssl/pkcs7.h>
 #include <openssl/pem.h>

@@ -57,7 +57,9 @@ final class EvaluationPlan: Sendable {
     ///   - served: What the peer sent, leaf first (not empty).
     ///   - peer: The normalised name the leaf must carry, if one was asked for.
     ///   - staple: The stapled OCSP response, if one was received.
+    ///   - revocationLists: The CRLs fetched from distribution points, when this road fetches them.
     func evaluate(_ served: [Certificate], peer requested: PeerName?, at time: Date, staple: [UInt8]?,
+                  revocationLists: FetchedRevocationLists? = nil,
                   verdictCache: VerdictCache?, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) -> Verdict {
         let leaf = served[0]
         diagnostics?(.evaluationStarted(host: requested?.text, time: time, servedCount: served.count))
@@ -74,8 +76,10 @@ final class EvaluationPlan: Sendable {
         // The same rounding as the verifier's: OpenSSL judges whole seconds.
         let second = Timestamp.seconds(time)
         var cacheKey: VerdictCache.Key? = nil
+        let fetchedLists = revocationLists?.lists ?? []
         if let verdictCache, !checks.dependsOnVerificationTime, !stapleCheck.dependsOnVerificationTime {
-            let key = VerdictCache.key(evaluator: identity, chain: served, host: requested?.text)
+            // A verdict that relied on fetched CRLs is kept apart from one that did not, and per CRL.
+            let key = VerdictCache.key(evaluator: identity, chain: served, host: requested?.text, revocationLists: fetchedLists)
             if let known = verdictCache.verdict(for: key, at: second) {
                 let verdict = known.reused(at: time, servedChain: served)
                 report(verdict, to: diagnostics)
@@ -85,6 +89,7 @@ final class EvaluationPlan: Sendable {
         }
 
         var run = Run(plan: self, served: served, leaf: leaf, time: time, staple: stapleCheck, tracksConsulted: cacheKey != nil)
+        run.fetchedLists = revocationLists
         switch (validation.nameValidation, requested) {
         case (.required, let peer?):
             run.peer = peer
@@ -100,7 +105,9 @@ final class EvaluationPlan: Sendable {
 
         let verdict = run.verdict()
         if let cacheKey, let verdictCache {
-            let window = validityWindow(at: second, served: served, consulted: run.consulted)
+            var window = validityWindow(at: second, served: served, consulted: run.consulted)
+            // A verdict never outlives a CRL it relied on.
+            for list in fetchedLists { window.add(list) }
             verdictCache.insert(verdict, for: cacheKey, from: window.from, until: window.until)
         }
         report(verdict, to: diagnostics)
@@ -173,6 +180,12 @@ private struct Run {
     /// The path verified against the anchors (or, chain validation disabled, linked by signatures).
     var basePath: VerifiedPath?
     var matches: [PinMatch] = []
+    /// CRLs fetched from distribution points for this evaluation (nil: none were fetched).
+    var fetchedLists: FetchedRevocationLists?
+    /// What the distribution points said.
+    var revocationStatuses: [RevocationStatus] = []
+    /// The path revocation was judged on (the anchors' path, or the one linked by signatures).
+    var revocationPath: [Certificate]?
     /// True when the plan has pin sets and every one has expired.
     var allPinSetsExpired = false
     /// Certificates the verifier built paths from (besides the served ones): the validity of each
@@ -212,7 +225,8 @@ private struct Run {
                        servedChain: served, checkedHost: peer?.text, pinsFound: matches,
                        evaluationTime: time, reportOnlyFailures: reportOnly, builtPath: basePath ?? path,
                        coverage: plan.coverage == .hostPolicy && allPinSetsExpired ? .pinSetExpired : plan.coverage,
-                       hostPolicy: plan.hostPolicy)
+                       hostPolicy: plan.hostPolicy, revocationStatuses: revocationStatuses,
+                       revocationPath: revocationPath)
     }
 
     // MARK: The steps
@@ -324,6 +338,12 @@ private struct Run {
         }
         var findings = PathFindings()
         staple.check(PathCheckInput(path: revocationPath, servedChain: served, peer: peer, time: time), into: &findings)
+        if let settings = policy.revocation.distributionPointCRLs {
+            DistributionPointCheck(settings: settings, maximumAge: policy.revocation.maximumResponseAge, fetched: fetchedLists)
+                .check(path: revocationPath.certificates, time: time, into: &findings.failures, warnings: &findings.warnings,
+                       statuses: &revocationStatuses)
+        }
+        self.revocationPath = revocationPath.certificates
         findings.failures.forEach { found.fail($0) }
         findings.warnings.forEach { found.warn($0) }
     }

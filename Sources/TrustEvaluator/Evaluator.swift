@@ -93,6 +93,25 @@ public struct Evaluator: Sendable {
     }
 }
 
+extension Evaluator {
+    /// Judges a served chain as ``evaluate(_:host:at:stapledOCSPResponse:)`` does, and fetches the
+    /// CRLs at the distribution points of its verified path when the policy checks them
+    /// (``RevocationPolicy/distributionPointCRLs``): revoked, good, not covered, unavailable or
+    /// stale, each named in ``Verdict/revocationStatuses`` and, but for *good*, in the reasons.
+    ///
+    /// The fetches run on their own threads; awaiting them holds no event loop. A chain refused
+    /// for another reason fetches nothing.
+    /// - Parameter fetcher: Fetches and keeps the CRLs; share one per process.
+    /// - Throws: As ``evaluate(_:host:at:)``.
+    public func evaluate(_ servedChain: [Certificate], host: String?, at time: Date, stapledOCSPResponse: [UInt8]? = nil,
+                         fetchingRevocationListsWith fetcher: RevocationListFetcher) async throws(PincheckError) -> Verdict {
+        guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
+        let peer = try host.map { host throws(PincheckError) in try HostName.peerName(for: host) }
+        return await plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher,
+                                   verdictCache: verdictCache, diagnostics: diagnostics)
+    }
+}
+
 extension Certificate {
     /// A served chain from DER: each certificate from `cache` when given (parsed and kept on a miss).
     /// - Throws: ``PincheckError`` when the chain is empty or a certificate does not parse.

@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// Why a chain was rejected, or what deserves a warning, with the evidence behind it.
 public struct Reason: Sendable, Hashable, CustomStringConvertible {
     /// A stable, machine-readable code such as `chain.expired` or `pin.mismatch`.
@@ -42,6 +44,9 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
             case ocspStatusUnknown = "revocation.ocsp-unknown"
             case stapleUnusable = "revocation.staple-unusable"
             case stapleMissing = "revocation.staple-missing"
+            case crlNotCovered = "revocation.crl-not-covered"
+            case crlUnavailable = "revocation.crl-unavailable"
+            case crlStale = "revocation.crl-stale"
         }
 
         private let base: Base
@@ -115,6 +120,14 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public static let stapleUnusable = Code(.stapleUnusable)
         /// Stapling is required (policy or must-staple leaf) and nothing was stapled.
         public static let stapleMissing = Code(.stapleMissing)
+        /// No CRL from the certificate's distribution points covers it (none named, or a shard of a
+        /// partitioned CRL, or another issuer's CRL): its status is not known, never "not revoked".
+        public static let crlNotCovered = Code(.crlNotCovered)
+        /// A distribution point's CRL could not be had or relied on: unreachable, too large, too
+        /// slow, wrongly signed, or with a critical extension Pincheck does not process.
+        public static let crlUnavailable = Code(.crlUnavailable)
+        /// The distribution point's CRL is past its nextUpdate.
+        public static let crlStale = Code(.crlStale)
     }
 
     /// What happened.
@@ -157,6 +170,20 @@ public struct Evidence: Sendable, Hashable {
     public var pinsConfigured: [PublicKeyPin]?
     /// The SPKI pins of the path pins were matched against, leaf first.
     public var pinsOfPath: [PublicKeyPin]?
+    /// The CRL a revocation finding is about: where it came from and its dates.
+    public var revocationList: RevocationListEvidence?
 
     public init() {}
+}
+
+/// A CRL behind a revocation finding.
+public struct RevocationListEvidence: Sendable, Hashable {
+    /// The distribution point it was fetched from.
+    public let url: String
+    /// Its thisUpdate and nextUpdate, when it could be read.
+    public let thisUpdate: Date?
+    public let nextUpdate: Date?
+    /// For a revoked certificate: when, and the CRLReason code if the entry has one.
+    public let revocationDate: Date?
+    public let reasonCode: Int?
 }

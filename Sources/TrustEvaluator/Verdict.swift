@@ -56,9 +56,14 @@ public struct Verdict: Sendable {
         let builtPath: VerifiedPath?
         let coverage: Coverage
         let hostPolicy: HostPolicy?
+        let revocationStatuses: [RevocationStatus]
+        let revocationPath: [Certificate]?
 
         init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, checkedHost: String?,
-             pinsFound: [PinMatch], reportOnlyFailures: [Reason], builtPath: VerifiedPath?, coverage: Coverage, hostPolicy: HostPolicy?) {
+             pinsFound: [PinMatch], reportOnlyFailures: [Reason], builtPath: VerifiedPath?, coverage: Coverage, hostPolicy: HostPolicy?,
+             revocationStatuses: [RevocationStatus], revocationPath: [Certificate]?) {
+            self.revocationStatuses = revocationStatuses
+            self.revocationPath = revocationPath
             self.failures = failures
             self.warnings = warnings
             self.verifiedPath = verifiedPath
@@ -88,6 +93,12 @@ public struct Verdict: Sendable {
     /// True when every check that counts passed.
     public var isTrusted: Bool { failures.isEmpty }
 
+    /// What each CRL distribution point said about the certificates of the verified path, good
+    /// answers included (empty when the policy checks none, or the chain was refused first).
+    public var revocationStatuses: [RevocationStatus] { judgement.revocationStatuses }
+    /// The path revocation was judged on: the anchors' path, or the one linked by signatures.
+    var revocationPath: [Certificate]? { judgement.revocationPath }
+
     /// The same judgement of byte-equal certificates at another time inside its validity window.
     func reused(at time: Date, servedChain: [Certificate]) -> Verdict {
         Verdict(judgement: judgement, servedChain: servedChain, evaluationTime: time, reports: [])
@@ -108,11 +119,13 @@ public struct Verdict: Sendable {
     init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, servedChain: [Certificate],
          checkedHost: String?, pinsFound: [PinMatch], evaluationTime: Date,
          reportOnlyFailures: [Reason] = [], builtPath: VerifiedPath? = nil, coverage: Coverage = .everyHost,
-         hostPolicy: HostPolicy? = nil, reports: [PinFailureReport] = []) {
+         hostPolicy: HostPolicy? = nil, reports: [PinFailureReport] = [], revocationStatuses: [RevocationStatus] = [],
+         revocationPath: [Certificate]? = nil) {
         judgement = Judgement(failures: failures, warnings: warnings, verifiedPath: verifiedPath, checkedHost: checkedHost,
                               pinsFound: pinsFound, reportOnlyFailures: reportOnlyFailures,
                               builtPath: builtPath ?? verifiedPath,
-                              coverage: coverage, hostPolicy: hostPolicy)
+                              coverage: coverage, hostPolicy: hostPolicy, revocationStatuses: revocationStatuses,
+                              revocationPath: revocationPath)
         self.servedChain = servedChain
         self.evaluationTime = evaluationTime
         self.reports = reports

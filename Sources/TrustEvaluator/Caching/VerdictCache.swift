@@ -59,9 +59,11 @@ public final class VerdictCache: Sendable {
     }
 
     /// The key of a served chain: one SHA-256 over its certificates' fingerprints, in order.
-    static func key(evaluator: UInt64, chain: [Certificate], host: String?) -> Key {
-        let digest = withUnsafeTemporaryAllocation(of: SHA256Digest.self, capacity: chain.count) { buffer in
+    static func key(evaluator: UInt64, chain: [Certificate], host: String?, revocationLists: [CertificateRevocationList] = []) -> Key {
+        let count = chain.count + revocationLists.count
+        let digest = withUnsafeTemporaryAllocation(of: SHA256Digest.self, capacity: count) { buffer in
             for (index, certificate) in chain.enumerated() { buffer.initializeElement(at: index, to: certificate.fingerprint) }
+            for (index, list) in revocationLists.enumerated() { buffer.initializeElement(at: chain.count + index, to: list.fingerprint) }
             defer { buffer.deinitialize() }
             return SHA256Digest(hashing: UnsafeRawBufferPointer(buffer))
         }

@@ -1,14 +1,18 @@
 package import PincheckOpenSSL
 
-/// A certificate revocation list the caller supplies (Pincheck never fetches one).
+/// A certificate revocation list: supplied by the caller, or fetched from a distribution point
+/// (``RevocationListFetcher``).
 public struct CertificateRevocationList: Sendable, Hashable {
     package let handle: CRLHandle
+    /// The SHA-256 of the DER, computed once: what equality, hashing and the verdict cache use.
+    let fingerprint: SHA256Digest
 
     /// Parses one CRL in DER.
     /// - Throws: ``PincheckError`` (`input.empty`, `input.malformed-der`).
     public init(derEncoded: [UInt8], source: String? = nil) throws(PincheckError) {
         guard !derEncoded.isEmpty else { throw PincheckError(.emptyInput, "no bytes where a DER CRL was expected", source: source) }
         do { handle = try CRLHandle(der: derEncoded) } catch { throw PincheckError(error, source: source) }
+        fingerprint = SHA256Digest(hashing: derEncoded)
     }
 
     /// Parses the single `X509 CRL` block of a PEM text.
@@ -43,6 +47,6 @@ public struct CertificateRevocationList: Sendable, Hashable {
     /// The CRL's DER encoding, byte for byte as parsed.
     public var derBytes: [UInt8] { handle.der }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.handle.der == rhs.handle.der }
-    public func hash(into hasher: inout Hasher) { hasher.combine(handle.der) }
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.handle === rhs.handle || lhs.fingerprint == rhs.fingerprint && lhs.handle.der == rhs.handle.der }
+    public func hash(into hasher: inout Hasher) { hasher.combine(fingerprint) }
 }

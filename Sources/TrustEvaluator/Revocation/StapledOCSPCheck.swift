@@ -4,12 +4,40 @@ import FoundationEssentials
 public struct RevocationPolicy: Sendable, Hashable {
     /// Reject connections that staple no usable OCSP response (always the case for must-staple leaves).
     public var requireStapledOCSP: Bool
-    /// How old a response without `nextUpdate` may be.
+    /// How old a response without `nextUpdate` may be (and a CRL without one).
     public var maximumResponseAge: TimeInterval
+    /// CRLs from the certificates' own distribution points; nil (the library's default): none
+    /// are fetched, so a connection never depends on a CRL server the caller did not ask for.
+    /// Only the asynchronous evaluations fetch (``Evaluator/evaluate(_:host:at:stapledOCSPResponse:fetchingRevocationListsWith:)``);
+    /// a synchronous one under a policy that sets this has no CRL to judge, and says so
+    /// (`revocation.crl-unavailable`, a failure when ``DistributionPointCRLs/failure`` is `.hard`).
+    public var distributionPointCRLs: DistributionPointCRLs?
 
-    public init(requireStapledOCSP: Bool = false, maximumResponseAge: TimeInterval = 7 * 86_400) {
+    public init(requireStapledOCSP: Bool = false, maximumResponseAge: TimeInterval = 7 * 86_400,
+                distributionPointCRLs: DistributionPointCRLs? = nil) {
         self.requireStapledOCSP = requireStapledOCSP
         self.maximumResponseAge = maximumResponseAge
+        self.distributionPointCRLs = distributionPointCRLs
+    }
+}
+
+/// Checking certificates against the CRLs their cRLDistributionPoints name.
+public struct DistributionPointCRLs: Sendable, Hashable {
+    /// What a CRL that cannot be had, is stale, or does not cover the certificate does.
+    public enum Failure: Sendable, Hashable {
+        /// A warning: the connection goes on (a revoked certificate is refused all the same).
+        case soft
+        /// A failure: without a good answer from a covering, fresh CRL, the chain is refused.
+        case hard
+    }
+
+    /// Which certificates of the verified path are checked: the leaf, or every one below the anchor.
+    public var scope: TrustPolicy.RevocationScope
+    public var failure: Failure
+
+    public init(scope: TrustPolicy.RevocationScope = .leaf, failure: Failure = .soft) {
+        self.scope = scope
+        self.failure = failure
     }
 }
 

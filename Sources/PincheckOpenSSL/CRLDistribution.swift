@@ -1,0 +1,212 @@
+internal import COpenSSL
+import FoundationEssentials
+
+/// The parts of a CRL and of a certificate's cRLDistributionPoints that decide whether a CRL
+/// covers a certificate (RFC 5280 §5.2.5, §6.3.3), read with OpenSSL's decoders.
+extension X509Handle {
+    /// The http URLs of the certificate's cRLDistributionPoints whose CRL holds every reason and
+    /// is issued by the certificate's issuer (no `reasons`, no `cRLIssuer`), in certificate order.
+    /// Other names (LDAP, a directory name) and other distribution points are left out: Pincheck
+    /// fetches nothing else.
+    package var crlDistributionPointURLs: [String] {
+        defer { OpenSSLErrorStack.clear() }
+        guard let raw = X509_get_ext_d2i(ref, NID_crl_distribution_points, nil, nil) else { return [] }
+        let points = OpaquePointer(raw)
+        defer { CRL_DIST_POINTS_free(points) }
+        var urls: [String] = []
+        for index in 0..<OPENSSL_sk_num(points) {
+            guard let value = OPENSSL_sk_value(points, index) else { continue }
+            let point = value.assumingMemoryBound(to: DIST_POINT.self).pointee
+            guard point.reasons == nil, point.CRLissuer == nil, let name = point.distpoint else { continue }
+            for url in Self.uris(name) where Self.isHTTP(url) && !urls.contains(url) { urls.append(url) }
+        }
+        return urls
+    }
+
+    /// The URIs of a DistributionPointName's fullName (none for a nameRelativeToCRLIssuer).
+    static func uris(_ name: UnsafeMutablePointer<DIST_POINT_NAME>) -> [String] {
+        guard name.pointee.type == 0, let names = name.pointee.name.fullname else { return [] }
+        var result: [String] = []
+        for index in 0..<shim_sk_GENERAL_NAME_num(names) {
+            guard let general = shim_sk_GENERAL_NAME_value(names, index), general.pointee.type == GEN_URI,
+                  let uri = general.pointee.d.uniformResourceIdentifier,
+                  let data = ASN1_STRING_get0_data(uri) else { continue }
+            result.append(String(decoding: UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(uri))), as: UTF8.self))
+        }
+        return result
+    }
+
+    static func isHTTP(_ url: String) -> Bool {
+        url.utf8.count > 7 && url.prefix(7).lowercased() == "http://"
+    }
+}
+
+/// What a CRL says it covers: its issuingDistributionPoint (RFC 5280 §5.2.5), or everything its
+/// issuer issued when it has none.
+package struct CRLScope: Sendable, Hashable {
+    /// The distribution point names (URIs) of the IDP; empty when it names none.
+    package var distributionPointURIs: [String] = []
+    /// The IDP has a distribution point name that is not a list of URIs (a relative name).
+    package var namesOtherDistributionPoint = false
+    package var onlyEndEntityCertificates = false
+    package var onlyCACertificates = false
+    package var onlyAttributeCertificates = false
+    /// Only some revocation reasons are listed: the CRL alone does not cover a certificate.
+    package var onlySomeReasons = false
+    /// Entries may be for another issuer's certificates (not supported: never covering).
+    package var indirect = false
+    /// The CRL has an issuingDistributionPoint at all.
+    package var partitioned = false
+}
+
+/// One entry of a CRL.
+package struct CRLEntry: Sendable, Hashable {
+    /// When the certificate was revoked; nil when unreadable.
+    package let revocationDate: Date?
+    /// The CRLReason code (RFC 5280 §5.3.1); nil when the entry has none.
+    package let reason: Int?
+}
+
+extension CRLHandle {
+    /// True when the CRL's issuer name is `issuer`'s subject.
+    package func isIssued(byNameOf issuer: X509Handle) -> Bool {
+        guard let crlIssuer = X509_CRL_get_issuer(ref), let subject = X509_get_subject_name(issuer.ref) else { return false }
+        return X509_NAME_cmp(crlIssuer, subject) == 0
+    }
+
+    /// True when the CRL's signature verifies with `issuer`'s public key.
+    package func signatureVerifies(withKeyOf issuer: X509Handle) -> Bool {
+        defer { OpenSSLErrorStack.clear() }
+        guard let key = X509_get0_pubkey(issuer.ref) else { return false }
+        return X509_CRL_verify(ref, key) == 1
+    }
+
+    /// What the CRL covers, from its issuingDistributionPoint.
+    package var scope: CRLScope {
+        defer { OpenSSLErrorStack.clear() }
+        var scope = CRLScope()
+        guard X509_CRL_get_ext_by_NID(ref, NID_issuing_distribution_point, -1) >= 0 else { return scope }
+        scope.partitioned = true
+        guard let raw = X509_CRL_get_ext_d2i(ref, NID_issuing_distribution_point, nil, nil) else {
+            // Present but undecodable: claim nothing, so it covers nothing.
+            scope.namesOtherDistributionPoint = true
+            return scope
+        }
+        let point = raw.assumingMemoryBound(to: ISSUING_DIST_POINT.self)
+        defer { ISSUING_DIST_POINT_free(point) }
+        if let name = point.pointee.distpoint {
+            scope.distributionPointURIs = X509Handle.uris(name)
+            scope.namesOtherDistributionPoint = scope.distributionPointURIs.isEmpty
+        }
+        scope.onlyEndEntityCertificates = point.pointee.onlyuser > 0
+        scope.onlyCACertificates = point.pointee.onlyCA > 0
+        scope.onlyAttributeCertificates = point.pointee.onlyattr > 0
+        scope.onlySomeReasons = point.pointee.onlysomereasons != nil
+        scope.indirect = point.pointee.indirectCRL > 0
+        return scope
+    }
+
+    /// True for a delta CRL (deltaCRLIndicator): not a complete list on its own.
+    package var isDelta: Bool { X509_CRL_get_ext_by_NID(ref, NID_delta_crl, -1) >= 0 }
+
+    /// The critical extensions Pincheck does not process (RFC 5280 §5.2: such a CRL must not be
+    /// used to decide a status), as dotted OIDs; those of entries included.
+    package var unhandledCriticalExtensions: [String] {
+        defer { OpenSSLErrorStack.clear() }
+        let handled: Set<Int32> = [NID_issuing_distribution_point, NID_crl_number, NID_authority_key_identifier, NID_delta_crl]
+        var unhandled: [String] = []
+        func note(_ ext: OpaquePointer?) {
+            guard let ext, X509_EXTENSION_get_critical(ext) == 1, let object = X509_EXTENSION_get_object(ext) else { return }
+            let nid = OBJ_obj2nid(object)
+            guard !handled.contains(nid) else { return }
+            var buffer = [CChar](repeating: 0, count: 128)
+            let length = OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1)
+            let text = length > 0 ? String(decoding: buffer.prefix(Int(min(length, 127))).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
+            if !unhandled.contains(text) { unhandled.append(text) }
+        }
+        for index in 0..<X509_CRL_get_ext_count(ref) { note(X509_CRL_get_ext(ref, index)) }
+        if let entries = X509_CRL_get_REVOKED(ref) {
+            for index in 0..<OPENSSL_sk_num(entries) {
+                guard let entry = OPENSSL_sk_value(entries, index) else { continue }
+                let revoked = OpaquePointer(entry)
+                // CRLReason and invalidityDate are never critical; anything critical on an entry
+                // (certificateIssuer, say) changes its meaning.
+                for position in 0..<X509_REVOKED_get_ext_count(revoked) { note(X509_REVOKED_get_ext(revoked, position)) }
+            }
+        }
+        return unhandled
+    }
+
+    /// How many entries the CRL lists.
+    package var entryCount: Int { X509_CRL_get_REVOKED(ref).map { Int(OPENSSL_sk_num($0)) } ?? 0 }
+
+    /// The entry for `certificate`'s serial number; nil when the CRL does not list it.
+    /// OpenSSL sorts the entries once (under the CRL's lock) and searches them by serial.
+    package func entry(for certificate: X509Handle) -> CRLEntry? {
+        defer { OpenSSLErrorStack.clear() }
+        guard let serial = X509_get0_serialNumber(certificate.ref) else { return nil }
+        var found: OpaquePointer? = nil
+        // 1: listed; 2: listed as removeFromCRL (a delta CRL's "no longer revoked"); 0: not listed.
+        guard X509_CRL_get0_by_serial(ref, &found, UnsafeMutablePointer(mutating: serial)) == 1, let found else { return nil }
+        let date = X509_REVOKED_get0_revocationDate(found).map { X509Handle.date($0) }
+        var reason: Int? = nil
+        if let raw = X509_REVOKED_get_ext_d2i(found, NID_crl_reason, nil, nil) {
+            let value = raw.assumingMemoryBound(to: ASN1_ENUMERATED.self)
+            reason = Int(ASN1_ENUMERATED_get(value))
+            ASN1_ENUMERATED_free(value)
+        }
+        return CRLEntry(revocationDate: date, reason: reason)
+    }
+}
+
+/// HTTP GET through OpenSSL's own client (`OSSL_HTTP_get`): http URLs only, the response bounded
+/// in size and the connection and transfer bounded in time. Blocking: run it off any event loop.
+package enum HTTPFetch {
+    /// Why a fetch failed.
+    package enum Failure: Error, Sendable, Hashable {
+        /// The response was larger than allowed (by its Content-Length or its bytes).
+        case tooLarge(limit: Int)
+        /// Connecting or transferring took longer than allowed.
+        case timedOut(seconds: Int)
+        /// The body is not DER (not ASN.1 at all).
+        case notDER
+        /// No answer: refused, unreachable, not HTTP, an error status; OpenSSL's words.
+        case unavailable(String)
+    }
+
+    /// The body of `url`, at most `maximumBytes` long.
+    /// - Parameters:
+    ///   - timeoutSeconds: For the connection and the transfer together (name resolution is the
+    ///     system resolver's own, outside this bound).
+    ///   - proxy: nil honours `http_proxy`/`no_proxy` from the environment; "" uses none.
+    package static func get(_ url: String, maximumBytes: Int, timeoutSeconds: Int, proxy: String?) -> Result<[UInt8], Failure> {
+        guard X509Handle.isHTTP(url) else { return .failure(.unavailable("only http URLs are fetched")) }
+        OpenSSLErrorStack.clear()
+        let started = ContinuousClock.now
+        let response = OSSL_HTTP_get(url, proxy, nil, nil, nil, nil, nil, 0, nil, nil, 1, max(1, maximumBytes), Int32(clamping: max(1, timeoutSeconds)))
+        guard let response else {
+            let entries = OpenSSLErrorStack.drain()
+            if entries.contains(where: { ERR_GET_LIB($0.code) == ERR_LIB_HTTP && [HTTP_R_MAX_RESP_LEN_EXCEEDED, HTTP_R_ASN1_LEN_EXCEEDS_MAX_RESP_LEN].contains(ERR_GET_REASON($0.code)) }) {
+                return .failure(.tooLarge(limit: maximumBytes))
+            }
+            if entries.contains(where: { ERR_GET_LIB($0.code) == ERR_LIB_HTTP && [HTTP_R_MISSING_ASN1_ENCODING, HTTP_R_ERROR_PARSING_ASN1_LENGTH].contains(ERR_GET_REASON($0.code)) }) {
+                return .failure(.notDER)
+            }
+            if ContinuousClock.now - started >= .seconds(max(1, timeoutSeconds)) || entries.contains(where: { ERR_GET_REASON($0.code) == HTTP_R_RETRY_TIMEOUT }) {
+                return .failure(.timedOut(seconds: timeoutSeconds))
+            }
+            return .failure(.unavailable(entries.isEmpty ? "no response" : entries.map(\.description).joined(separator: "; ")))
+        }
+        defer { BIO_free_all(response) }
+        var body: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { BIO_read(response, $0.baseAddress, Int32($0.count)) }
+            guard count > 0 else { break }
+            body += buffer.prefix(Int(count))
+            guard body.count <= maximumBytes else { return .failure(.tooLarge(limit: maximumBytes)) }
+        }
+        OpenSSLErrorStack.clear()
+        return .success(body)
+    }
+}

@@ -1,0 +1,235 @@
+import FoundationEssentials
+import Synchronization
+internal import PincheckOpenSSL
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Fetches CRLs from distribution points (http URLs), bounded in size and time, and keeps each
+/// until its nextUpdate: in memory, and in a directory when one is named.
+///
+/// One fetch per URL at a time, however many evaluations wait for it. Fetches run on threads of
+/// their own (OpenSSL's HTTP client blocks), never on the caller's: an evaluation awaiting a CRL
+/// holds no event loop and no thread of Swift's cooperative pool. Share one fetcher per process.
+public final class RevocationListFetcher: Sendable {
+    /// Bounds on one fetch.
+    public struct Limits: Sendable, Hashable {
+        /// The largest CRL accepted, in bytes: 64 MiB by default (large CAs publish CRLs of tens
+        /// of megabytes; a bigger answer is refused as `revocation.crl-unavailable`).
+        public var maximumBytes: Int
+        /// How long connecting and transferring may take together: 10 s by default.
+        public var timeout: Duration
+
+        public init(maximumBytes: Int = 64 << 20, timeout: Duration = .seconds(10)) {
+            self.maximumBytes = maximumBytes
+            self.timeout = timeout
+        }
+    }
+
+    /// Which HTTP proxy fetches go through.
+    public enum Proxy: Sendable, Hashable {
+        /// `http_proxy` and `no_proxy` from the environment, as curl and OpenSSL read them.
+        case environment
+        /// None.
+        case none
+        /// This one (`http://host:port`).
+        case url(String)
+    }
+
+    public let limits: Limits
+    /// Where fetched CRLs are kept across processes (`<SHA-256 of the URL>.crl`, DER); nil: memory only.
+    public let cacheDirectory: String?
+    private let transport: @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>
+    private let state = Mutex(State())
+
+    private struct State {
+        var cached: [String: CertificateRevocationList] = [:]
+        var inFlight: [String: Task<FetchedRevocationLists.Result, Never>] = [:]
+        var fetches = 0
+    }
+
+    /// - Parameters:
+    ///   - limits: Size and time bounds for each fetch.
+    ///   - cacheDirectory: A directory the caller owns, to keep CRLs across processes; it must exist.
+    ///   - proxy: `.environment` by default.
+    public convenience init(limits: Limits = Limits(), cacheDirectory: String? = nil, proxy: Proxy = .environment) {
+        let proxyText: String? = switch proxy {
+        case .environment: nil
+        case .none: ""
+        case .url(let url): url
+        }
+        let seconds = Int(limits.timeout.components.seconds) + (limits.timeout.components.attoseconds > 0 ? 1 : 0)
+        self.init(limits: limits, cacheDirectory: cacheDirectory) { url in
+            HTTPFetch.get(url, maximumBytes: limits.maximumBytes, timeoutSeconds: max(1, seconds), proxy: proxyText)
+        }
+    }
+
+    /// A fetcher over another transport (the tests' seam).
+    init(limits: Limits, cacheDirectory: String?, transport: @escaping @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>) {
+        self.limits = limits
+        self.cacheDirectory = cacheDirectory
+        self.transport = transport
+    }
+
+    /// How many fetches have gone out (each URL once per refresh, however many waited for it).
+    package var fetchCount: Int { state.withLock { $0.fetches } }
+
+    /// The CRLs at hand for `urls` that are fresh at `time` (nextUpdate not passed); nil unless
+    /// every one is. Never fetches.
+    func fresh(_ urls: [String], at time: Date) -> FetchedRevocationLists? {
+        state.withLock { state -> FetchedRevocationLists? in
+            var results: [String: FetchedRevocationLists.Result] = [:]
+            for url in urls {
+                guard let list = state.cached[url], Self.isFresh(list, at: time) else { return nil }
+                results[url] = .list(list)
+            }
+            return FetchedRevocationLists(byURL: results)
+        }
+    }
+
+    /// The CRLs at `urls`, fetching those not at hand or past their nextUpdate at `time`.
+    func lists(_ urls: [String], at time: Date) async -> FetchedRevocationLists {
+        var results: [String: FetchedRevocationLists.Result] = [:]
+        await withTaskGroup(of: (String, FetchedRevocationLists.Result).self) { group in
+            for url in Set(urls) {
+                group.addTask { (url, await self.list(url, at: time)) }
+            }
+            for await (url, result) in group { results[url] = result }
+        }
+        return FetchedRevocationLists(byURL: results)
+    }
+
+    private func list(_ url: String, at time: Date) async -> FetchedRevocationLists.Result {
+        enum Next {
+            case done(FetchedRevocationLists.Result)
+            case wait(Task<FetchedRevocationLists.Result, Never>)
+        }
+        let next: Next = state.withLock { state in
+            if let list = state.cached[url], Self.isFresh(list, at: time) { return .done(.list(list)) }
+            if let running = state.inFlight[url] { return .wait(running) }
+            let stale = state.cached[url]
+            let task = Task { await self.fetch(url, at: time, stale: stale) }
+            state.inFlight[url] = task
+            return .wait(task)
+        }
+        switch next {
+        case .done(let result): return result
+        case .wait(let task): return await task.value
+        }
+    }
+
+    /// One fetch (or a read of the directory), off the caller's thread; the result is cached.
+    private func fetch(_ url: String, at time: Date, stale: CertificateRevocationList?) async -> FetchedRevocationLists.Result {
+        let stored = readStored(url).flatMap { Self.isFresh($0, at: time) ? $0 : nil }
+        let result: FetchedRevocationLists.Result
+        if let stored {
+            result = .list(stored)
+        } else {
+            state.withLock { $0.fetches += 1 }
+            let transport = self.transport
+            let limits = self.limits
+            let fetched: Result<[UInt8], HTTPFetch.Failure> = await withCheckedContinuation { continuation in
+                let started = DetachedThread.start { continuation.resume(returning: transport(url)) }
+                if !started { continuation.resume(returning: .failure(.unavailable("no thread to fetch on"))) }
+            }
+            switch fetched {
+            case .success(let bytes):
+                do {
+                    let list = try CertificateRevocationList(derEncoded: bytes, source: url)
+                    store(list, for: url)
+                    result = .list(list)
+                } catch {
+                    result = .failed("what \(url) served is not a DER CRL: \(error.message)", stale: stale)
+                }
+            case .failure(.tooLarge(let limit)):
+                result = .failed("the CRL is larger than the \(limit) bytes allowed", stale: stale)
+            case .failure(.notDER):
+                result = .failed("what \(url) served is not a DER CRL", stale: stale)
+            case .failure(.timedOut):
+                result = .failed("fetching the CRL took longer than the \(limits.timeout) allowed", stale: stale)
+            case .failure(.unavailable(let why)):
+                result = .failed("the CRL could not be fetched: \(why)", stale: stale)
+            }
+        }
+        state.withLock { state in
+            state.inFlight[url] = nil
+            if case .list(let list) = result { state.cached[url] = list }
+        }
+        return result
+    }
+
+    private static func isFresh(_ list: CertificateRevocationList, at time: Date) -> Bool {
+        guard let next = list.handle.nextUpdateSeconds else { return false }
+        return Timestamp.seconds(time) < next
+    }
+
+    // MARK: The directory
+
+    private func path(for url: String) -> String? {
+        cacheDirectory.map { "\($0)/\(Hex.encode(Digest.sha256(Array(url.utf8)))).crl" }
+    }
+
+    private func readStored(_ url: String) -> CertificateRevocationList? {
+        guard let path = path(for: url),
+              let bytes = try? InputFile.read(path, limit: limits.maximumBytes, what: "cached CRL") else { return nil }
+        return try? CertificateRevocationList(derEncoded: bytes, source: path)
+    }
+
+    /// Writes the CRL beside its final name and renames it into place, so a reader never sees
+    /// half a file. A directory that cannot be written only costs the next process a fetch.
+    private func store(_ list: CertificateRevocationList, for url: String) {
+        guard let path = path(for: url) else { return }
+        let temporary = "\(path).\(getpid()).\(UInt64.random(in: 0...UInt64.max)).tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return }
+        let bytes = list.derBytes
+        let written = bytes.withUnsafeBytes { raw -> Bool in
+            var offset = 0
+            while offset < raw.count {
+                let count = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                offset += count
+            }
+            return true
+        }
+        close(descriptor)
+        if !written || rename(temporary, path) != 0 { unlink(temporary) }
+    }
+}
+
+extension EvaluationPlan {
+    /// Judges a served chain, fetching the CRLs the policy asks for
+    /// (``RevocationPolicy/distributionPointCRLs``) with `fetcher`.
+    ///
+    /// Nothing is fetched for a chain that is refused anyway, and only the distribution points of
+    /// the verified path are fetched, never those of a certificate the path does not use: when
+    /// every CRL needed is at hand and fresh, the chain is judged once with them; otherwise it is
+    /// judged first without them, the distribution points of its verified path are fetched, and
+    /// it is judged again with what they gave.
+    func evaluate(_ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?, fetcher: RevocationListFetcher,
+                  verdictCache: VerdictCache?, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) async -> Verdict {
+        guard let settings = validation.revocation.distributionPointCRLs else {
+            return evaluate(served, peer: peer, at: time, staple: staple, verdictCache: verdictCache, diagnostics: diagnostics)
+        }
+        // The chain's candidates (served and configured intermediates): their CRLs may all be at hand.
+        let candidates = settings.scope == .leaf ? [served[0]] : served + validation.additionalIntermediates
+        let known = candidates.flatMap(\.handle.crlDistributionPointURLs)
+        if let fresh = fetcher.fresh(known, at: time) {
+            return evaluate(served, peer: peer, at: time, staple: staple, revocationLists: fresh,
+                            verdictCache: verdictCache, diagnostics: diagnostics)
+        }
+        let first = evaluate(served, peer: peer, at: time, staple: staple, revocationLists: FetchedRevocationLists(),
+                             verdictCache: nil, diagnostics: nil)
+        // Refused for another reason than the CRLs (which were not there to judge): nothing to fetch.
+        let crlCodes: Set<Reason.Code> = [.crlUnavailable, .crlNotCovered, .crlStale]
+        guard first.failures.allSatisfy({ crlCodes.contains($0.code) }), let path = first.revocationPath else {
+            return evaluate(served, peer: peer, at: time, staple: staple, revocationLists: FetchedRevocationLists(),
+                            verdictCache: verdictCache, diagnostics: diagnostics)
+        }
+        let urls = DistributionPointCheck.certificates(on: path, scope: settings.scope).flatMap(\.handle.crlDistributionPointURLs)
+        let lists = await fetcher.lists(urls, at: time)
+        return evaluate(served, peer: peer, at: time, staple: staple, revocationLists: lists,
+                        verdictCache: verdictCache, diagnostics: diagnostics)
+    }
+}
