@@ -32,7 +32,7 @@ struct Check: ConsoleCommand {
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
-        let runner = HostCheck(judge: try policy.makeJudge(), connection: connection, policy: policy)
+        let runner = HostCheck(judge: try policy.makeJudge(defaultRevocation: .crl), connection: connection, policy: policy)
         var worst = ExitStatus.trusted
         for (index, text) in targets.enumerated() {
             let outcome = try runner.run(try connection.target(text))
@@ -342,6 +342,7 @@ struct CheckReport {
             console.line("Warnings:")
             for (code, message) in warnings { reasonLines(code, message, .yellow) }
         }
+        VerdictReport.revocationSection(verdict, console)
         if !verdict.matchedPins.isEmpty {
             console.line()
             console.line("Pins matched:")

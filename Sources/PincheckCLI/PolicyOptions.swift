@@ -11,7 +11,23 @@ enum PinningModeArgument: String, ExpressibleByArgument, CaseIterable {
     case publicKey = "public-key"
 }
 
-/// The policy options shared by `verify` (and later `check` and `scan`).
+/// `--revocation`: which revocation sources are consulted.
+enum RevocationArgument: String, ExpressibleByArgument, CaseIterable {
+    /// The stapled OCSP response (and `--crl` files) only: nothing is fetched.
+    case staple
+    /// Also the CRLs at the leaf's distribution points, fetched.
+    case crl
+    /// Also the CRLs at the distribution points of every certificate below the anchor.
+    case crlChain = "crl-chain"
+}
+
+/// `--revocation-failure`: what a CRL that cannot be had, is stale, or does not cover does.
+enum RevocationFailureArgument: String, ExpressibleByArgument, CaseIterable {
+    case soft
+    case hard
+}
+
+/// The policy options shared by `verify`, `check` and `scan`.
 struct PolicyOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The name the certificate must carry (DNS name or IP address). Without it no name is checked.", valueName: "name"))
     var host: String?
@@ -43,6 +59,15 @@ struct PolicyOptions: ParsableArguments {
     @Flag(name: .customLong("require-staple"), help: "Refuse a chain without a usable stapled OCSP response (a must-staple leaf always needs one).")
     var requireStaple = false
 
+    @Option(help: ArgumentHelp("Revocation sources: staple (the stapled OCSP response and --crl files; nothing fetched), crl (also the CRLs at the leaf's distribution points, fetched), crl-chain (those of every certificate). Default: crl for check and scan, staple for verify.", valueName: "sources"))
+    var revocation: RevocationArgument?
+
+    @Option(name: .customLong("revocation-failure"), help: ArgumentHelp("What a CRL that cannot be fetched, is stale or does not cover the certificate does: soft (a warning) or hard (not trusted). Default: soft.", valueName: "soft|hard"))
+    var revocationFailure: RevocationFailureArgument = .soft
+
+    @Option(name: .customLong("crl-cache"), help: ArgumentHelp("A directory that keeps fetched CRLs until their nextUpdate, across runs.", valueName: "folder"))
+    var crlCache: String?
+
     @Option(help: ArgumentHelp("A Pincheck JSON configuration (per-host pins); needs --host. --ca-file stands in for the system store it names.", valueName: "file"))
     var config: String?
 
@@ -62,8 +87,8 @@ struct PolicyOptions: ParsableArguments {
         }
         if config != nil {
             guard mode == nil, pins.isEmpty, pinCertificates.isEmpty, !allowInvalidCertificates, !noValidateDomainName,
-                  crlFiles.isEmpty, !requireStaple else {
-                throw ValidationError("--config sets the pins and checks per host: it cannot be combined with --mode, --pin, --pin-cert, --allow-invalid-certificates, --no-validate-domain-name, --crl or --require-staple")
+                  crlFiles.isEmpty, !requireStaple, revocation == nil else {
+                throw ValidationError("--config sets the pins and checks per host: it cannot be combined with --mode, --pin, --pin-cert, --allow-invalid-certificates, --no-validate-domain-name, --crl, --require-staple or --revocation")
             }
         }
         switch effectiveMode {
@@ -92,17 +117,22 @@ struct PolicyOptions: ParsableArguments {
 
     /// What decides: `--config`'s trust manager, or the command-line policy. Built once, so
     /// `check` and `scan` read their files once for every host.
-    func makeJudge() throws -> Judge {
+    /// - Parameter defaultRevocation: The command's `--revocation` when none is given.
+    func makeJudge(defaultRevocation: RevocationArgument = .staple) throws -> Judge {
+        // A configuration's hosts say which CRLs they check; the fetcher serves those that do.
+        let fetcher = RevocationListFetcher(cacheDirectory: crlCache)
         if let config {
             let anchors = caFiles.isEmpty ? nil : try TrustAnchors(contentsOf: caFiles)
-            return Judge(.manager(try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw, format: configFormat).trustManager))
+            return Judge(.manager(try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw, format: configFormat).trustManager),
+                         fetcher: fetcher)
         }
-        return Judge(.policy(Evaluator(policy: try makePolicy())))
+        let policy = try makePolicy(defaultRevocation: defaultRevocation)
+        return Judge(.policy(Evaluator(policy: policy)), fetcher: policy.revocation.distributionPointCRLs == nil ? nil : fetcher)
     }
 
     /// Reads the named files and builds the policy.
     /// - Throws: `PincheckError` naming a file or pin that cannot be used.
-    func makePolicy() throws -> TrustPolicy {
+    func makePolicy(defaultRevocation: RevocationArgument = .staple) throws -> TrustPolicy {
         let anchors = caFiles.isEmpty ? TrustAnchors.system : try TrustAnchors(contentsOf: caFiles)
         var pinned: [Certificate] = []
         for path in pinCertificates { pinned += try Certificate.load(contentsOf: path) }
@@ -119,6 +149,12 @@ struct PolicyOptions: ParsableArguments {
             nameValidation: noValidateDomainName ? .disabled(because: "--no-validate-domain-name") : .required)
         for path in crlFiles { policy.revocationLists += try CertificateRevocationList.load(contentsOf: path) }
         policy.revocation.requireStapledOCSP = requireStaple
+        let failure: DistributionPointCRLs.Failure = revocationFailure == .hard ? .hard : .soft
+        switch revocation ?? defaultRevocation {
+        case .staple: break
+        case .crl: policy.revocation.distributionPointCRLs = DistributionPointCRLs(scope: .leaf, failure: failure)
+        case .crlChain: policy.revocation.distributionPointCRLs = DistributionPointCRLs(scope: .wholeChain, failure: failure)
+        }
         return policy
     }
 }
@@ -149,8 +185,13 @@ struct Judge: Sendable {
     }
 
     let kind: Kind
+    /// Fetches the CRLs a policy checks at distribution points; nil: nothing is fetched.
+    let fetcher: RevocationListFetcher?
 
-    init(_ kind: Kind) { self.kind = kind }
+    init(_ kind: Kind, fetcher: RevocationListFetcher? = nil) {
+        self.kind = kind
+        self.fetcher = fetcher
+    }
 
     /// The command-line policy, when that is what decides.
     var commandLinePolicy: TrustPolicy? {
@@ -161,12 +202,23 @@ struct Judge: Sendable {
     /// - Returns: What happened; `Disposition(serverTrust:)` says what a challenge handler does about it.
     func judge(_ chain: [Certificate], host: String?, port: Int = 443, at time: Date,
                stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Verdict {
+        if case .manager = kind, host == nil { throw PincheckError(.invalidHost, "--config chooses policies by host name: give --host") }
+        guard let fetcher else {
+            switch kind {
+            case .policy(let evaluator):
+                return try evaluator.evaluate(chain, host: host, at: time, stapledOCSPResponse: stapledOCSPResponse)
+            case .manager(let manager):
+                return try manager.evaluate(chain, host: host ?? "", port: port, at: time, stapledOCSPResponse: stapledOCSPResponse)
+            }
+        }
+        // The command's own thread waits while the CRLs are fetched on the fetcher's threads.
         switch kind {
         case .policy(let evaluator):
-            return try evaluator.evaluate(chain, host: host, at: time, stapledOCSPResponse: stapledOCSPResponse)
+            return try evaluator.evaluate(chain, host: host, at: time, stapledOCSPResponse: stapledOCSPResponse,
+                                          waitingForRevocationListsFrom: fetcher)
         case .manager(let manager):
-            guard let host else { throw PincheckError(.invalidHost, "--config chooses policies by host name: give --host") }
-            return try manager.evaluate(chain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse)
+            return try manager.evaluate(chain, host: host ?? "", port: port, at: time, stapledOCSPResponse: stapledOCSPResponse,
+                                        waitingForRevocationListsFrom: fetcher)
         }
     }
 }

@@ -102,6 +102,12 @@ public struct ChallengeAdapter: Sendable {
     /// Where trust decisions (`.debug`), expired pin sets and undelivered reports (`.warning`) are
     /// logged; silent by default (see ``TrustLogging``).
     public var logger: Logger
+    /// Fetches the CRLs at the distribution points of the verified path before a server-trust
+    /// challenge is judged, when the host's policy checks them
+    /// (``RevocationPolicy/distributionPointCRLs``). Nil (the default): nothing is fetched, and a
+    /// policy that checks them finds no CRL (`revocation.crl-unavailable`). Only ``handle(_:completion:)``
+    /// and ``handle(_:)`` fetch: ``decide(_:)`` answers at once with what the challenge carries.
+    public var revocationLists: RevocationListFetcher? = nil
     /// The report deliveries under way (shared by copies of this adapter).
     private let deliveries = ReportDeliveries()
 
@@ -193,7 +199,8 @@ public struct ChallengeAdapter: Sendable {
             let time = now()
             let manager = updatableTrustManager?.trustManager(at: time) ?? trustManager
             verdict = try manager.evaluate(chain, host: space.host, port: space.port, at: time,
-                                           stapledOCSPResponse: space.serverTrust?.stapledOCSPResponse)
+                                           stapledOCSPResponse: space.serverTrust?.stapledOCSPResponse,
+                                           revocationLists: space.serverTrust?.revocationLists)
         } catch {
             return ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
                 error: ServerTrustError(.evaluationFailed, "the chain served by \(space.host) could not be evaluated: \(error)", underlying: error))
@@ -259,7 +266,22 @@ public struct ChallengeAdapter: Sendable {
                 return
             }
         }
-        completion.complete(with: decide(challenge))
+        guard let fetcher = revocationLists, let trust = challenge.protectionSpace.serverTrust, trust.revocationLists == nil,
+              !trust.servedChain.isEmpty, case .refuse = invalidCertificates else {
+            completion.complete(with: decide(challenge))
+            return
+        }
+        // The CRLs are fetched off the caller's thread (an event loop, say), then judged here.
+        let adapter = self
+        Task {
+            let time = adapter.now()
+            let manager = adapter.updatableTrustManager?.trustManager(at: time) ?? adapter.trustManager
+            var fetched = trust
+            fetched.revocationLists = (try? await manager.revocationLists(
+                for: trust.servedChain, host: challenge.protectionSpace.host, at: time,
+                stapledOCSPResponse: trust.stapledOCSPResponse, fetcher: fetcher)) ?? FetchedRevocationLists()
+            completion.complete(with: adapter.decide(challenge.replacing(serverTrust: fetched)))
+        }
     }
 
     /// Answers a challenge: the override handler first, then the rules.

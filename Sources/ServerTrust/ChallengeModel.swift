@@ -61,6 +61,9 @@ public struct PeerTrust: Sendable {
     /// The OCSP response the peer stapled for its leaf (DER), if the stack received one: it is
     /// judged with the chain, and a *revoked* status refuses it.
     public let stapledOCSPResponse: [UInt8]?
+    /// CRLs fetched from the chain's distribution points before the challenge is judged
+    /// (``ChallengeAdapter/revocationLists``); nil when none were.
+    package var revocationLists: FetchedRevocationLists?
 
     /// - Parameters:
     ///   - servedChain: What the peer sent, leaf first.
@@ -208,5 +211,16 @@ public struct Challenge: Sendable {
         return Challenge(
             protectionSpace: ProtectionSpace(host: host, port: port, protocol: `protocol`, realm: realm, authenticationMethod: method),
             proposedCredential: proposedCredential, previousFailureCount: previousFailureCount, failureResponse: response)
+    }
+}
+
+extension Challenge {
+    /// The same challenge with another peer trust (the one the CRLs were fetched for).
+    func replacing(serverTrust trust: PeerTrust) -> Challenge {
+        let space = protectionSpace
+        return Challenge(
+            protectionSpace: ProtectionSpace(host: space.host, port: space.port, protocol: space.protocol, realm: space.realm,
+                                             authenticationMethod: space.authenticationMethod, serverTrust: trust),
+            proposedCredential: proposedCredential, previousFailureCount: previousFailureCount, failureResponse: failureResponse)
     }
 }

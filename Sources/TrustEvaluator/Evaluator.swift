@@ -107,8 +107,20 @@ extension Evaluator {
                          fetchingRevocationListsWith fetcher: RevocationListFetcher) async throws(PincheckError) -> Verdict {
         guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
         let peer = try host.map { host throws(PincheckError) in try HostName.peerName(for: host) }
-        return await plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher,
-                                   verdictCache: verdictCache, diagnostics: diagnostics)
+        let lists = await plan.revocationLists(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher)
+        return plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, revocationLists: lists,
+                             verdictCache: verdictCache, diagnostics: diagnostics)
+    }
+
+    /// The same, blocking the calling thread while CRLs are fetched: for a command-line tool's own
+    /// thread, never an event loop or Swift's cooperative pool.
+    package func evaluate(_ servedChain: [Certificate], host: String?, at time: Date, stapledOCSPResponse: [UInt8]? = nil,
+                          waitingForRevocationListsFrom fetcher: RevocationListFetcher) throws(PincheckError) -> Verdict {
+        guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
+        let peer = try host.map { host throws(PincheckError) in try HostName.peerName(for: host) }
+        let lists = plan.revocationListsWaiting(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher)
+        return plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, revocationLists: lists,
+                             verdictCache: verdictCache, diagnostics: diagnostics)
     }
 }
 

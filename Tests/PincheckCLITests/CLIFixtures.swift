@@ -31,8 +31,9 @@ enum CLIFixtures {
     ///   - input: Written to its standard input (closed at once when nil).
     ///   - outputPath: A file its standard output goes to (`/dev/full`, say) instead of a pipe.
     ///   - addressSpaceKiB: An address-space limit (`ulimit -v`) to run it under.
+    /// - Parameter environment: Variables set (or, with "", emptied) for the binary, over the tests' own.
     static func runBinary(_ arguments: [String], input: String? = nil, outputPath: String? = nil,
-                          addressSpaceKiB: Int? = nil) throws -> Result {
+                          addressSpaceKiB: Int? = nil, environment: [String: String] = [:]) throws -> Result {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let binary = directory.appendingPathComponent("pincheck")
         let process = Process()
@@ -42,6 +43,9 @@ enum CLIFixtures {
         } else {
             process.executableURL = binary
             process.arguments = arguments
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         let out = Pipe()
         let err = Pipe()

@@ -238,7 +238,11 @@ struct CheckCommandTests {
             TRUSTED  127.0.0.1:PORT for www.example.test at 2030-06-01T00:00:00Z
 
             Warnings:
+              revocation.crl-not-covered  no revocation status for the certificate at depth 0 (CN=www.example.test,O=Pincheck Tests) from its CRL distribution points: the certificate names no http CRL distribution point (soft failure: accepted without a revocation status)
               ocsp.not-stapled  no stapled OCSP response: clients must fetch revocation status themselves, or go without
+
+            Revocation (CRL distribution points):
+              0  not-covered  no distribution point: the certificate names no http CRL distribution point
 
             Pins matched:
               <rsa-intermediate>  depth 1  CN=Pincheck Test RSA Intermediate CA,O=Pincheck Tests

@@ -56,3 +56,47 @@ struct StapledOCSPGRPCTests {
         #expect(PinnedGRPCTests.pincheckError(in: error)?.codes == [.revoked], "\(String(describing: error))")
     }
 }
+
+/// gRPC over Pincheck's NIO verifier with an adapter that fetches the CRLs at the leaf's
+/// distribution point: a leaf the CRL lists refuses the RPC.
+@Suite("gRPC: a leaf revoked by the CRL at its distribution point refuses the RPC", .serialized)
+struct DistributionPointGRPCTests {
+    @Test("revocation.revoked, from a CRL fetched through the adapter")
+    func revoked() async throws {
+        let crl = Array(try Data(contentsOf: URL(fileURLWithPath: TestPKI.path("crl-fetch/intermediate.crl"))))
+        let crls = try TestCRLServer(["/intermediate.crl": .bytes(crl)])
+        defer { crls.stop() }
+        let server = try LocalTLSServer(
+            chain: try Certificate.load(contentsOf: TestPKI.path("crl-fetch/revoked-chain.pem")),
+            privateKeyPEM: try String(contentsOfFile: TestPKI.path("keys/crl-fetch/revoked.key"), encoding: .utf8))
+        defer { server.stop() }
+        let anchors = try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")])
+        let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
+                                validation: TrustPolicy(anchors: anchors),
+                                revocation: RevocationPolicy(distributionPointCRLs: DistributionPointCRLs(failure: .hard)))
+        let manager = TrustManager(policies: [policy], allHostsMustBeEvaluated: true, defaultValidation: TrustPolicy(anchors: anchors))
+        var adapter = ChallengeAdapter(trustManager: manager, now: { TestPKI.time })
+        adapter.revocationLists = RevocationListFetcher(proxy: .url(crls.proxyURL))
+        let verifier = PincheckNIOVerifier(adapter: adapter, offloadEvaluation: false)
+        let decisions = Mutex<[ChallengeDecision]>([])
+        let settings = try PincheckGRPCClientSettings(verifier: verifier, host: "www.example.test", port: Int(server.port)) { decision in
+            decisions.withLock { $0.append(decision) }
+        }
+        let transport = try settings.makeTransport(connectingTo: .ipv4(address: "127.0.0.1", port: Int(server.port)))
+        var options = CallOptions.defaults
+        options.timeout = .seconds(60)
+        let error = await #expect(throws: RPCError.self) {
+            try await withGRPCClient(transport: transport) { client in
+                try await client.unary(request: ClientRequest(message: Array("ping".utf8)), descriptor: EchoService.method,
+                                       serializer: RawBytes(), deserializer: RawBytes(), options: options) { try $0.message }
+            }
+        }
+        let seen = decisions.withLock { $0 }
+        #expect(!seen.isEmpty)
+        for decision in seen {
+            #expect(decision.verdict?.failures.map(\.code) == [.revoked], "\(String(describing: decision.verdict?.failures))")
+        }
+        #expect(PinnedGRPCTests.pincheckError(in: error)?.codes == [.revoked], "\(String(describing: error))")
+        #expect(crls.requests(for: "/intermediate.crl") == 1)
+    }
+}

@@ -20,6 +20,8 @@ struct VerdictJSON: Encodable {
     let chain: [CertificateJSON]
     let served: [CertificateJSON]
     let matchedPins: [PinMatchJSON]
+    /// What each CRL distribution point said (empty when none was consulted).
+    let revocation: [RevocationStatusJSON]
 
     init(_ verdict: Verdict, requestedHost: String?) {
         let answer = Disposition(serverTrust: verdict)
@@ -36,6 +38,30 @@ struct VerdictJSON: Encodable {
         chain = verdict.verifiedPath.map { $0.certificates.map { CertificateJSON($0, at: verdict.evaluationTime) } } ?? []
         served = verdict.servedChain.map { CertificateJSON($0, at: verdict.evaluationTime) }
         matchedPins = verdict.matchedPins.map { PinMatchJSON(pin: $0.pin.description, depth: $0.depth) }
+        revocation = verdict.revocationStatuses.map(RevocationStatusJSON.init)
+    }
+}
+
+/// One distribution point's answer: `good`, `revoked`, `not-covered`, `unavailable` or `stale`.
+struct RevocationStatusJSON: Encodable {
+    let source: String
+    let url: String?
+    let depth: Int
+    let subject: String
+    let outcome: String
+    let detail: String
+    let thisUpdate: String?
+    let nextUpdate: String?
+
+    init(_ status: RevocationStatus) {
+        source = "crl"
+        url = status.url
+        depth = status.depth
+        subject = status.subject
+        outcome = status.outcome.rawValue
+        detail = status.detail
+        thisUpdate = status.thisUpdate.map(Format.timestamp)
+        nextUpdate = status.nextUpdate.map(Format.timestamp)
     }
 }
 
@@ -66,6 +92,7 @@ struct EvidenceJSON: Encodable {
     let namesPresented: [String]?
     let pinsConfigured: [String]?
     let pinsOfPath: [String]?
+    let crlURL: String?
 
     init(_ evidence: Evidence) {
         openSSLError = evidence.openSSLError?.code
@@ -75,10 +102,11 @@ struct EvidenceJSON: Encodable {
         namesPresented = evidence.namesPresented
         pinsConfigured = evidence.pinsConfigured?.map(\.description)
         pinsOfPath = evidence.pinsOfPath?.map(\.description)
+        crlURL = evidence.revocationList?.url
     }
 
     var isEmpty: Bool {
-        openSSLError == nil && hostRequested == nil && namesPresented == nil && pinsConfigured == nil && pinsOfPath == nil
+        openSSLError == nil && hostRequested == nil && namesPresented == nil && pinsConfigured == nil && pinsOfPath == nil && crlURL == nil
     }
 }
 

@@ -45,6 +45,7 @@ struct VerdictReport {
             console.line("Warnings:")
             for reason in verdict.warnings { reasonLines(reason, colour: .yellow) }
         }
+        Self.revocationSection(verdict, console)
         if let shown = Format.reportedPath(verdict) {
             console.line()
             console.line(shown.heading)
@@ -53,6 +54,23 @@ struct VerdictReport {
         console.line()
         console.line("Served chain (\(verdict.servedChain.count) certificate\(verdict.servedChain.count == 1 ? "" : "s")):")
         certificateTable(verdict.servedChain, matched: [])
+    }
+
+    /// What the CRL distribution points said, one line each (nothing when none was consulted).
+    static func revocationSection(_ verdict: Verdict, _ console: Console) {
+        guard !verdict.revocationStatuses.isEmpty else { return }
+        console.line()
+        console.line("Revocation (CRL distribution points):")
+        for status in verdict.revocationStatuses {
+            let colour: Console.Colour = switch status.outcome {
+            case .good: .green
+            case .revoked: .red
+            default: .yellow
+            }
+            let dates = status.thisUpdate.map { " (CRL of \(Format.timestamp($0))\(status.nextUpdate.map { ", next \(Format.timestamp($0))" } ?? ""))" } ?? ""
+            let source = Terminal.printable(status.url ?? "no distribution point")
+            console.line("  \(status.depth)  \(console.paint(status.outcome.rawValue, colour))  \(source)\(dates): \(Terminal.printable(status.detail))")
+        }
     }
 
     private func reasonLines(_ reason: Reason, colour: Console.Colour) {

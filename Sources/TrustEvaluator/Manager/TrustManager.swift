@@ -126,24 +126,65 @@ public struct TrustManager: Sendable {
     /// - Throws: ``PincheckError`` when the chain is empty or the host cannot be a name.
     public func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
                          stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Verdict {
+        try evaluate(servedChain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse, revocationLists: nil)
+    }
+
+    /// Judges a served chain as ``evaluate(_:host:port:at:stapledOCSPResponse:)`` does, and fetches
+    /// the CRLs at the distribution points of its verified path when the host's policy checks them
+    /// (``RevocationPolicy/distributionPointCRLs``); see ``Evaluator/evaluate(_:host:at:stapledOCSPResponse:fetchingRevocationListsWith:)``.
+    /// - Parameter fetcher: Fetches and keeps the CRLs; share one per process.
+    /// - Throws: As ``evaluate(_:host:port:at:stapledOCSPResponse:)``.
+    public func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
+                         stapledOCSPResponse: [UInt8]? = nil,
+                         fetchingRevocationListsWith fetcher: RevocationListFetcher) async throws(PincheckError) -> Verdict {
+        let lists = try await revocationLists(for: servedChain, host: host, at: time, stapledOCSPResponse: stapledOCSPResponse, fetcher: fetcher)
+        return try evaluate(servedChain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse, revocationLists: lists)
+    }
+
+    /// The CRLs the host's policy asks for, fetched for this chain (nil when it asks for none):
+    /// what an adapter fetches before it judges a challenge synchronously.
+    package func revocationLists(for servedChain: [Certificate], host: String, at time: Date, stapledOCSPResponse: [UInt8]?,
+                                 fetcher: RevocationListFetcher) async throws(PincheckError) -> FetchedRevocationLists? {
         guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
         let peer = try HostName.peerName(for: host)
-        func run(_ plan: EvaluationPlan) -> Verdict {
-            plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, verdictCache: verdictCache, diagnostics: diagnostics)
-        }
+        return await plan(for: peer).revocationLists(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher)
+    }
+
+    /// The same as ``evaluate(_:host:port:at:stapledOCSPResponse:fetchingRevocationListsWith:)``,
+    /// blocking the calling thread while CRLs are fetched: for a command-line tool's own thread,
+    /// never an event loop or Swift's cooperative pool.
+    package func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
+                          stapledOCSPResponse: [UInt8]? = nil,
+                          waitingForRevocationListsFrom fetcher: RevocationListFetcher) throws(PincheckError) -> Verdict {
+        guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
+        let peer = try HostName.peerName(for: host)
+        let lists = plan(for: peer).revocationListsWaiting(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher)
+        return try evaluate(servedChain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse, revocationLists: lists)
+    }
+
+    /// Judges a served chain with CRLs already fetched for it.
+    package func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
+                          stapledOCSPResponse: [UInt8]?, revocationLists: FetchedRevocationLists?) throws(PincheckError) -> Verdict {
+        guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
+        let peer = try HostName.peerName(for: host)
+        let plan = plan(for: peer)
         // The plans know which rule they are (the verdict's coverage), so a cached verdict is
         // returned as it is; only failure reports are made per evaluation.
-        guard let plan = lookUp(peer.text) else {
-            if let everyHost = plans.everyHost { return run(everyHost) }
-            return run(allHostsMustBeEvaluated ? plans.unlistedRefused : plans.defaultValidation)
-        }
-        let verdict = run(plan)
+        let verdict = plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, revocationLists: revocationLists,
+                                    verdictCache: verdictCache, diagnostics: diagnostics)
         guard plan.reports, !verdict.isTrusted || !verdict.reportOnlyFailures.isEmpty, let policy = plan.hostPolicy else { return verdict }
         let active = policy.pinSets.filter { $0.isActive(at: time) }
         return verdict.adding(reports: [
             PinFailureReport(time: time, host: peer.text, port: port, policy: policy, active: active,
                              served: servedChain, validated: verdict.builtPath?.certificates ?? []),
         ])
+    }
+
+    /// The plan that judges `peer`: its host policy's, or the rule for every host or unlisted ones.
+    private func plan(for peer: PeerName) -> EvaluationPlan {
+        if let plan = lookUp(peer.text) { return plan }
+        if let everyHost = plans.everyHost { return everyHost }
+        return allHostsMustBeEvaluated ? plans.unlistedRefused : plans.defaultValidation
     }
 }
 

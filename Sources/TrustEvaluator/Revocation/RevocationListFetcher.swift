@@ -44,8 +44,41 @@ public final class RevocationListFetcher: Sendable {
 
     private struct State {
         var cached: [String: CertificateRevocationList] = [:]
-        var inFlight: [String: Task<FetchedRevocationLists.Result, Never>] = [:]
+        var inFlight: [String: Flight] = [:]
         var fetches = 0
+    }
+
+    /// One fetch under way, which any number of evaluations wait for: asynchronously, or by
+    /// blocking a thread of their own (the command).
+    private final class Flight: Sendable {
+        private let state = Mutex<(result: FetchedRevocationLists.Result?, waiters: [CheckedContinuation<FetchedRevocationLists.Result, Never>])>((nil, []))
+        private let done = Latch()
+
+        func finish(_ result: FetchedRevocationLists.Result) {
+            let waiters = state.withLock { state in
+                state.result = result
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            done.signal()
+            for waiter in waiters { waiter.resume(returning: result) }
+        }
+
+        func value() async -> FetchedRevocationLists.Result {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> FetchedRevocationLists.Result? in
+                    if let result = state.result { return result }
+                    state.waiters.append(continuation)
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        }
+
+        func wait() -> FetchedRevocationLists.Result {
+            done.wait()
+            return state.withLock { $0.result! }
+        }
     }
 
     /// - Parameters:
@@ -90,49 +123,61 @@ public final class RevocationListFetcher: Sendable {
     /// The CRLs at `urls`, fetching those not at hand or past their nextUpdate at `time`.
     func lists(_ urls: [String], at time: Date) async -> FetchedRevocationLists {
         var results: [String: FetchedRevocationLists.Result] = [:]
-        await withTaskGroup(of: (String, FetchedRevocationLists.Result).self) { group in
-            for url in Set(urls) {
-                group.addTask { (url, await self.list(url, at: time)) }
+        for (url, next) in start(urls, at: time) {
+            switch next {
+            case .ready(let result): results[url] = result
+            case .flight(let flight): results[url] = await flight.value()
             }
-            for await (url, result) in group { results[url] = result }
         }
         return FetchedRevocationLists(byURL: results)
     }
 
-    private func list(_ url: String, at time: Date) async -> FetchedRevocationLists.Result {
-        enum Next {
-            case done(FetchedRevocationLists.Result)
-            case wait(Task<FetchedRevocationLists.Result, Never>)
+    /// The same, blocking the calling thread until they are fetched: for a command-line tool's
+    /// own thread, never an event loop or Swift's cooperative pool.
+    func listsWaiting(_ urls: [String], at time: Date) -> FetchedRevocationLists {
+        var results: [String: FetchedRevocationLists.Result] = [:]
+        for (url, next) in start(urls, at: time) {
+            switch next {
+            case .ready(let result): results[url] = result
+            case .flight(let flight): results[url] = flight.wait()
+            }
         }
-        let next: Next = state.withLock { state in
-            if let list = state.cached[url], Self.isFresh(list, at: time) { return .done(.list(list)) }
-            if let running = state.inFlight[url] { return .wait(running) }
-            let stale = state.cached[url]
-            let task = Task { await self.fetch(url, at: time, stale: stale) }
-            state.inFlight[url] = task
-            return .wait(task)
-        }
-        switch next {
-        case .done(let result): return result
-        case .wait(let task): return await task.value
+        return FetchedRevocationLists(byURL: results)
+    }
+
+    private enum Next {
+        case ready(FetchedRevocationLists.Result)
+        case flight(Flight)
+    }
+
+    /// Starts the fetches `urls` need (at most one per URL across all callers).
+    private func start(_ urls: [String], at time: Date) -> [(String, Next)] {
+        var seen = Set<String>()
+        return urls.filter { seen.insert($0).inserted }.map { url in
+            let (next, started): (Next, Flight?) = state.withLock { state in
+                if let list = state.cached[url], Self.isFresh(list, at: time) { return (.ready(.list(list)), nil) }
+                if let running = state.inFlight[url] { return (.flight(running), nil) }
+                let flight = Flight()
+                state.inFlight[url] = flight
+                return (.flight(flight), flight)
+            }
+            if let started {
+                let stale = state.withLock { $0.cached[url] }
+                let launched = DetachedThread.start { [self] in started.finish(self.fetch(url, at: time, stale: stale)) }
+                if !launched { started.finish(.failed("no thread to fetch the CRL on", stale: stale)) }
+            }
+            return (url, next)
         }
     }
 
-    /// One fetch (or a read of the directory), off the caller's thread; the result is cached.
-    private func fetch(_ url: String, at time: Date, stale: CertificateRevocationList?) async -> FetchedRevocationLists.Result {
-        let stored = readStored(url).flatMap { Self.isFresh($0, at: time) ? $0 : nil }
+    /// One fetch (or a read of the directory), on a thread of its own; the result is cached.
+    private func fetch(_ url: String, at time: Date, stale: CertificateRevocationList?) -> FetchedRevocationLists.Result {
         let result: FetchedRevocationLists.Result
-        if let stored {
+        if let stored = readStored(url), Self.isFresh(stored, at: time) {
             result = .list(stored)
         } else {
             state.withLock { $0.fetches += 1 }
-            let transport = self.transport
-            let limits = self.limits
-            let fetched: Result<[UInt8], HTTPFetch.Failure> = await withCheckedContinuation { continuation in
-                let started = DetachedThread.start { continuation.resume(returning: transport(url)) }
-                if !started { continuation.resume(returning: .failure(.unavailable("no thread to fetch on"))) }
-            }
-            switch fetched {
+            switch transport(url) {
             case .success(let bytes):
                 do {
                     let list = try CertificateRevocationList(derEncoded: bytes, source: url)
@@ -199,37 +244,53 @@ public final class RevocationListFetcher: Sendable {
 }
 
 extension EvaluationPlan {
-    /// Judges a served chain, fetching the CRLs the policy asks for
-    /// (``RevocationPolicy/distributionPointCRLs``) with `fetcher`.
-    ///
+    /// What a served chain needs from the distribution points under this plan's policy.
+    enum RevocationListNeed {
+        /// The policy checks none.
+        case none
+        /// Everything needed is at hand (or nothing can be fetched: a chain refused anyway).
+        case ready(FetchedRevocationLists)
+        /// These URLs are to be fetched.
+        case fetch([String])
+    }
+
     /// Nothing is fetched for a chain that is refused anyway, and only the distribution points of
-    /// the verified path are fetched, never those of a certificate the path does not use: when
-    /// every CRL needed is at hand and fresh, the chain is judged once with them; otherwise it is
-    /// judged first without them, the distribution points of its verified path are fetched, and
-    /// it is judged again with what they gave.
-    func evaluate(_ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?, fetcher: RevocationListFetcher,
-                  verdictCache: VerdictCache?, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) async -> Verdict {
-        guard let settings = validation.revocation.distributionPointCRLs else {
-            return evaluate(served, peer: peer, at: time, staple: staple, verdictCache: verdictCache, diagnostics: diagnostics)
-        }
+    /// the verified path are fetched, never those of a certificate the path does not use. When
+    /// every CRL the chain's certificates name is at hand and fresh, those are used at once;
+    /// otherwise the chain is judged first without CRLs to find its verified path.
+    func revocationListNeed(_ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?,
+                            fetcher: RevocationListFetcher) -> RevocationListNeed {
+        guard let settings = validation.revocation.distributionPointCRLs, let leaf = served.first else { return .none }
         // The chain's candidates (served and configured intermediates): their CRLs may all be at hand.
-        let candidates = settings.scope == .leaf ? [served[0]] : served + validation.additionalIntermediates
-        let known = candidates.flatMap(\.handle.crlDistributionPointURLs)
-        if let fresh = fetcher.fresh(known, at: time) {
-            return evaluate(served, peer: peer, at: time, staple: staple, revocationLists: fresh,
-                            verdictCache: verdictCache, diagnostics: diagnostics)
-        }
+        let candidates = settings.scope == .leaf ? [leaf] : served + validation.additionalIntermediates
+        if let fresh = fetcher.fresh(candidates.flatMap(\.handle.crlDistributionPointURLs), at: time) { return .ready(fresh) }
         let first = evaluate(served, peer: peer, at: time, staple: staple, revocationLists: FetchedRevocationLists(),
                              verdictCache: nil, diagnostics: nil)
         // Refused for another reason than the CRLs (which were not there to judge): nothing to fetch.
         let crlCodes: Set<Reason.Code> = [.crlUnavailable, .crlNotCovered, .crlStale]
         guard first.failures.allSatisfy({ crlCodes.contains($0.code) }), let path = first.revocationPath else {
-            return evaluate(served, peer: peer, at: time, staple: staple, revocationLists: FetchedRevocationLists(),
-                            verdictCache: verdictCache, diagnostics: diagnostics)
+            return .ready(FetchedRevocationLists())
         }
-        let urls = DistributionPointCheck.certificates(on: path, scope: settings.scope).flatMap(\.handle.crlDistributionPointURLs)
-        let lists = await fetcher.lists(urls, at: time)
-        return evaluate(served, peer: peer, at: time, staple: staple, revocationLists: lists,
-                        verdictCache: verdictCache, diagnostics: diagnostics)
+        return .fetch(DistributionPointCheck.certificates(on: path, scope: settings.scope).flatMap(\.handle.crlDistributionPointURLs))
+    }
+
+    /// The CRLs the policy asks for, fetched with `fetcher`; nil when it asks for none.
+    func revocationLists(_ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?,
+                         fetcher: RevocationListFetcher) async -> FetchedRevocationLists? {
+        switch revocationListNeed(served, peer: peer, at: time, staple: staple, fetcher: fetcher) {
+        case .none: nil
+        case .ready(let lists): lists
+        case .fetch(let urls): await fetcher.lists(urls, at: time)
+        }
+    }
+
+    /// The same, blocking the calling thread (a command's).
+    func revocationListsWaiting(_ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?,
+                                fetcher: RevocationListFetcher) -> FetchedRevocationLists? {
+        switch revocationListNeed(served, peer: peer, at: time, staple: staple, fetcher: fetcher) {
+        case .none: nil
+        case .ready(let lists): lists
+        case .fetch(let urls): fetcher.listsWaiting(urls, at: time)
+        }
     }
 }
