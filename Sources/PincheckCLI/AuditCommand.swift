@@ -21,6 +21,7 @@ struct Audit: ConsoleCommand {
             """)
 
     @OptionGroup var app: AppConfigurationOptions
+    @OptionGroup var revocation: RevocationOptions
 
     @Option(help: ArgumentHelp("More hosts, one per line: NAME [ADDRESS[:PORT]] (# starts a comment).", valueName: "file"))
     var hosts: String?
@@ -59,7 +60,9 @@ struct Audit: ConsoleCommand {
             throw PincheckError(.emptyInput, "nothing was audited: the configuration pins no exact host name, and --hosts names none", source: app.config)
         }
         let probe = app.probe
-        let manager = configuration.trustManager
+        // The leaf's distribution points are consulted where the configuration says nothing of them.
+        let manager = revocation.apply(to: configuration.trustManager, default: .crl)
+        let fetcher = revocation.fetcher
         let state = AuditProgress(console: console, json: json, total: plan.entries.count,
                                   showsProgress: Console.standardError.isTerminal && !json, separated: !plan.unaudited.isEmpty)
         let entries = plan.entries
@@ -69,7 +72,7 @@ struct Audit: ConsoleCommand {
         Scan.runWorkers(min(concurrency, entries.count)) {
             while let entry = state.nextEntry(of: entries) {
                 let result: Result<AuditResult, PincheckError>
-                do throws(PincheckError) { result = .success(try AuditResult.run(entry, manager: manager, probe: probe, at: time)) } catch {
+                do throws(PincheckError) { result = .success(try AuditResult.run(entry, manager: manager, fetcher: fetcher, probe: probe, at: time)) } catch {
                     result = .failure(error)
                 }
                 state.record(result, for: entry)
@@ -237,7 +240,8 @@ struct AuditResult {
     }
 
     /// - Throws: `PincheckError` only when the chain cannot be judged at all (bad input).
-    static func run(_ entry: AuditPlan.Entry, manager: TrustManager, probe: TLSProbe, at time: Date) throws(PincheckError) -> AuditResult {
+    static func run(_ entry: AuditPlan.Entry, manager: TrustManager, fetcher: RevocationListFetcher, probe: TLSProbe,
+                    at time: Date) throws(PincheckError) -> AuditResult {
         let served: ProbeResult
         do {
             served = try probe.probe(entry.target, serverName: entry.name)
@@ -245,7 +249,7 @@ struct AuditResult {
             return AuditResult(name: entry.name, target: entry.target, outcome: .networkFailure(error))
         }
         let verdict = try manager.evaluate(served.servedChain, host: entry.name, port: Int(entry.target.port), at: time,
-                                           stapledOCSPResponse: served.stapledOCSPResponse)
+                                           stapledOCSPResponse: served.stapledOCSPResponse, waitingForRevocationListsFrom: fetcher)
         return AuditResult(name: entry.name, target: entry.target, outcome: .evaluated(verdict))
     }
 
@@ -308,6 +312,9 @@ struct AuditResult {
                 }
             }
             table.add(["leaf rotation", Self.leafRotation(verdict)])
+            for status in verdict.revocationStatuses {
+                table.add(["revocation", "depth \(status.depth) \(status.outcome.rawValue): \(Terminal.printable(status.url ?? "no CRL distribution point"))"])
+            }
             table.render(indent: "  ").forEach(console.line)
         }
     }
@@ -334,6 +341,10 @@ struct AuditResult {
             })
             object["pins"] = .array(Self.activePins(verdict).map { .string("\($0)") })
             object["backupPins"] = .array(Self.backupPins(verdict).map { .string("\($0)") })
+            object["revocation"] = .array(verdict.revocationStatuses.map { status in
+                .object(["depth": .number(Double(status.depth)), "outcome": .string(status.outcome.rawValue),
+                         "url": status.url.map(JSONValue.string) ?? .null, "detail": .string(status.detail)])
+            })
             object["leafRotation"] = .string(Self.leafRotation(verdict))
         }
         return JSONValue.object(object).compact

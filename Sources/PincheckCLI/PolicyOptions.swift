@@ -59,14 +59,7 @@ struct PolicyOptions: ParsableArguments {
     @Flag(name: .customLong("require-staple"), help: "Refuse a chain without a usable stapled OCSP response (a must-staple leaf always needs one).")
     var requireStaple = false
 
-    @Option(help: ArgumentHelp("Revocation sources: staple (the stapled OCSP response and --crl files; nothing fetched), crl (also the CRLs at the leaf's distribution points, fetched), crl-chain (those of every certificate). Default: crl for check and scan, staple for verify.", valueName: "sources"))
-    var revocation: RevocationArgument?
-
-    @Option(name: .customLong("revocation-failure"), help: ArgumentHelp("What a CRL that cannot be fetched, is stale or does not cover the certificate does: soft (a warning) or hard (not trusted). Default: soft.", valueName: "soft|hard"))
-    var revocationFailure: RevocationFailureArgument = .soft
-
-    @Option(name: .customLong("crl-cache"), help: ArgumentHelp("A directory that keeps fetched CRLs until their nextUpdate, across runs.", valueName: "folder"))
-    var crlCache: String?
+    @OptionGroup var revocationOptions: RevocationOptions
 
     @Option(help: ArgumentHelp("A Pincheck JSON configuration (per-host pins); needs --host. --ca-file stands in for the system store it names.", valueName: "file"))
     var config: String?
@@ -87,8 +80,8 @@ struct PolicyOptions: ParsableArguments {
         }
         if config != nil {
             guard mode == nil, pins.isEmpty, pinCertificates.isEmpty, !allowInvalidCertificates, !noValidateDomainName,
-                  crlFiles.isEmpty, !requireStaple, revocation == nil else {
-                throw ValidationError("--config sets the pins and checks per host: it cannot be combined with --mode, --pin, --pin-cert, --allow-invalid-certificates, --no-validate-domain-name, --crl, --require-staple or --revocation")
+                  crlFiles.isEmpty, !requireStaple else {
+                throw ValidationError("--config sets the pins and checks per host: it cannot be combined with --mode, --pin, --pin-cert, --allow-invalid-certificates, --no-validate-domain-name, --crl or --require-staple")
             }
         }
         switch effectiveMode {
@@ -120,11 +113,12 @@ struct PolicyOptions: ParsableArguments {
     /// - Parameter defaultRevocation: The command's `--revocation` when none is given.
     func makeJudge(defaultRevocation: RevocationArgument = .staple) throws -> Judge {
         // A configuration's hosts say which CRLs they check; the fetcher serves those that do.
-        let fetcher = RevocationListFetcher(cacheDirectory: crlCache)
+        let fetcher = revocationOptions.fetcher
         if let config {
             let anchors = caFiles.isEmpty ? nil : try TrustAnchors(contentsOf: caFiles)
-            return Judge(.manager(try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw, format: configFormat).trustManager),
-                         fetcher: fetcher)
+            let configured = try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw, format: configFormat).trustManager
+            // A host whose configuration says nothing of distribution points gets the command's.
+            return Judge(.manager(revocationOptions.apply(to: configured, default: defaultRevocation)), fetcher: fetcher)
         }
         let policy = try makePolicy(defaultRevocation: defaultRevocation)
         return Judge(.policy(Evaluator(policy: policy)), fetcher: policy.revocation.distributionPointCRLs == nil ? nil : fetcher)
@@ -149,13 +143,40 @@ struct PolicyOptions: ParsableArguments {
             nameValidation: noValidateDomainName ? .disabled(because: "--no-validate-domain-name") : .required)
         for path in crlFiles { policy.revocationLists += try CertificateRevocationList.load(contentsOf: path) }
         policy.revocation.requireStapledOCSP = requireStaple
-        let failure: DistributionPointCRLs.Failure = revocationFailure == .hard ? .hard : .soft
-        switch revocation ?? defaultRevocation {
-        case .staple: break
-        case .crl: policy.revocation.distributionPointCRLs = DistributionPointCRLs(scope: .leaf, failure: failure)
-        case .crlChain: policy.revocation.distributionPointCRLs = DistributionPointCRLs(scope: .wholeChain, failure: failure)
-        }
+        policy.revocation.distributionPointCRLs = revocationOptions.distributionPointCRLs(default: defaultRevocation)
         return policy
+    }
+}
+
+/// `--revocation`, `--revocation-failure`, `--crl-cache`: which revocation sources are consulted
+/// (`verify`, `check`, `scan`, `audit`).
+struct RevocationOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Revocation sources: staple (the stapled OCSP response and --crl files; nothing fetched), crl (also the CRLs at the leaf's distribution points, fetched), crl-chain (those of every certificate). Default: crl for check, scan and audit, staple for verify. With a configuration, for hosts whose configuration sets no \"distributionPoints\".", valueName: "sources"))
+    var revocation: RevocationArgument?
+
+    @Option(name: .customLong("revocation-failure"), help: ArgumentHelp("What a CRL that cannot be fetched, is stale or does not cover the certificate does: soft (a warning) or hard (not trusted). Default: soft.", valueName: "soft|hard"))
+    var revocationFailure: RevocationFailureArgument = .soft
+
+    @Option(name: .customLong("crl-cache"), help: ArgumentHelp("A directory that keeps fetched CRLs until their nextUpdate, across runs.", valueName: "folder"))
+    var crlCache: String?
+
+    /// What they ask of distribution points (nil: nothing), `fallback` when `--revocation` is not given.
+    func distributionPointCRLs(default fallback: RevocationArgument) -> DistributionPointCRLs? {
+        let failure: DistributionPointCRLs.Failure = revocationFailure == .hard ? .hard : .soft
+        return switch revocation ?? fallback {
+        case .staple: nil
+        case .crl: DistributionPointCRLs(scope: .leaf, failure: failure)
+        case .crlChain: DistributionPointCRLs(scope: .wholeChain, failure: failure)
+        }
+    }
+
+    /// The fetcher, keeping CRLs in `--crl-cache` when given.
+    var fetcher: RevocationListFetcher { RevocationListFetcher(cacheDirectory: crlCache) }
+
+    /// A configuration's trust manager with the command's distribution-point checks for the hosts
+    /// whose configuration sets none.
+    func apply(to manager: TrustManager, default fallback: RevocationArgument) -> TrustManager {
+        distributionPointCRLs(default: fallback).map(manager.consultingDistributionPoints) ?? manager
     }
 }
 

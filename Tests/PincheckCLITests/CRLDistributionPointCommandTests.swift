@@ -80,4 +80,34 @@ struct CRLDistributionPointCommandTests {
                                    + Self.rsaRoot + F.at, environment: Self.proxy(crls))
         #expect(hard.status == 1)
     }
+
+    @Test("a configuration's \"distributionPoints\": hard refuses an unreachable CRL; a value it does not know is bad input")
+    func configuration() throws {
+        let crls = try Self.crlServer()
+        defer { crls.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-dp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func config(_ value: String) throws -> String {
+            let path = directory.appendingPathComponent("\(value).json").path
+            try """
+                {"version": 1, "anchors": "system", "hosts": [{"pattern": "www.example.test", "mode": "none",
+                 "revocation": {"distributionPoints": "\(value)"}}]}
+                """.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let unreachable = TestCertificates.path("crl-fetch/unreachable-chain.pem")
+        let hard = try F.runBinary(["verify", unreachable, "--host", "www.example.test", "--config", try config("hard")] + Self.rsaRoot + F.at,
+                                   environment: Self.proxy(crls))
+        #expect(hard.status == 1, "\(hard.output)\(hard.errors)")
+        #expect(hard.output.contains("revocation.crl-unavailable"))
+        let revoked = TestCertificates.path("crl-fetch/revoked-chain.pem")
+        let soft = try F.runBinary(["verify", revoked, "--host", "www.example.test", "--config", try config("soft")] + Self.rsaRoot + F.at,
+                                   environment: Self.proxy(crls))
+        #expect(soft.status == 1)
+        #expect(soft.output.contains("revocation.revoked"))
+        let bad = try F.runBinary(["verify", revoked, "--host", "www.example.test", "--config", try config("maybe")] + Self.rsaRoot + F.at)
+        #expect(bad.status == 2)
+        #expect(bad.errors.contains("distributionPoints"))
+    }
 }

@@ -220,7 +220,13 @@ public struct Configuration: Sendable {
                 nameValidation: host.validatesDomainName == false ? .disabled(because: "validatesDomainName false in \(path)") : .required)
             validation.revocationLists = revocationLists
             validation.revocationScope = revocationScope
-            let revocation = RevocationPolicy(requireStapledOCSP: host.revocation?.requireStapledOCSP ?? false)
+            var revocation = RevocationPolicy(requireStapledOCSP: host.revocation?.requireStapledOCSP ?? false)
+            switch host.revocation?.distributionPoints ?? "off" {
+            case "off": break
+            case "soft": revocation.distributionPointCRLs = DistributionPointCRLs(scope: revocationScope, failure: .soft)
+            case "hard": revocation.distributionPointCRLs = DistributionPointCRLs(scope: revocationScope, failure: .hard)
+            case let other: throw fail("\(path).revocation.distributionPoints", "\"\(other)\" is not \"off\", \"soft\" or \"hard\"")
+            }
             var policy = HostPolicy(pattern: pattern, pinSets: pinSets, validation: validation, reportURIs: reportURIs, revocation: revocation)
             policy.pinOverrideAnchors = try host.pinOverrideAnchors.map { raw throws(PincheckError) in try hostAnchors(raw, at: "pinOverrideAnchors") }
             entries.append(HostEntry(path: path, policy: policy, enforce: enforce, expires: expires))
@@ -375,8 +381,10 @@ struct RawRevocation: Codable {
     let crls: [String]?
     let crlScope: String?
     let requireStapledOCSP: Bool?
+    /// The CRLs at the certificates' distribution points: "off" (default), "soft" or "hard".
+    let distributionPoints: String?
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case crls, crlScope, requireStapledOCSP }
+    enum CodingKeys: String, CodingKey, CaseIterable { case crls, crlScope, requireStapledOCSP, distributionPoints }
 
     init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
@@ -384,6 +392,7 @@ struct RawRevocation: Codable {
         crls = try c.decodeIfPresent([String].self, forKey: .crls)
         crlScope = try c.decodeIfPresent(String.self, forKey: .crlScope)
         requireStapledOCSP = try c.decodeIfPresent(Bool.self, forKey: .requireStapledOCSP)
+        distributionPoints = try c.decodeIfPresent(String.self, forKey: .distributionPoints)
     }
 }
 

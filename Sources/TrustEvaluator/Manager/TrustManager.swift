@@ -73,6 +73,28 @@ public struct TrustManager: Sendable {
         self.plans = Plans(policies: policies, defaultValidation: validation, everyHost: everyHost)
     }
 
+    /// This manager with every policy that does not say which CRL distribution points it checks
+    /// checking them as `settings` says: what a diagnostic command does by default, while a
+    /// configuration's own `"distributionPoints"` still decides for its hosts.
+    package func consultingDistributionPoints(_ settings: DistributionPointCRLs) -> TrustManager {
+        func adding(_ policy: TrustPolicy) -> TrustPolicy {
+            var policy = policy
+            if policy.revocation.distributionPointCRLs == nil { policy.revocation.distributionPointCRLs = settings }
+            return policy
+        }
+        let hosts = policies.map { policy in
+            var copy = HostPolicy(pattern: policy.pattern, pinSets: policy.pinSets, validation: adding(policy.validation),
+                                  reportURIs: policy.reportURIs)
+            copy.pinOverrideAnchors = policy.pinOverrideAnchors
+            return copy
+        }
+        var manager = TrustManager(policies: hosts, allHostsMustBeEvaluated: allHostsMustBeEvaluated,
+                                   defaultValidation: adding(defaultValidation), everyHost: plans.everyHost.map { adding($0.validation) },
+                                   certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
+        manager.patternMatching = patternMatching
+        return manager
+    }
+
     /// The policy for `host`, or nil: the most specific matching pattern's, with, under
     /// ``PatternMatching/allMatching``, the pins of every other matching pattern added.
     /// - Throws: ``PincheckError`` (`host.invalid`) when `host` cannot be a certificate name.
