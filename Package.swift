@@ -116,7 +116,7 @@ let package = Package(
         .executableTarget(name: "limbo-harness", dependencies: ["TrustEvaluator"]),
         // Fuzzing: the targets' logic (replayed by the tests) and one libFuzzer executable per target,
         // built by scripts/fuzz.sh with -DFUZZING -sanitize=fuzzer,address (empty executables otherwise).
-        .target(name: "PincheckFuzzing", dependencies: ["TrustEvaluator", "ServerTrust"]),
+        .target(name: "PincheckFuzzing", dependencies: ["TrustEvaluator", "ServerTrust", "PincheckOpenSSL"]),
         .executableTarget(name: "FuzzCertificate", dependencies: ["PincheckFuzzing"]),
         .executableTarget(name: "FuzzChain", dependencies: ["PincheckFuzzing"]),
         .executableTarget(name: "FuzzConfiguration", dependencies: ["PincheckFuzzing"]),

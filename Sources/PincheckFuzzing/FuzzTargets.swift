@@ -1,4 +1,5 @@
 import Foundation
+import PincheckOpenSSL
 import ServerTrust
 import TrustEvaluator
 
@@ -32,6 +33,9 @@ public enum FuzzTargets {
             _ = certificate.isSelfSigned
             _ = certificate.isCertificateAuthority
             _ = certificate.publicKeySHA1Pin
+            for url in certificate.handle.crlDistributionPointURLs {
+                precondition(url.lowercased().hasPrefix("http://"), "only http distribution points are fetched")
+            }
             let again = try? Certificate(derEncoded: certificate.derBytes)
             precondition(again == certificate, "a parsed certificate must parse again from its own DER")
             precondition(certificate.publicKeyPin.digest.count == 32)
@@ -110,6 +114,31 @@ public enum FuzzTargets {
         }
         // The unverified reading the connection summary prints, by certificate ID.
         _ = StapledOCSP.read(bytes, about: fixture.goodChain[0], issuer: fixture.goodChain[1])
+        distributionPointCRL(bytes)
+    }
+
+    /// The same bytes as the CRL at a leaf's distribution point, under a policy that refuses
+    /// anything but a good answer: every reading of it (issuingDistributionPoint, entries,
+    /// critical extensions) must hold, and a trusted verdict must rest on a good status.
+    static func distributionPointCRL(_ bytes: [UInt8]) {
+        guard let crl = try? CertificateRevocationList(derEncoded: bytes) else { return }
+        let fixture = ChainFixture.shared
+        let leaf = fixture.crlChain[0]
+        _ = crl.handle.scope
+        _ = crl.handle.isDelta
+        _ = crl.handle.unhandledCriticalExtensions
+        _ = crl.handle.entryCount
+        _ = crl.handle.entry(for: leaf.handle)
+        _ = crl.handle.isIssued(byNameOf: fixture.crlChain[1].handle)
+        let lists = FetchedRevocationLists(byURL: [fixture.crlURL: .list(crl)])
+        guard let verdict = try? fixture.crlManager.evaluate(fixture.crlChain, host: "www.example.test", at: fixture.time,
+                                                             stapledOCSPResponse: nil, revocationLists: lists) else { return }
+        precondition(verdict.revocationStatuses.count == 1, "one distribution point, one answer")
+        if verdict.isTrusted {
+            precondition(verdict.revocationStatuses[0].outcome == .good, "a hard policy trusts only a good answer")
+            precondition(crl.handle.signatureVerifies(withKeyOf: fixture.crlChain[1].handle), "a good answer comes from the issuer's CRL")
+        }
+        if verdict.revocationStatuses[0].outcome == .revoked { precondition(!verdict.isTrusted, "a revoked leaf is never trusted") }
     }
 }
 
@@ -127,6 +156,10 @@ struct ChainFixture: Sendable {
     let policies: [(TrustPolicy, Kind)]
     let goodChain: [Certificate]
     let revocationManager: TrustManager
+    /// A leaf whose distribution point is `crlURL`, and a manager that refuses it without a good CRL.
+    let crlChain: [Certificate]
+    let crlURL = "http://crl.pincheck.test/intermediate.crl"
+    let crlManager: TrustManager
     let publicSuffixes = PublicSuffixList(text: "com\nuk\nco.uk\n")
     /// The key the configuration target signs update documents with, and the app it updates.
     let updateKeyPEM: [UInt8]
@@ -150,6 +183,11 @@ struct ChainFixture: Sendable {
         let host = HostPolicy(pattern: try! HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
                               validation: TrustPolicy(anchors: anchorSet), revocation: RevocationPolicy(requireStapledOCSP: true))
         revocationManager = TrustManager(policies: [host])
+        crlChain = try! Certificate.load(contentsOf: directory.appendingPathComponent("crl-fetch/good-chain.pem").path)
+        let crlHost = HostPolicy(pattern: try! HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
+                                 validation: TrustPolicy(anchors: anchorSet),
+                                 revocation: RevocationPolicy(distributionPointCRLs: DistributionPointCRLs(failure: .hard)))
+        crlManager = TrustManager(policies: [crlHost])
         let pair = try! Ed25519.generate()
         updateKeyPEM = Array(pair.privateKeyPEM.utf8)
         updateKey = try! PinSetVerificationKey(rawRepresentation: pair.publicKey)
