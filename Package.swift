@@ -126,7 +126,7 @@ let package = Package(
         .executableTarget(name: "pincheck-soak", dependencies: ["PincheckFuzzing"]),
         // The benchmark (scripts/bench.sh, release): Pincheck against OpenSSL called directly from C.
         .target(name: "PincheckBenchBaseline", linkerSettings: [.linkedLibrary("crypto")]),
-        .executableTarget(name: "pincheck-bench", dependencies: ["TrustEvaluator", "PincheckBenchBaseline"]),
+        .executableTarget(name: "pincheck-bench", dependencies: ["TrustEvaluator", "PincheckOpenSSL", "PincheckBenchBaseline"]),
         // Full TLS handshakes: NIOSSL's own verification against Pincheck's callback (scripts/bench.sh).
         .executableTarget(
             name: "pincheck-handshake-bench",

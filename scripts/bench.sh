@@ -36,10 +36,36 @@ swift build -c release --static-swift-stdlib --product pincheck >&2
 swift build -c release --static-swift-stdlib --product pincheck-bench >&2
 pincheck=.build/release/pincheck
 
+# A CRL of 100,000 entries from rsa-intermediate (openssl ca), for the one-off cost of parsing and
+# indexing a large CRL; `openssl crl -noout` reads the same file as a whole process.
+big_crl() {
+  local dir=$1 i
+  python3 - "$dir/index.txt" <<'PY'
+import sys
+with open(sys.argv[1], "w") as index:
+    for n in range(100_000):
+        index.write(f"R\t991231235959Z\t300101000000Z,keyCompromise\t{0x10000000 + n:X}\tunknown\t/CN=revoked {n}\n")
+PY
+  echo "unique_subject = no" > "$dir/index.txt.attr"; echo 1000 > "$dir/crlnumber"
+  printf '%s\n' "[ ca ]" "default_ca = x" "[ x ]" "database = $dir/index.txt" "crlnumber = $dir/crlnumber" \
+    "default_md = sha256" "crl_extensions = ext" "[ ext ]" "authorityKeyIdentifier = keyid" > "$dir/ca.cnf"
+  openssl ca -batch -gencrl -config "$dir/ca.cnf" -cert Certificates/rsa-intermediate.pem -keyfile Certificates/keys/rsa-intermediate.key \
+    -crl_lastupdate 20300101000000Z -crl_nextupdate 20310101000000Z -out "$dir/big.pem" 2>/dev/null
+  openssl crl -in "$dir/big.pem" -outform DER -out "$dir/big.crl"
+  # The median of 11 runs of openssl crl -noout, in milliseconds.
+  for i in $(seq 11); do
+    python3 -c "import subprocess,time,sys; t=time.perf_counter(); subprocess.run(['openssl','crl','-inform','DER','-noout','-in',sys.argv[1]],check=True); print((time.perf_counter()-t)*1000)" "$dir/big.crl"
+  done | sort -n | sed -n 6p > "$dir/openssl-crl-ms"
+}
+
 evaluation() {
   echo
   echo "== evaluation: pincheck-bench"
-  .build/release/pincheck-bench --certificates Certificates --pincheck "$pincheck"
+  local crl_dir; crl_dir=$(mktemp -d)
+  big_crl "$crl_dir"
+  OPENSSL_CRL_MS=$(cat "$crl_dir/openssl-crl-ms") .build/release/pincheck-bench --certificates Certificates --pincheck "$pincheck" \
+    --big-crl "$crl_dir/big.crl" ${QUICK:+--quick}
+  rm -rf "$crl_dir"
 }
 if [ "$BENCH" = evaluation ]; then evaluation; exit 0; fi
 command -v curl >/dev/null || { echo "bench.sh needs curl (apt-get install curl)" >&2; exit 1; }

@@ -110,3 +110,18 @@ done:
     ERR_clear_error();
     return result;
 }
+
+int pcb_crl_parse_and_lookup(const uint8_t *der, size_t length, const uint8_t *serial, size_t serial_length) {
+    const unsigned char *cursor = der;
+    X509_CRL *crl = d2i_X509_CRL(NULL, &cursor, (long)length);
+    if (crl == NULL) return -1;
+    ASN1_INTEGER *number = ASN1_INTEGER_new();
+    BIGNUM *value = BN_bin2bn(serial, (int)serial_length, NULL);
+    BN_to_ASN1_INTEGER(value, number);
+    X509_REVOKED *entry = NULL;
+    int listed = X509_CRL_get0_by_serial(crl, &entry, number) == 1;
+    BN_free(value);
+    ASN1_INTEGER_free(number);
+    X509_CRL_free(crl);
+    return listed;
+}

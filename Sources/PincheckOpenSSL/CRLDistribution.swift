@@ -8,9 +8,10 @@ extension X509Handle {
     /// is issued by the certificate's issuer (no `reasons`, no `cRLIssuer`), in certificate order.
     /// Other names (LDAP, a directory name) and other distribution points are left out: Pincheck
     /// fetches nothing else.
-    package var crlDistributionPointURLs: [String] {
+    static func readDistributionPointURLs(_ ref: OpaquePointer) -> [String] {
         defer { OpenSSLErrorStack.clear() }
-        guard let raw = X509_get_ext_d2i(ref, NID_crl_distribution_points, nil, nil) else { return [] }
+        guard X509_get_ext_by_NID(ref, NID_crl_distribution_points, -1) >= 0,
+              let raw = X509_get_ext_d2i(ref, NID_crl_distribution_points, nil, nil) else { return [] }
         let points = OpaquePointer(raw)
         defer { CRL_DIST_POINTS_free(points) }
         var urls: [String] = []
@@ -74,15 +75,18 @@ extension CRLHandle {
         return X509_NAME_cmp(crlIssuer, subject) == 0
     }
 
-    /// True when the CRL's signature verifies with `issuer`'s public key.
+    /// True when the CRL's signature verifies with `issuer`'s public key. A key that verified it
+    /// is remembered, so a CRL kept for many evaluations is verified once per issuer key.
     package func signatureVerifies(withKeyOf issuer: X509Handle) -> Bool {
+        if verifiedKeys.withLock({ $0.contains(issuer.spkiDER) }) { return true }
         defer { OpenSSLErrorStack.clear() }
-        guard let key = X509_get0_pubkey(issuer.ref) else { return false }
-        return X509_CRL_verify(ref, key) == 1
+        guard let key = X509_get0_pubkey(issuer.ref), X509_CRL_verify(ref, key) == 1 else { return false }
+        verifiedKeys.withLock { keys in if keys.count < 8 { keys.append(issuer.spkiDER) } }
+        return true
     }
 
     /// What the CRL covers, from its issuingDistributionPoint.
-    package var scope: CRLScope {
+    static func readScope(_ ref: OpaquePointer) -> CRLScope {
         defer { OpenSSLErrorStack.clear() }
         var scope = CRLScope()
         guard X509_CRL_get_ext_by_NID(ref, NID_issuing_distribution_point, -1) >= 0 else { return scope }
@@ -106,12 +110,9 @@ extension CRLHandle {
         return scope
     }
 
-    /// True for a delta CRL (deltaCRLIndicator): not a complete list on its own.
-    package var isDelta: Bool { X509_CRL_get_ext_by_NID(ref, NID_delta_crl, -1) >= 0 }
-
     /// The critical extensions Pincheck does not process (RFC 5280 §5.2: such a CRL must not be
     /// used to decide a status), as dotted OIDs; those of entries included.
-    package var unhandledCriticalExtensions: [String] {
+    static func readUnhandledCriticalExtensions(_ ref: OpaquePointer) -> [String] {
         defer { OpenSSLErrorStack.clear() }
         let handled: Set<Int32> = [NID_issuing_distribution_point, NID_crl_number, NID_authority_key_identifier, NID_delta_crl]
         var unhandled: [String] = []

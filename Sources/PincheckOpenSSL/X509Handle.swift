@@ -41,6 +41,7 @@ package final class X509Handle: @unchecked Sendable {
         self.subjectAlternativeNames = Self.readSubjectAlternativeNames(parsed)
         self.dnsNames = subjectAlternativeNames.compactMap { if case .dnsName(let name) = $0 { name } else { nil } }
         self.ipAddresses = subjectAlternativeNames.compactMap { if case .ipAddress(let address) = $0 { address } else { nil } }
+        self.crlDistributionPointURLs = Self.readDistributionPointURLs(parsed)
     }
 
     /// Takes a new reference on a certificate OpenSSL lent us (get0), e.g. a store anchor.
@@ -58,7 +59,11 @@ package final class X509Handle: @unchecked Sendable {
         self.subjectAlternativeNames = Self.readSubjectAlternativeNames(pointer)
         self.dnsNames = subjectAlternativeNames.compactMap { if case .dnsName(let name) = $0 { name } else { nil } }
         self.ipAddresses = subjectAlternativeNames.compactMap { if case .ipAddress(let address) = $0 { address } else { nil } }
+        self.crlDistributionPointURLs = Self.readDistributionPointURLs(pointer)
     }
+
+    /// The http URLs of the certificate's cRLDistributionPoints (see ``readDistributionPointURLs(_:)``), read once.
+    package let crlDistributionPointURLs: [String]
 
     deinit { X509_free(ref) }
 

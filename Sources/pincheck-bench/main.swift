@@ -5,6 +5,7 @@
 //   pincheck-bench [--certificates DIR] [--pincheck PATH] [--quick]
 import Foundation
 import PincheckBenchBaseline
+import PincheckOpenSSL
 import TrustEvaluator
 
 // MARK: Options
@@ -15,6 +16,8 @@ struct Options {
     var quick = false
     /// Runs one configuration of the RSA chain for 10 s and exits (for `perf record`).
     var profile: String? = nil
+    /// A DER CRL of many entries (scripts/bench.sh makes one of 100,000 with `openssl ca`).
+    var bigCRL: String? = nil
 
     static func parse() -> Options {
         var options = Options()
@@ -25,8 +28,9 @@ struct Options {
             case "--pincheck": options.pincheckPath = arguments.next()
             case "--quick": options.quick = true
             case "--profile": options.profile = arguments.next()
+            case "--big-crl": options.bigCRL = arguments.next()
             default:
-                FileHandle.standardError.write(Data("usage: pincheck-bench [--certificates DIR] [--pincheck PATH] [--quick]\n".utf8))
+                FileHandle.standardError.write(Data("usage: pincheck-bench [--certificates DIR] [--pincheck PATH] [--big-crl FILE] [--quick]\n".utf8))
                 exit(2)
             }
         }
@@ -427,6 +431,72 @@ if let pincheckPath {
     print("ratio pincheck-verify/openssl-verify: \(format(pincheckProcess / opensslProcess))")
     print("")
 }
+
+// MARK: Revocation from distribution points
+
+// The leaf of crl-fetch/good-chain names http://crl.pincheck.test/intermediate.crl; the fetcher
+// is warmed once through its transport seam (no network), as a long-running client's would be.
+let crlChain = try! Certificate.load(contentsOf: "\(certificatesDirectory)/crl-fetch/good-chain.pem")
+let crlBytes = Array(FileManager.default.contents(atPath: "\(certificatesDirectory)/crl-fetch/intermediate.crl")!)
+let crlAnchors = try! TrustAnchors(certificates: [load("rsa-root")])
+let plainPolicy = TrustPolicy(anchors: crlAnchors)
+var crlPolicy = plainPolicy
+crlPolicy.revocation.distributionPointCRLs = DistributionPointCRLs(failure: .hard)
+let warmFetcher = RevocationListFetcher(limits: .init(), cacheDirectory: nil) { _ in .success(crlBytes) }
+let plainEvaluator = Evaluator(policy: plainPolicy)
+let crlEvaluator = Evaluator(policy: crlPolicy)
+let plainCached = Evaluator(policy: plainPolicy, verdictCache: VerdictCache(capacity: 64))
+let crlCached = Evaluator(policy: crlPolicy, verdictCache: VerdictCache(capacity: 64))
+func crlEvaluation(_ evaluator: Evaluator) -> Verdict {
+    try! evaluator.evaluate(crlChain, host: host, at: verificationTime, waitingForRevocationListsFrom: warmFetcher)
+}
+expectTrusted("crl-fetch good, no revocation") { try plainEvaluator.evaluate(crlChain, host: host, at: verificationTime) }
+expectTrusted("crl-fetch good, warm CRL") { crlEvaluation(crlEvaluator) }
+guard crlEvaluation(crlEvaluator).revocationStatuses.map(\.outcome) == [.good] else { fail("the warm CRL must give a good answer") }
+let revocationTimes = measure([
+    { _ = try? plainEvaluator.evaluate(crlChain, host: host, at: verificationTime) },
+    { _ = crlEvaluation(crlEvaluator) },
+    { _ = try? plainCached.evaluate(crlChain, host: host, at: verificationTime) },
+    { _ = crlEvaluation(crlCached) },
+])
+print("revocation (chain crl-fetch good: leaf, intermediate, root; the leaf's distribution-point CRL, 1 entry)")
+print("  no revocation, uncached:          \(format(revocationTimes[0], 1)) µs/eval")
+print("  warm CRL cache, uncached verdict: \(format(revocationTimes[1], 1)) µs/eval")
+print("  no revocation, verdict-cache hit: \(format(revocationTimes[2], 2)) µs/eval")
+print("  warm CRL cache, verdict-cache hit: \(format(revocationTimes[3], 2)) µs/eval")
+if let bigCRL = options.bigCRL {
+    let bytes = Array(FileManager.default.contents(atPath: bigCRL) ?? Data())
+    let leafSerial = crlChain[0].serialNumber
+    let serialBytes = stride(from: 0, to: leafSerial.count, by: 2).map { index -> UInt8 in
+        let start = leafSerial.index(leafSerial.startIndex, offsetBy: index)
+        return UInt8(leafSerial[start..<leafSerial.index(start, offsetBy: 2)], radix: 16)!
+    }
+    var entries = 0
+    let parseTimes = measure([
+        { _ = bytes.withUnsafeBufferPointer { d in serialBytes.withUnsafeBufferPointer { pcb_crl_parse_and_lookup(d.baseAddress, d.count, $0.baseAddress, $0.count) } } },
+        {
+            let list = try! CertificateRevocationList(derEncoded: bytes)
+            entries = list.handle.entryCount
+            _ = list.handle.entry(for: crlChain[0].handle)
+        },
+    ])
+    let before = residentBytes()
+    let kept = (0..<4).map { _ in try! CertificateRevocationList(derEncoded: bytes) }
+    for list in kept { _ = list.handle.entry(for: crlChain[0].handle) }
+    let perList = (residentBytes() - before) / kept.count
+    print("  a CRL of \(entries) entries (\(bytes.count / 1024) KiB), parsed and made searchable once:")
+    print("    C baseline (d2i_X509_CRL + X509_CRL_get0_by_serial): \(format(parseTimes[0] / 1000, 1)) ms")
+    print("    Pincheck (CertificateRevocationList + first lookup):  \(format(parseTimes[1] / 1000, 1)) ms")
+    print("    resident memory per CRL kept: \(perList / 1024) KiB (\(format(Double(perList) / Double(max(1, entries)), 0)) bytes per entry)")
+    if let openssl = ProcessInfo.processInfo.environment["OPENSSL_CRL_MS"], let milliseconds = Double(openssl) {
+        print("    openssl crl -noout (whole process, measured by bench.sh): \(format(milliseconds, 1)) ms")
+        print("ratio crl-parse-index/openssl-crl-process: \(format(parseTimes[1] / 1000 / milliseconds))")
+    }
+    print("ratio crl-parse-index/c-baseline: \(format(parseTimes[1] / parseTimes[0]))")
+}
+print("ratio crl-warm/no-revocation: \(format(revocationTimes[1] / revocationTimes[0]))")
+print("ratio crl-verdict-hit/verdict-hit: \(format(revocationTimes[3] / revocationTimes[2]))")
+print("")
 
 // MARK: Summary
 

@@ -25,6 +25,11 @@ void pcb_chain_free(pcb_chain *chain);
 /// pcb_verify without the parsing: the same X509 objects are verified again every time.
 int pcb_verify_parsed(const pcb_store *store, const pcb_chain *chain, const char *host, int64_t unix_time);
 
+/// Parses a DER CRL with d2i_X509_CRL and looks one serial number up (X509_CRL_get0_by_serial,
+/// which sorts the entries on first use): the one-off cost of making a CRL searchable. Returns 1
+/// when the serial is listed, 0 when not, -1 when the CRL does not parse.
+int pcb_crl_parse_and_lookup(const uint8_t *der, size_t length, const uint8_t *serial, size_t serial_length);
+
 /// Allocation counting: every malloc, calloc, realloc and aligned allocation of the process is
 /// counted while counting is on (this target replaces the allocator's entry points and forwards to
 /// glibc's). Off by default; when off, the cost is one relaxed load per allocation.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Synchronization
-internal import PincheckOpenSSL
+package import PincheckOpenSSL
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -97,8 +97,8 @@ public final class RevocationListFetcher: Sendable {
         }
     }
 
-    /// A fetcher over another transport (the tests' seam).
-    init(limits: Limits, cacheDirectory: String?, transport: @escaping @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>) {
+    /// A fetcher over another transport (the tests' and the benchmark's seam).
+    package init(limits: Limits, cacheDirectory: String?, transport: @escaping @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>) {
         self.limits = limits
         self.cacheDirectory = cacheDirectory
         self.transport = transport
