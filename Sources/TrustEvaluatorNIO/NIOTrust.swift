@@ -193,14 +193,17 @@ public struct PincheckNIOVerifier: Sendable {
                 promise.succeed(.failed)
                 return
             }
-            let validated = ValidatedCertificateChain(peerChain)
             // Read now, on the loop, while the handshake holds the connection open.
             let address = peer.address
             let evaluate: @Sendable () -> Void = {
                 verifier.decide(derChain: der, host: host, port: port, address: address) { decision in
                     onDecision(decision)
                     // Promises may be completed from any thread; NIOSSL resumes the handshake on its loop.
-                    promise.succeed(Self.accepts(decision) ? .certificateVerified(VerificationMetadata(validated)) : .failed)
+                    guard Self.accepts(decision), let validated = Self.validatedChain(decision, presented: peerChain) else {
+                        promise.succeed(.failed)
+                        return
+                    }
+                    promise.succeed(.certificateVerified(VerificationMetadata(validated)))
                 }
             }
             if verifier.offloadEvaluation {
@@ -209,6 +212,20 @@ public struct PincheckNIOVerifier: Sendable {
                 evaluate()
             }
         }
+    }
+
+    /// What NIOSSL is told was validated (`peerValidatedCertificateChain`): the path Pincheck
+    /// verified, leaf first, ending at the anchor (or the pinned certificate) — never the chain as
+    /// presented, which may hold certificates nothing verified. A connection allowed without a
+    /// verified path (an override handler's answer) validated nothing beyond the leaf it saw.
+    /// Nil when there is nothing to name (no path and no certificate): the handshake then fails.
+    static func validatedChain(_ decision: ChallengeDecision, presented: [NIOSSLCertificate]) -> ValidatedCertificateChain? {
+        if let path = decision.verdict?.verifiedPath?.certificates, !path.isEmpty,
+           let converted = try? path.map({ try NIOSSLCertificate(bytes: $0.derBytes, format: .der) }) {
+            return ValidatedCertificateChain(converted)
+        }
+        guard let leaf = presented.first else { return nil }
+        return ValidatedCertificateChain([leaf])
     }
 
     /// Makes a client TLS handler whose verification is Pincheck's.
