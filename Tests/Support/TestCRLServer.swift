@@ -34,21 +34,10 @@ public final class TestCRLServer: @unchecked Sendable {
     /// - Parameter answers: By path (`/intermediate.crl`); anything else is 404.
     public init(_ answers: [String: Answer]) throws {
         self.answers = answers
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (fd, port) = try LoopbackSocket.bind()
+        guard listen(fd, 64) == 0 else { close(fd); throw POSIXError(.EADDRINUSE) }
         self.fd = fd
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else { close(fd); throw POSIXError(.EADDRINUSE) }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        port = UInt16(bigEndian: address.sin_port)
+        self.port = port
         Thread.detachNewThread { [self] in
             while true {
                 let client = accept(fd, nil, nil)
@@ -101,14 +90,7 @@ public final class TestCRLServer: @unchecked Sendable {
         }
     }
 
-    public func stop() {
-        lock.withLock {
-            guard !closed else { return }
-            closed = true
-            shutdown(fd, Int32(SHUT_RDWR))
-            close(fd)
-        }
-    }
+    public func stop() { LoopbackSocket.close(fd, lock: lock, closed: &closed) }
 
     deinit { stop() }
 }

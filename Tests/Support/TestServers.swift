@@ -99,25 +99,12 @@ public final class TestRawServer: @unchecked Sendable {
     public var target: String { "127.0.0.1:\(port)" }
 
     public init(_ behaviour: Behaviour) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.fd = fd
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        port = UInt16(bigEndian: address.sin_port)
+        (fd, port) = try LoopbackSocket.bind()
         // .refuse: bound but not listening, so the kernel answers RST and the port stays ours.
         guard behaviour != .refuse else { return }
         guard listen(fd, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
         if behaviour == .plainHTTP {
+            let fd = fd
             Thread.detachNewThread {
                 while true {
                     let client = accept(fd, nil, nil)
@@ -132,16 +119,43 @@ public final class TestRawServer: @unchecked Sendable {
         }
     }
 
-    public func stop() {
-        lock.withLock {
-            guard !closed else { return }
-            closed = true
-            shutdown(fd, Int32(SHUT_RDWR))
-            close(fd)
-        }
-    }
+    public func stop() { LoopbackSocket.close(fd, lock: lock, closed: &closed) }
 
     deinit { stop() }
+}
+
+/// A TCP socket bound to 127.0.0.1 on an ephemeral port, for the tests' own servers.
+enum LoopbackSocket {
+    /// The socket and its port; it is not listening yet.
+    static func bind() throws -> (fd: Int32, port: UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, length) }
+        }
+        guard bound == 0 else {
+            Glibc.close(fd)
+            throw POSIXError(.EADDRINUSE)
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return (fd, UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Shuts the socket down and closes it, once, under `lock`.
+    static func close(_ fd: Int32, lock: NSLock, closed: inout Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        closed = true
+        shutdown(fd, Int32(SHUT_RDWR))
+        Glibc.close(fd)
+    }
 }
 
 /// The openssl command, for tests that make a certificate or key of their own.

@@ -14,6 +14,32 @@ import TrustEvaluatorNIO
 /// does (a second connection, `StapleRetrieval`): a revoked staple refuses the RPC.
 @Suite("gRPC: a revoked stapled OCSP response refuses the RPC", .serialized)
 struct StapledOCSPGRPCTests {
+    /// One unary RPC to 127.0.0.1:`port` for www.example.test through `verifier`: it must fail, every
+    /// decision and the RPC's error naming `revocation.revoked`.
+    static func expectRefusedAsRevoked(verifier: PincheckNIOVerifier, port: UInt16) async throws {
+        let decisions = Mutex<[ChallengeDecision]>([])
+        let settings = try PincheckGRPCClientSettings(verifier: verifier, host: "www.example.test", port: Int(port)) { decision in
+            decisions.withLock { $0.append(decision) }
+        }
+        let transport = try settings.makeTransport(connectingTo: .ipv4(address: "127.0.0.1", port: Int(port)))
+        // The RPC fails as soon as the connection does (it does not wait for ready); the deadline
+        // only bounds a hang, and is long so a loaded machine's slow handshake is not mistaken for one.
+        var options = CallOptions.defaults
+        options.timeout = .seconds(60)
+        let error = await #expect(throws: RPCError.self) {
+            try await withGRPCClient(transport: transport) { client in
+                try await client.unary(request: ClientRequest(message: Array("ping".utf8)), descriptor: EchoService.method,
+                                       serializer: RawBytes(), deserializer: RawBytes(), options: options) { try $0.message }
+            }
+        }
+        let seen = decisions.withLock { $0 }
+        #expect(!seen.isEmpty)
+        for decision in seen {
+            #expect(decision.verdict?.failures.map(\.code) == [.revoked], "\(String(describing: decision.verdict?.failures))")
+        }
+        #expect(PinnedGRPCTests.pincheckError(in: error)?.codes == [.revoked], "\(String(describing: error))")
+    }
+
     @Test("required by the policy (default retrieval), or fetched always", arguments: [
         (true, StapleRetrieval.Scope.whenRequired), (false, .always),
     ])
@@ -33,27 +59,7 @@ struct StapledOCSPGRPCTests {
         // outwait the local server).
         let verifier = PincheckNIOVerifier(adapter: ChallengeAdapter(trustManager: manager, now: { TestPKI.time }), offloadEvaluation: false,
                                            staples: StapleRetrieval(scope, timeout: .seconds(30), cache: StapleCache()))
-        let decisions = Mutex<[ChallengeDecision]>([])
-        let settings = try PincheckGRPCClientSettings(verifier: verifier, host: "www.example.test", port: Int(server.port)) { decision in
-            decisions.withLock { $0.append(decision) }
-        }
-        let transport = try settings.makeTransport(connectingTo: .ipv4(address: "127.0.0.1", port: Int(server.port)))
-        // The RPC fails as soon as the connection does (it does not wait for ready); the deadline
-        // only bounds a hang, and is long so a loaded machine's slow handshake is not mistaken for one.
-        var options = CallOptions.defaults
-        options.timeout = .seconds(60)
-        let error = await #expect(throws: RPCError.self) {
-            try await withGRPCClient(transport: transport) { client in
-                try await client.unary(request: ClientRequest(message: Array("ping".utf8)), descriptor: EchoService.method,
-                                       serializer: RawBytes(), deserializer: RawBytes(), options: options) { try $0.message }
-            }
-        }
-        let seen = decisions.withLock { $0 }
-        #expect(!seen.isEmpty)
-        for decision in seen {
-            #expect(decision.verdict?.failures.map(\.code) == [.revoked], "\(String(describing: decision.verdict?.failures))")
-        }
-        #expect(PinnedGRPCTests.pincheckError(in: error)?.codes == [.revoked], "\(String(describing: error))")
+        try await Self.expectRefusedAsRevoked(verifier: verifier, port: server.port)
     }
 }
 
@@ -78,25 +84,7 @@ struct DistributionPointGRPCTests {
         var adapter = ChallengeAdapter(trustManager: manager, now: { TestPKI.time })
         adapter.revocationLists = RevocationListFetcher(proxy: .url(crls.proxyURL))
         let verifier = PincheckNIOVerifier(adapter: adapter, offloadEvaluation: false)
-        let decisions = Mutex<[ChallengeDecision]>([])
-        let settings = try PincheckGRPCClientSettings(verifier: verifier, host: "www.example.test", port: Int(server.port)) { decision in
-            decisions.withLock { $0.append(decision) }
-        }
-        let transport = try settings.makeTransport(connectingTo: .ipv4(address: "127.0.0.1", port: Int(server.port)))
-        var options = CallOptions.defaults
-        options.timeout = .seconds(60)
-        let error = await #expect(throws: RPCError.self) {
-            try await withGRPCClient(transport: transport) { client in
-                try await client.unary(request: ClientRequest(message: Array("ping".utf8)), descriptor: EchoService.method,
-                                       serializer: RawBytes(), deserializer: RawBytes(), options: options) { try $0.message }
-            }
-        }
-        let seen = decisions.withLock { $0 }
-        #expect(!seen.isEmpty)
-        for decision in seen {
-            #expect(decision.verdict?.failures.map(\.code) == [.revoked], "\(String(describing: decision.verdict?.failures))")
-        }
-        #expect(PinnedGRPCTests.pincheckError(in: error)?.codes == [.revoked], "\(String(describing: error))")
+        try await StapledOCSPGRPCTests.expectRefusedAsRevoked(verifier: verifier, port: server.port)
         #expect(crls.requests(for: "/intermediate.crl") == 1)
     }
 }
