@@ -39,8 +39,6 @@ do {
     }
     print("answer: \(String(decoding: answer, as: UTF8.self))")
 } catch let error as RPCError {
-    var cause: (any Error)? = error.cause
-    while let next = cause, !(next is PincheckTrustError) { cause = (next as? RPCError)?.cause ?? (next as? RuntimeError)?.cause }
-    print(cause.map { "refused: \($0)" } ?? "RPC failed: \(error)")
+    print(error.pincheckTrustError.map { "refused: \($0)" } ?? "RPC failed: \(error)")
     exit(1)
 }

@@ -57,3 +57,22 @@ public struct PincheckGRPCClientSettings: Sendable {
                                        eventLoopGroup: eventLoopGroup)
     }
 }
+
+@available(gRPCSwift 2.0, *)
+extension RPCError {
+    /// Pincheck's refusal behind this RPC's failure, with its reason codes and evidence: the error
+    /// is looked for along the chain of causes (`RPCError.cause`, gRPC's `RuntimeError.cause`),
+    /// a few levels deep. Nil when the RPC failed for another reason.
+    public var pincheckTrustError: PincheckTrustError? {
+        var current: (any Error)? = cause
+        for _ in 0..<8 {
+            switch current {
+            case let found as PincheckTrustError: return found
+            case let rpc as RPCError: current = rpc.cause
+            case let runtime as RuntimeError: current = runtime.cause
+            default: return nil
+            }
+        }
+        return nil
+    }
+}

@@ -108,14 +108,8 @@ struct PinnedGRPCTests {
     }
 
     /// The PincheckTrustError somewhere in an error's chain of causes.
+    /// The library's one call (`RPCError.pincheckTrustError`).
     static func pincheckError(in error: (any Error)?) -> PincheckTrustError? {
-        var current = error
-        for _ in 0..<8 {
-            if let found = current as? PincheckTrustError { return found }
-            if let rpc = current as? RPCError { current = rpc.cause; continue }
-            if let runtime = current as? RuntimeError { current = runtime.cause; continue }
-            return nil
-        }
-        return nil
+        (error as? RPCError)?.pincheckTrustError
     }
 }
