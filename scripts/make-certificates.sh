@@ -22,8 +22,9 @@ trap 'rm -rf "$TMP"' EXIT
 
 # ---------------------------------------------------------------- setup ----
 mkdir -p "$OUT"
-# private-pki/ is made by the tools themselves (scripts/make-private-pki-corpus.sh), once: kept.
-find "$OUT" -mindepth 1 -maxdepth 1 ! -name README.md ! -name private-pki -exec rm -rf {} +
+# private-pki/ is made by the tools themselves (scripts/make-private-pki-corpus.sh), and pq/ by
+# OpenSSL 3.5 in a Debian 13 root (scripts/make-pq-fixtures.sh), once: both kept.
+find "$OUT" -mindepth 1 -maxdepth 1 ! -name README.md ! -name private-pki ! -name pq -exec rm -rf {} +
 mkdir -p "$KEYS" "$CHAINS" "$BAD" "$TMP/newcerts"
 : > "$TMP/index.txt"
 

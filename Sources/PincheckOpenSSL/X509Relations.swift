@@ -61,3 +61,57 @@ enum X509Relations {
     /// Host names are checked in the subjectAltName only, without partial wildcards.
     static let hostFlags = UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS)
 }
+
+/// The linked OpenSSL, for messages that depend on what it can do.
+package enum OpenSSLLibrary {
+    /// Such as `OpenSSL 3.0.19 …`.
+    package static var version: String { String(cString: OpenSSL_version(OPENSSL_VERSION)) }
+}
+
+extension X509Handle {
+    /// The algorithm of the certificate's key or signature that the linked OpenSSL cannot use
+    /// (it decodes no key, or knows no such signature algorithm): by OpenSSL's name when it has
+    /// one, else by name for the post-quantum algorithms (ML-DSA, SLH-DSA, ML-KEM), else as a
+    /// dotted OID. Nil when OpenSSL can use both.
+    package var unsupportedAlgorithm: String? {
+        defer { OpenSSLErrorStack.clear() }
+        if X509_get0_pubkey(ref) == nil, let key = X509_get_X509_PUBKEY(ref) {
+            var object: OpaquePointer? = nil
+            if X509_PUBKEY_get0_param(&object, nil, nil, nil, key) == 1, let object { return Self.algorithmName(object) }
+            return "an unreadable key algorithm"
+        }
+        var digest: Int32 = NID_undef, keyType: Int32 = NID_undef
+        if OBJ_find_sigid_algs(X509_get_signature_nid(ref), &digest, &keyType) != 1 {
+            var algorithm: UnsafePointer<X509_ALGOR>? = nil
+            X509_get0_signature(nil, &algorithm, ref)
+            var object: OpaquePointer? = nil
+            if let algorithm {
+                X509_ALGOR_get0(&object, nil, nil, algorithm)
+                if let object { return Self.algorithmName(object) }
+            }
+            return "an unreadable signature algorithm"
+        }
+        return nil
+    }
+
+    /// The post-quantum algorithms by OID (NIST CSOR), for an OpenSSL that does not know them.
+    static let postQuantumNames: [String: String] = {
+        var names: [String: String] = [
+            "2.16.840.1.101.3.4.3.17": "ML-DSA-44", "2.16.840.1.101.3.4.3.18": "ML-DSA-65", "2.16.840.1.101.3.4.3.19": "ML-DSA-87",
+            "2.16.840.1.101.3.4.4.1": "ML-KEM-512", "2.16.840.1.101.3.4.4.2": "ML-KEM-768", "2.16.840.1.101.3.4.4.3": "ML-KEM-1024",
+        ]
+        let slh = ["SHA2-128s", "SHA2-128f", "SHA2-192s", "SHA2-192f", "SHA2-256s", "SHA2-256f",
+                   "SHAKE-128s", "SHAKE-128f", "SHAKE-192s", "SHAKE-192f", "SHAKE-256s", "SHAKE-256f"]
+        for (index, name) in slh.enumerated() { names["2.16.840.1.101.3.4.3.\(20 + index)"] = "SLH-DSA-\(name)" }
+        return names
+    }()
+
+    private static func algorithmName(_ object: OpaquePointer) -> String {
+        let nid = OBJ_obj2nid(object)
+        if nid != NID_undef, let name = OBJ_nid2sn(nid) { return String(cString: name) }
+        var buffer = [CChar](repeating: 0, count: 128)
+        let length = OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1)
+        let dotted = length > 0 ? String(decoding: buffer.prefix(Int(min(length, 127))).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
+        return postQuantumNames[dotted].map { "\($0) (\(dotted))" } ?? dotted
+    }
+}

@@ -86,6 +86,8 @@ package enum X509VerificationErrorKind: Sendable, Hashable {
     case nameConstraints
     case hostMismatch
     case ipAddressMismatch
+    /// A key or signature algorithm of the path that the linked OpenSSL cannot use (its name).
+    case unsupportedAlgorithm(String)
     case other
 
     init(code: Int32) {
@@ -131,6 +133,14 @@ package struct X509VerificationError: Sendable, Equatable {
     /// OpenSSL's text for the code.
     package let text: String
     package let certificate: X509Handle?
+
+    init(kind: X509VerificationErrorKind, code: Int32, depth: Int, text: String, certificate: X509Handle?) {
+        self.kind = kind
+        self.code = code
+        self.depth = depth
+        self.text = text
+        self.certificate = certificate
+    }
 
     init(code: Int32, depth: Int, text: String? = nil, certificate: X509Handle?) {
         self.kind = X509VerificationErrorKind(code: code)
@@ -299,7 +309,9 @@ package enum X509Verification {
             return X509_verify_cert(context)
         }
 
-        var errors = collector.errors
+        var errors = collector.errors.map { error in
+            Self.namingUnsupportedAlgorithm(error, path: [request.leaf] + request.untrusted + request.anchors)
+        }
         if returned != 1 && errors.isEmpty {
             // A failure that never reached the callback (an internal error): still a failure.
             let code = X509_STORE_CTX_get_error(context)
@@ -323,6 +335,27 @@ package enum X509Verification {
         }
         return X509VerificationResult(builtChain: built, errors: errors, succeeded: returned == 1 && errors.isEmpty,
                                       tolerated: collector.tolerated)
+    }
+
+    /// The errors OpenSSL gives when it cannot use a key or signature algorithm (3.0 on an ML-DSA
+    /// certificate: "unspecified", "unable to decode issuer public key", or no issuer found, since
+    /// it cannot match an issuer whose key it cannot decode): they name it.
+    static let algorithmErrors: Set<Int32> = [
+        X509_V_ERR_UNSPECIFIED, X509_V_ERR_UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY, X509_V_ERR_CERT_SIGNATURE_FAILURE,
+        X509_V_ERR_EE_KEY_TOO_SMALL, X509_V_ERR_CA_KEY_TOO_SMALL, X509_V_ERR_CA_MD_TOO_WEAK,
+        X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE,
+        X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN,
+    ]
+
+    /// The error, as ``X509VerificationErrorKind/unsupportedAlgorithm(_:)`` when the certificate it
+    /// is about (or, for an error that names none, a certificate it could be about) uses an
+    /// algorithm the linked OpenSSL cannot use.
+    private static func namingUnsupportedAlgorithm(_ error: X509VerificationError, path: [X509Handle]) -> X509VerificationError {
+        guard algorithmErrors.contains(error.code) else { return error }
+        let candidates = error.certificate.map { [$0] } ?? path
+        guard let name = candidates.lazy.compactMap(\.unsupportedAlgorithm).first else { return error }
+        return X509VerificationError(kind: .unsupportedAlgorithm(name), code: error.code, depth: error.depth, text: error.text,
+                                     certificate: error.certificate)
     }
 
     /// The context's chain (borrowed: it lives as long as the context), as the request's own

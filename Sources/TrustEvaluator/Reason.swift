@@ -19,6 +19,7 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
             case tooLong = "chain.too-long"
             case nameConstraints = "chain.name-constraints"
             case invalid = "chain.invalid"
+            case unsupportedAlgorithm = "chain.unsupported-algorithm"
             case revoked = "revocation.revoked"
             case revocationUnknown = "revocation.unknown"
             case keyUsage = "chain.key-usage"
@@ -88,6 +89,9 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public static let keyUsage = Code(.keyUsage)
         /// Any other verification error; the evidence carries OpenSSL's code and text.
         public static let invalid = Code(.invalid)
+        /// A key or signature algorithm of the chain that the linked OpenSSL cannot verify (ML-DSA
+        /// or SLH-DSA before OpenSSL 3.5): the message names it and the OpenSSL version.
+        public static let unsupportedAlgorithm = Code(.unsupportedAlgorithm)
         /// Warning: chain validation was disabled by the policy.
         public static let chainNotValidated = Code(.chainNotValidated)
         /// The leaf does not carry the requested DNS name.

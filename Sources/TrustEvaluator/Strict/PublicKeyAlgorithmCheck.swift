@@ -1,13 +1,25 @@
 /// CABF 6.1.5 and 7.1.3.1: RSA keys of at least 2048 bits with a modulus a multiple of 8 bits,
 /// ECDSA on P-256, P-384 or P-521; DSA and every other key type are refused. Ed25519 and Ed448
-/// (not yet in the baseline requirements, but unambiguous and strong) are allowed.
+/// (not yet in the baseline requirements, but unambiguous and strong) are allowed. The
+/// post-quantum signature algorithms (ML-DSA, SLH-DSA) are not yet the Web PKI's: refused under
+/// its roots, a warning under a private anchor, whose owner may choose them.
 struct PublicKeyAlgorithmCheck: PathCheck {
     func check(_ input: PathCheckInput, into findings: inout PathFindings) {
         for (depth, certificate) in input.path.certificates.enumerated() {
-            if let problem = Self.problem(with: certificate.publicKey) {
-                findings.failures.append(Reason(.profileViolation, "the certificate at depth \(depth) (\(certificate.subject)) \(problem)"))
+            guard let problem = Self.problem(with: certificate.publicKey) else { continue }
+            let reason = Reason(.profileViolation, "the certificate at depth \(depth) (\(certificate.subject)) \(problem)")
+            if Self.isPostQuantumSignature(certificate.publicKey) {
+                input.baselineRequirement(reason, into: &findings)
+            } else {
+                findings.failures.append(reason)
             }
         }
+    }
+
+    /// ML-DSA and SLH-DSA keys, as OpenSSL 3.5 names them.
+    static func isPostQuantumSignature(_ key: PublicKeyDescription) -> Bool {
+        guard case .unknown(let name) = key.algorithm else { return false }
+        return name.hasPrefix("ML-DSA") || name.hasPrefix("SLH-DSA")
     }
 
     static func problem(with key: PublicKeyDescription) -> String? {

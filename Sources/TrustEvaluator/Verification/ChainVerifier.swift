@@ -130,6 +130,8 @@ extension ChainVerificationError {
             (.revocationUnknown, "the revocation status of the \(at) is unknown: \(text)")
         case .nameConstraints:
             (.nameConstraints, "a name of the \(at) violates its issuer's name constraints")
+        case .unsupportedAlgorithm(let name):
+            (.unsupportedAlgorithm, "the \(at) uses \(name), which the linked \(OpenSSLLibrary.version) cannot verify")
         case .hostMismatch, .ipAddressMismatch, .other:
             (.invalid, "the \(at) failed verification: \(text) (OpenSSL error \(code))")
         }
