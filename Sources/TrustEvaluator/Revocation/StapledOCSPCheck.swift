@@ -13,8 +13,13 @@ public struct RevocationPolicy: Sendable, Hashable {
     /// (`revocation.crl-unavailable`, a failure when ``DistributionPointCRLs/failure`` is `.hard`).
     public var distributionPointCRLs: DistributionPointCRLs?
 
+    public init(requireStapledOCSP: Bool = false, maximumResponseAge: TimeInterval = 7 * 86_400) {
+        self.init(requireStapledOCSP: requireStapledOCSP, maximumResponseAge: maximumResponseAge, distributionPointCRLs: nil)
+    }
+
+    /// - Parameter distributionPointCRLs: The CRLs at the certificates' distribution points to check; nil: none.
     public init(requireStapledOCSP: Bool = false, maximumResponseAge: TimeInterval = 7 * 86_400,
-                distributionPointCRLs: DistributionPointCRLs? = nil) {
+                distributionPointCRLs: DistributionPointCRLs?) {
         self.requireStapledOCSP = requireStapledOCSP
         self.maximumResponseAge = maximumResponseAge
         self.distributionPointCRLs = distributionPointCRLs
