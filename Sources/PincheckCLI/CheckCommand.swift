@@ -289,6 +289,7 @@ struct ConnectionJSON: Encodable {
     let port: Int
     let `protocol`: String
     let cipher: String
+    let keyExchangeGroup: String?
     let stapledOCSP: Bool
     let alpn: String?
     let serverName: String?
@@ -300,6 +301,7 @@ struct ConnectionJSON: Encodable {
         port = Int(probe.port)
         `protocol` = probe.protocolVersion
         cipher = probe.cipher
+        keyExchangeGroup = probe.keyExchangeGroup
         stapledOCSP = probe.stapledOCSPResponse != nil
         alpn = probe.alpn
         serverName = probe.serverName
@@ -367,7 +369,7 @@ struct CheckReport {
         }
         console.line()
         let ocsp = probe.stapledOCSPResponse.map { "stapled (\(probe.stapledOCSPStatus ?? "?"), \($0.count) bytes)" } ?? "not stapled"
-        console.line("Connection: \(probe.peerAddress) port \(probe.port), SNI \(probe.serverName ?? "none"), \(probe.protocolVersion) \(probe.cipher), ALPN \(probe.alpn ?? "none"), OCSP \(ocsp)")
+        console.line("Connection: \(probe.peerAddress) port \(probe.port), SNI \(probe.serverName ?? "none"), \(probe.protocolVersion) \(probe.cipher), group \(probe.keyExchangeGroup ?? "none"), ALPN \(probe.alpn ?? "none"), OCSP \(ocsp)")
     }
 
     private func reasonLines(_ code: String, _ message: String, _ colour: Console.Colour) {

@@ -169,6 +169,14 @@ package final class TLSClientConnection {
     package var cipher: String { SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_get_name($0) }.map { String(cString: $0) } ?? "unknown" }
     package var sessionResumed: Bool { SSL_session_reused(ssl) == 1 }
 
+    /// The key-exchange group negotiated, by OpenSSL's name (`x25519`, `secp256r1`, and from 3.5
+    /// the hybrid `X25519MLKEM768`); nil when none was (TLS 1.2 with RSA key exchange).
+    package var keyExchangeGroup: String? {
+        let group = shim_SSL_get_negotiated_group(ssl)
+        guard group > 0, let name = SSL_group_to_name(ssl, Int32(truncatingIfNeeded: group)) else { return nil }
+        return String(cString: name)
+    }
+
     package var selectedALPN: String? {
         var data: UnsafePointer<UInt8>? = nil
         var length: UInt32 = 0

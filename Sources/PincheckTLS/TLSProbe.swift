@@ -9,6 +9,9 @@ public struct ProbeResult: Sendable {
     public let protocolVersion: String
     /// The negotiated cipher suite (OpenSSL's name).
     public let cipher: String
+    /// The negotiated key-exchange group (OpenSSL's name, such as `x25519` or `X25519MLKEM768`),
+    /// when there was one.
+    public let keyExchangeGroup: String?
     /// The ALPN protocol the server selected, if any.
     public let alpn: String?
     /// The stapled OCSP response (DER), when the server sent one.

@@ -196,7 +196,14 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// The IP addresses among the subjectAltName entries, as text.
     public var ipAddresses: [String] { handle.ipAddresses }
     /// The public key's algorithm and size.
-    public var publicKey: PublicKeyDescription { PublicKeyDescription(handle.publicKeyDescription) }
+    /// A key the linked OpenSSL cannot decode (ML-DSA before 3.5) is `.unknown` with its name.
+    public var publicKey: PublicKeyDescription {
+        let key = handle.publicKeyDescription
+        if case .unknown("unparsed") = key.algorithm, let name = handle.unsupportedAlgorithm {
+            return PublicKeyDescription(algorithm: .unknown(name), bits: 0)
+        }
+        return PublicKeyDescription(key)
+    }
     /// True when the certificate names itself as issuer and its own key verifies its signature.
     public var isSelfSigned: Bool { handle.isSelfSigned }
     /// True when the certificate may act as a CA (basicConstraints CA:TRUE).
@@ -310,7 +317,7 @@ public struct PublicKeyDescription: Sendable, Hashable, CustomStringConvertible 
         case .ecdsa(let curve): "ECDSA \(curve)"
         case .ed25519: "Ed25519"
         case .ed448: "Ed448"
-        case .unknown(let name): "\(name) \(bits)"
+        case .unknown(let name): bits > 0 ? "\(name) \(bits)" : name
         }
     }
 }

@@ -115,6 +115,9 @@ struct CheckCommandTests {
         #expect((connection["protocol"] as? String)?.hasPrefix("TLSv1.") == true)
         #expect(connection["serverName"] as? String == "www.example.test")
         #expect(connection["stapledOCSP"] as? Bool == false)
+        // OpenSSL's first TLS 1.3 group, by default on 3.0 and 3.5 alike for s_server here: x25519
+        // (3.5 prefers X25519MLKEM768 where both ends offer it).
+        #expect((connection["keyExchangeGroup"] as? String)?.lowercased().contains("x25519") == true, "\(connection)")
     }
 
     @Test("wrong host, expired and self-signed servers are not trusted, each for its own reason",
@@ -261,7 +264,7 @@ struct CheckCommandTests {
               1  CN=Pincheck Test RSA Intermediate CA,O=Pincheck Tests          expires 2100-01-01 (25416 days left)
                  issuer: CN=Pincheck Test RSA Root CA,O=Pincheck Tests          <rsa-intermediate>
 
-            Connection: 127.0.0.1 port PORT, SNI www.example.test, TLSv1.3 TLS_AES_256_GCM_SHA384, ALPN none, OCSP not stapled
+            Connection: 127.0.0.1 port PORT, SNI www.example.test, TLSv1.3 TLS_AES_256_GCM_SHA384, group x25519, ALPN none, OCSP not stapled
 
             """
         #expect(text == expected)

@@ -52,6 +52,7 @@ enum TLSClient {
             servedChain: chain,
             protocolVersion: tls.protocolVersion,
             cipher: tls.cipher,
+            keyExchangeGroup: tls.keyExchangeGroup,
             alpn: tls.selectedALPN,
             stapledOCSPResponse: ocsp,
             stapledOCSPStatus: ocsp.map { ocspStatus($0, chain: chain) },
