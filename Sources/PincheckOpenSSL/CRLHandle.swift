@@ -1,6 +1,5 @@
 internal import COpenSSL
 import FoundationEssentials
-import Synchronization
 
 /// Owns exactly one OpenSSL `X509_CRL` and frees it in `deinit`.
 ///
@@ -38,7 +37,7 @@ package final class CRLHandle: @unchecked Sendable {
     /// The critical extensions Pincheck does not process, the entries' included (read once).
     package let unhandledCriticalExtensions: [String]
     /// The SubjectPublicKeyInfos whose key verified the signature.
-    let verifiedKeys = Mutex<[[UInt8]]>([])
+    let verifiedKeys = PThreadLocked<[[UInt8]]>([])
 
     /// True when the CRL carries a cRLNumber (RFC 5280 §5.2.3: conforming issuers MUST include it).
     package let hasNumber: Bool

@@ -1,5 +1,4 @@
 internal import COpenSSL
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,7 +14,7 @@ package final class X509Store: @unchecked Sendable {
     /// wrapping re-encodes and inspects a certificate, too much to repeat on every verification.
     /// Keyed by the `X509` address, which stays valid and unique: the store keeps every certificate
     /// it has loaded until it is freed, and each handle holds its own reference as well.
-    private let lent = Mutex<[UInt: X509Handle]>([:])
+    private let lent = PThreadLocked<[UInt: X509Handle]>([:])
     /// How many lent certificates are remembered (a system store holds a few hundred roots).
     private static let lentCapacity = 4_096
 

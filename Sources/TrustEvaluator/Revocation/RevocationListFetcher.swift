@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Synchronization
 package import PincheckOpenSSL
 #if canImport(Glibc)
 import Glibc
@@ -40,7 +39,7 @@ public final class RevocationListFetcher: Sendable {
     /// Where fetched CRLs are kept across processes (`<SHA-256 of the URL>.crl`, DER); nil: memory only.
     public let cacheDirectory: String?
     private let transport: @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var cached: [String: CertificateRevocationList] = [:]
@@ -51,7 +50,7 @@ public final class RevocationListFetcher: Sendable {
     /// One fetch under way, which any number of evaluations wait for: asynchronously, or by
     /// blocking a thread of their own (the command).
     private final class Flight: Sendable {
-        private let state = Mutex<(result: FetchedRevocationLists.Result?, waiters: [CheckedContinuation<FetchedRevocationLists.Result, Never>])>((nil, []))
+        private let state = Locked<(result: FetchedRevocationLists.Result?, waiters: [CheckedContinuation<FetchedRevocationLists.Result, Never>])>((nil, []))
         private let done = Latch()
 
         func finish(_ result: FetchedRevocationLists.Result) {
