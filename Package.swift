@@ -167,6 +167,6 @@ let package = Package(
         ),
         // Runs the example programs (built with the package) against loopback servers.
         .testTarget(name: "ExampleTests", dependencies: ["PincheckTestSupport"]),
-        .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "pincheck", "PincheckTestSupport"]),
+        .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "PincheckOpenSSL", "pincheck", "PincheckTestSupport"]),
     ]
 )

@@ -148,13 +148,13 @@ extension CRLHandle {
         guard let serial = X509_get0_serialNumber(certificate.ref) else { return nil }
         var found: OpaquePointer? = nil
         // 1: listed; 2: listed as removeFromCRL (a delta CRL's "no longer revoked"); 0: not listed.
-        guard X509_CRL_get0_by_serial(ref, &found, UnsafeMutablePointer(mutating: serial)) == 1, let found else { return nil }
+        guard X509_CRL_get0_by_serial(ref, &found, ASN1Value(serial)?.openSSL()) == 1, let found else { return nil }
         let date = X509_REVOKED_get0_revocationDate(found).map { X509Handle.date($0) }
         var reason: Int? = nil
         if let raw = X509_REVOKED_get_ext_d2i(found, NID_crl_reason, nil, nil) {
-            let value = raw.assumingMemoryBound(to: ASN1_ENUMERATED.self)
-            reason = Int(ASN1_ENUMERATED_get(value))
-            ASN1_ENUMERATED_free(value)
+            let value = ASN1Value(raw)
+            reason = value?.enumerated
+            ASN1_ENUMERATED_free(value?.openSSL())
         }
         return CRLEntry(revocationDate: date, reason: reason)
     }

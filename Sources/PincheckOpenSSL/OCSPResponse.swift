@@ -70,12 +70,11 @@ package enum OCSPResponse {
         guard let id = OCSP_cert_to_id(nil, leaf.ref, issuer.ref) else { return .unusable(.library("OCSP_cert_to_id")) }
         defer { OCSP_CERTID_free(id) }
         var certificateStatus: Int32 = -1, reason: Int32 = -1
-        var revokedAt: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
-        var thisUpdate: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
-        var nextUpdate: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
-        guard OCSP_resp_find_status(basic, id, &certificateStatus, &reason, &revokedAt, &thisUpdate, &nextUpdate) == 1 else {
+        let times = ASN1OutParameters(3)  // revocationTime, thisUpdate, nextUpdate
+        guard OCSP_resp_find_status(basic, id, &certificateStatus, &reason, times.slot(0), times.slot(1), times.slot(2)) == 1 else {
             return .unusable(.notAboutCertificate)
         }
+        let (revokedAt, thisUpdate, nextUpdate) = (times.value(0), times.value(1), times.value(2))
         let skew: TimeInterval = 300
         guard let produced = date(thisUpdate), produced <= time.addingTimeInterval(skew) else {
             return .unusable(.thisUpdateMissingOrInFuture)
@@ -135,15 +134,14 @@ package enum OCSPResponse {
             if let leafID {
                 guard OCSP_id_cmp(id, leafID) == 0 else { continue }
             } else {
-                var answered: UnsafeMutablePointer<ASN1_INTEGER>? = nil
-                guard OCSP_id_get0_info(nil, nil, nil, &answered, id) == 1, let answered, ASN1_INTEGER_cmp(answered, serial) == 0 else { continue }
+                let answered = ASN1OutParameters(1)
+                guard OCSP_id_get0_info(nil, nil, nil, answered.slot(0), id) == 1, let number = answered.value(0),
+                      ASN1_INTEGER_cmp(number.openSSL(), serial) == 0 else { continue }
             }
             var reason: Int32 = -1
-            var revokedAt: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
-            var thisUpdate: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
-            var nextUpdate: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
-            let certificateStatus = OCSP_single_get0_status(single, &reason, &revokedAt, &thisUpdate, &nextUpdate)
-            answers.append(Answer(status: String(cString: OCSP_cert_status_str(Int(certificateStatus))), nextUpdate: date(nextUpdate)))
+            let times = ASN1OutParameters(3)
+            let certificateStatus = OCSP_single_get0_status(single, &reason, times.slot(0), times.slot(1), times.slot(2))
+            answers.append(Answer(status: String(cString: OCSP_cert_status_str(Int(certificateStatus))), nextUpdate: date(times.value(2))))
         }
         return .answers(answers)
     }
@@ -159,10 +157,7 @@ package enum OCSPResponse {
         return nextUpdates.count == answers.count ? nextUpdates.min() : nil
     }
 
-    private static func date(_ time: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>?) -> Date? {
-        guard let time else { return nil }
-        var parts = tm()
-        guard ASN1_TIME_to_tm(time, &parts) == 1 else { return nil }
-        return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
+    private static func date(_ time: ASN1Value?) -> Date? {
+        time?.seconds.map { Date(timeIntervalSince1970: TimeInterval($0)) }
     }
 }

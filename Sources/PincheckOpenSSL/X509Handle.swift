@@ -155,13 +155,13 @@ package final class X509Handle: @unchecked Sendable {
     private static func generalName(_ name: UnsafeMutablePointer<GENERAL_NAME>) -> GeneralName {
         switch name.pointee.type {
         case GEN_DNS:
-            return .dnsName(string(UnsafePointer(name.pointee.d.dNSName)))
+            return .dnsName(string(name.pointee.d.dNSName))
         case GEN_IPADD:
-            return .ipAddress(IPAddressText.format(bytes(UnsafePointer(name.pointee.d.iPAddress))))
+            return .ipAddress(IPAddressText.format(bytes(name.pointee.d.iPAddress)))
         case GEN_EMAIL:
-            return .email(string(UnsafePointer(name.pointee.d.rfc822Name)))
+            return .email(string(name.pointee.d.rfc822Name))
         case GEN_URI:
-            return .uri(string(UnsafePointer(name.pointee.d.uniformResourceIdentifier)))
+            return .uri(string(name.pointee.d.uniformResourceIdentifier))
         default:
             return .other(type: Int(name.pointee.type))
         }
@@ -225,7 +225,7 @@ package final class X509Handle: @unchecked Sendable {
                 position = X509_NAME_get_index_by_NID(subject, NID_commonName, position)
                 guard position >= 0 else { break }
                 if let entry = X509_NAME_get_entry(subject, position) {
-                    facts.subjectCommonNames.append(string(UnsafePointer(X509_NAME_ENTRY_get_data(entry))))
+                    facts.subjectCommonNames.append(string(X509_NAME_ENTRY_get_data(entry)))
                 }
             }
         }
@@ -269,7 +269,7 @@ package final class X509Handle: @unchecked Sendable {
         }
         if let serial = X509_get0_serialNumber(x) {
             facts.serialMagnitude = bytes(serial)
-            facts.serialIsNegative = ASN1_STRING_type(serial) == V_ASN1_NEG_INTEGER
+            facts.serialIsNegative = ASN1Value(serial)?.type == V_ASN1_NEG_INTEGER
         }
         var digest: Int32 = NID_undef, keyType: Int32 = NID_undef
         if OBJ_find_sigid_algs(X509_get_signature_nid(x), &digest, &keyType) == 1, digest != NID_undef,
@@ -315,24 +315,16 @@ package final class X509Handle: @unchecked Sendable {
         return String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
     }
 
-    private static func bytes(_ string: UnsafePointer<ASN1_STRING>?) -> [UInt8] {
-        guard let string, let data = ASN1_STRING_get0_data(string) else { return [] }
-        return Array(UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(string))))
-    }
+    private static func bytes(_ string: (some ASN1Pointer)?) -> [UInt8] { ASN1Value(string)?.bytes ?? [] }
 
-    private static func string(_ string: UnsafePointer<ASN1_STRING>?) -> String {
-        String(decoding: bytes(string), as: UTF8.self)
-    }
+    private static func string(_ string: (some ASN1Pointer)?) -> String { ASN1Value(string)?.text ?? "" }
 
-    static func date(_ time: UnsafePointer<ASN1_TIME>?) -> Date {
+    /// A certificate's or CRL's time; `.distantPast` when it is missing or not a valid time.
+    static func date(_ time: (some ASN1Pointer)?) -> Date {
         let value = seconds(time)
         return value == .min ? .distantPast : Date(timeIntervalSince1970: TimeInterval(value))
     }
 
-    static func seconds(_ time: UnsafePointer<ASN1_TIME>?) -> Int64 {
-        guard let time else { return .min }
-        var parts = tm()
-        guard ASN1_TIME_to_tm(time, &parts) == 1 else { return .min }
-        return Int64(timegm(&parts))
-    }
+    /// A time's seconds since 1970; `Int64.min` when it is missing or not a valid time.
+    static func seconds(_ time: (some ASN1Pointer)?) -> Int64 { ASN1Value(time)?.seconds ?? .min }
 }

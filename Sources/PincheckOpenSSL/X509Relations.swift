@@ -46,9 +46,9 @@ extension X509Handle {
             return false
         }
         let features = OpaquePointer(raw)
-        defer { OPENSSL_sk_pop_free(features) { ASN1_INTEGER_free($0?.assumingMemoryBound(to: ASN1_INTEGER.self)) } }
+        defer { OPENSSL_sk_pop_free(features) { ASN1_INTEGER_free(ASN1Value($0)?.openSSL()) } }
         for index in 0..<OPENSSL_sk_num(features) {
-            if let value = OPENSSL_sk_value(features, index), ASN1_INTEGER_get(value.assumingMemoryBound(to: ASN1_INTEGER.self)) == 5 { return true }
+            if ASN1Value(OPENSSL_sk_value(features, index))?.integer == 5 { return true }
         }
         return false
     }
@@ -66,6 +66,11 @@ enum X509Relations {
 package enum OpenSSLLibrary {
     /// Such as `OpenSSL 3.0.19 …`.
     package static var version: String { String(cString: OpenSSL_version(OPENSSL_VERSION)) }
+
+    /// Whether the linked library (not the headers built against) is `major.minor` or newer.
+    package static func isAtLeast(_ major: UInt32, _ minor: UInt32) -> Bool {
+        (OPENSSL_version_major(), OPENSSL_version_minor()) >= (major, minor)
+    }
 }
 
 extension X509Handle {

@@ -10,10 +10,7 @@ import Testing
 @Suite("Post-quantum certificates: named, not misreported")
 struct PostQuantumTests {
     /// OpenSSL 3.5 or newer (ML-DSA and SLH-DSA in its default provider).
-    static let verifiesPostQuantum: Bool = {
-        let parts = OpenSSLLibrary.version.split(separator: " ").dropFirst().first?.split(separator: ".").compactMap { Int($0) } ?? []
-        return parts.count >= 2 && (parts[0], parts[1]) >= (3, 5)
-    }()
+    static let verifiesPostQuantum = OpenSSLLibrary.isAtLeast(3, 5)
 
     static func load(_ name: String) throws -> [Certificate] {
         try Certificate.load(contentsOf: TestPKI.path("pq/\(name).pem"))
