@@ -403,7 +403,7 @@ struct CheckReport {
             let pin = matched.contains(depth)
                 ? console.paint("\(certificate.publicKeyPin) ✓ pinned", .green)
                 : certificate.publicKeyPin.description
-            table.add(["\(depth)", certificate.subject, expiry])
+            table.add(["\(depth)", certificate.subject, "\(certificate.publicKey) key, \(expiry)"])
             table.add(["", "issuer: \(certificate.issuer)", pin])
         }
         table.render(indent: "  ").forEach(console.line)

@@ -347,7 +347,8 @@ final class ScanState: @unchecked Sendable {
         switch outcome.result {
         case .evaluated(let probe, let verdict) where outcome.status == .trusted:
             let pins = verdict.matchedPins.map { "pin matched at depth \($0.depth)" }.first ?? "chain valid"
-            return "\(pad(console.paint("trusted", .green), 14))  \(target)  \(outcome.host)  \(probe.protocolVersion)  \(pins)"
+            let group = probe.keyExchangeGroup.map { " \($0)" } ?? ""
+            return "\(pad(console.paint("trusted", .green), 14))  \(target)  \(outcome.host)  \(probe.protocolVersion)\(group)  \(pins)"
         case .evaluated(_, let verdict):
             let why = verdict.failures.map(\.code.description).joined(separator: ", ")
             return "\(pad(console.paint("not trusted", .red), 14))  \(target)  \(outcome.host)  \(why)"

@@ -256,17 +256,17 @@ struct CheckCommandTests {
               <rsa-intermediate>  depth 1  CN=Pincheck Test RSA Intermediate CA,O=Pincheck Tests
 
             Verified path (ends at a trust anchor):
-              0  CN=www.example.test,O=Pincheck Tests                           expires 2099-12-31 (25415 days left)
+              0  CN=www.example.test,O=Pincheck Tests                           RSA 2048 key, expires 2099-12-31 (25415 days left)
                  issuer: CN=Pincheck Test RSA Intermediate CA,O=Pincheck Tests  <rsa-leaf>
-              1  CN=Pincheck Test RSA Intermediate CA,O=Pincheck Tests          expires 2100-01-01 (25416 days left)
+              1  CN=Pincheck Test RSA Intermediate CA,O=Pincheck Tests          RSA 2048 key, expires 2100-01-01 (25416 days left)
                  issuer: CN=Pincheck Test RSA Root CA,O=Pincheck Tests          <rsa-intermediate> ✓ pinned
-              2  CN=Pincheck Test RSA Root CA,O=Pincheck Tests                  expires 2100-01-01 (25416 days left)
+              2  CN=Pincheck Test RSA Root CA,O=Pincheck Tests                  RSA 4096 key, expires 2100-01-01 (25416 days left)
                  issuer: CN=Pincheck Test RSA Root CA,O=Pincheck Tests          <rsa-root>
 
             Served chain (2 certificates, as sent):
-              0  CN=www.example.test,O=Pincheck Tests                           expires 2099-12-31 (25415 days left)
+              0  CN=www.example.test,O=Pincheck Tests                           RSA 2048 key, expires 2099-12-31 (25415 days left)
                  issuer: CN=Pincheck Test RSA Intermediate CA,O=Pincheck Tests  <rsa-leaf>
-              1  CN=Pincheck Test RSA Intermediate CA,O=Pincheck Tests          expires 2100-01-01 (25416 days left)
+              1  CN=Pincheck Test RSA Intermediate CA,O=Pincheck Tests          RSA 2048 key, expires 2100-01-01 (25416 days left)
                  issuer: CN=Pincheck Test RSA Root CA,O=Pincheck Tests          <rsa-intermediate>
 
             Connection: 127.0.0.1 port PORT, SNI www.example.test, TLSv1.3 TLS_AES_256_GCM_SHA384, group \(Self.defaultGroup), ALPN none, OCSP not stapled

@@ -62,7 +62,9 @@ struct ScanCommandTests {
         let result = F.run(["scan", "--hosts", file, "--host", "www.example.test", "--pin", leafPin,
                             "--ca-file", F.path("rsa-root.pem")] + F.at)
         #expect(result.status == 1)
-        #expect(result.output.contains("trusted         \(good.target)"))
+        // The protocol and the negotiated key-exchange group (issue 31), then how it was trusted.
+        #expect(result.output.contains("trusted         \(good.target)  www.example.test  TLSv1.3 \(CheckCommandTests.defaultGroup)  pin matched at depth 0"),
+                "\(result.output)")
         #expect(result.output.contains("not trusted     \(rotated.target)  www.example.test  pin.mismatch"))
         #expect(result.output.contains("Summary — 2 hosts"))
         #expect(result.output.contains("  trusted        1\n  not trusted    1\n  network error  0"))
@@ -79,7 +81,8 @@ struct ScanCommandTests {
         let result = F.run(["scan", "--hosts", file, "--host", "www.example.test", "--ca-file", F.path("rsa-root.pem")] + F.at)
         #expect(result.status == 2)
         #expect(result.output.contains("line 1: [::1"))
-        #expect(result.output.contains("trusted         \(good.target)"))
+        #expect(result.output.contains("trusted         \(good.target)  www.example.test  TLSv1.3 \(CheckCommandTests.defaultGroup)  chain valid"),
+                "\(result.output)")
     }
 
     @Test("a missing hosts file and a bad --concurrency are bad input")
