@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "ServerTrustFoundation", targets: ["ServerTrustFoundation"]),
         .library(name: "TrustEvaluatorNIO", targets: ["TrustEvaluatorNIO"]),
         .library(name: "TrustEvaluatorGRPC", targets: ["TrustEvaluatorGRPC"]),
+        .library(name: "PincheckAsyncHTTPClient", targets: ["PincheckAsyncHTTPClient"]),
         .executable(name: "pincheck", targets: ["pincheck"]),
     ],
     dependencies: [
@@ -32,7 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
-        // Only for the AsyncHTTPClient example (root anchoring; AHC has no verification hook).
+        // PincheckAsyncHTTPClient, and its examples.
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
@@ -84,6 +85,14 @@ let package = Package(
                 "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO",
             ] + grpc + nio
         ),
+        // AsyncHTTPClient pinned by Pincheck: trust roots and a leaf check in its connection initializers.
+        .target(
+            name: "PincheckAsyncHTTPClient",
+            dependencies: [
+                "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ] + nio
+        ),
         .executableTarget(name: "pincheck", dependencies: ["PincheckCLI"]),
         // Examples, compiled with everything else so they cannot drift.
         .executableTarget(
@@ -106,12 +115,12 @@ let package = Package(
             dependencies: ["TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO"] + nio,
             path: "Examples/TrustManagerClient"),
         .executableTarget(
-            name: "ahc-anchored-client",
+            name: "ahc-pinned-client",
             dependencies: [
-                "TrustEvaluator", "TrustEvaluatorNIO",
+                "TrustEvaluator", "TrustEvaluatorNIO", "PincheckAsyncHTTPClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ] + nio,
-            path: "Examples/AsyncHTTPClientAnchored"),
+            ],
+            path: "Examples/AsyncHTTPClientPinned"),
         // Runs the x509-limbo conformance suite through the public evaluation API.
         .executableTarget(name: "limbo-harness", dependencies: ["TrustEvaluator"]),
         // Fuzzing: the targets' logic (replayed by the tests) and one libFuzzer executable per target,
@@ -166,7 +175,14 @@ let package = Package(
             ] + grpc
         ),
         // Runs the example programs (built with the package) against loopback servers.
-        .testTarget(name: "ExampleTests", dependencies: ["PincheckTestSupport"]),
+        .testTarget(name: "ExampleTests", dependencies: ["PincheckTestSupport", "TrustEvaluator"]),
+        .testTarget(
+            name: "PincheckAsyncHTTPClientTests",
+            dependencies: [
+                "PincheckAsyncHTTPClient", "TrustEvaluator", "TrustEvaluatorNIO", "PincheckTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ] + nio),
         .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "PincheckOpenSSL", "pincheck", "PincheckTestSupport"]),
     ]
 )

@@ -168,3 +168,22 @@ public struct VerifiedPath: Sendable, RandomAccessCollection {
     public var endIndex: Int { certificates.endIndex }
     public subscript(position: Int) -> Certificate { certificates[position] }
 }
+
+extension Verdict {
+    /// The refusal of a road that sees the peer's leaf only (AsyncHTTPClient's connection
+    /// initializers): its key matches none of `configured`. The chain was verified by the road's
+    /// TLS library, so the verdict has no verified path; `road` says what the road could not see.
+    package static func leafOnlyPinMismatch(leaf: Certificate, configured: [PublicKeyPin], at time: Date,
+                                            road: String) -> Verdict {
+        var evidence = Evidence()
+        evidence.pinsConfigured = configured
+        evidence.pinsOfPath = [leaf.publicKeyPin]
+        var lines = ["Certificate pinning failure: the server's leaf matches none of the pins (\(road))."]
+        lines.append("  Leaf:")
+        lines.append("    \(leaf.publicKeyPin) : \(leaf.subject)")
+        lines.append("  Pinned:")
+        lines += configured.map { "    \($0)" }
+        return Verdict(failures: [Reason(.pinMismatch, lines.joined(separator: "\n"), evidence: evidence)], warnings: [],
+                       verifiedPath: nil, servedChain: [leaf], checkedHost: nil, pinsFound: [], evaluationTime: time)
+    }
+}

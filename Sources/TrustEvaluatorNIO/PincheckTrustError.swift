@@ -17,6 +17,12 @@ public struct PincheckTrustError: Error, Sendable, CustomStringConvertible {
     /// What TLS said when the handshake failed (NIOSSL's own error), for the record.
     public let underlying: (any Error & Sendable)?
 
+    /// Made by this package's roads (the NIO handler, AsyncHTTPClient's connection initializers).
+    package init(decision: ChallengeDecision, underlying: (any Error & Sendable)?) {
+        self.decision = decision
+        self.underlying = underlying
+    }
+
     /// The verdict behind the refusal, when the chain could be evaluated.
     public var verdict: Verdict? { decision.verdict }
     /// The reasons' stable codes (`pin.mismatch`, `chain.expired`, …).

@@ -1,6 +1,7 @@
 import Foundation
 import PincheckTestSupport
 import Testing
+import TrustEvaluator
 
 /// The README's recipes as programs (`Examples/`), run against servers on 127.0.0.1 with the
 /// right and a wrong pin (or anchor). The gRPC client is run in TrustEvaluatorGRPCTests and the
@@ -92,19 +93,24 @@ struct ExampleProgramTests {
         #expect(unlisted.output.contains("refused: policy.host-not-listed"))
     }
 
-    @Test("ahc-anchored-client: the right root → HTTP 200; another root → the handshake fails; an intermediate as anchor → refused before connecting")
-    func asyncHTTPClientAnchored() throws {
+    @Test("ahc-pinned-client: the right leaf pin → HTTP 200; a wrong pin → refused with pin.mismatch; another root → the handshake fails; an intermediate's pin with the root's → refused before connecting")
+    func asyncHTTPClientPinned() throws {
         let server = try TestTLSServer(certificate: "rsa-ip", chain: ["rsa-intermediate"])
         defer { server.stop() }
         let url = "https://localhost:\(server.port)/"
-        let right = try ExampleProgram.run("ahc-anchored-client", [url, Self.path("rsa-root.pem")])
+        let root = Self.path("rsa-root.pem")
+        func pin(_ name: String) throws -> String { try Certificate.load(contentsOf: Self.path("\(name).pem"))[0].publicKeyPin.description }
+        let right = try ExampleProgram.run("ahc-pinned-client", [url, root, try pin("rsa-ip")])
         #expect(right.status == 0, "\(right.output)")
         #expect(right.output.contains("HTTP 200"))
-        let wrong = try ExampleProgram.run("ahc-anchored-client", [url, Self.path("attacker-root.pem")])
+        let wrong = try ExampleProgram.run("ahc-pinned-client", [url, root, try pin("rsa-leaf-rotated")])
         #expect(wrong.status == 1, "\(wrong.output)")
-        #expect(wrong.output.contains("CERTIFICATE_VERIFY_FAILED"))
-        let intermediate = try ExampleProgram.run("ahc-anchored-client", [url, Self.path("rsa-intermediate.pem")])
-        #expect(intermediate.status == 2, "\(intermediate.output)")
-        #expect(intermediate.output.contains("is not a self-signed root"))
+        #expect(wrong.output.contains("refused: pin.mismatch"))
+        let otherRoot = try ExampleProgram.run("ahc-pinned-client", [url, Self.path("attacker-root.pem")])
+        #expect(otherRoot.status == 1, "\(otherRoot.output)")
+        #expect(otherRoot.output.contains("CERTIFICATE_VERIFY_FAILED"))
+        let mixed = try ExampleProgram.run("ahc-pinned-client", [url, root, try pin("rsa-intermediate"), try pin("rsa-root")])
+        #expect(mixed.status == 2, "\(mixed.output)")
+        #expect(mixed.output.contains("pins-at-several-depths"))
     }
 }

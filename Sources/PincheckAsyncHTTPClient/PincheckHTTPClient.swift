@@ -1,0 +1,203 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOSSL
+import ServerTrust
+import TrustEvaluator
+import TrustEvaluatorNIO
+
+/// A ``TrustPolicy`` made into what AsyncHTTPClient can enforce: its TLS trust roots, and a check
+/// of the peer's leaf in both of its connection initializers.
+///
+/// AsyncHTTPClient builds its own `NIOSSLClientHandler` and takes no verification callback. What
+/// it offers is `http1_1ConnectionDebugInitializer` and `http2ConnectionDebugInitializer`: they run
+/// after the TLS handshake and before the pool hands the connection to a request, and a failed
+/// future fails the connection and the requests waiting for it. There Pincheck sees the peer's
+/// **leaf only** (AsyncHTTPClient 1.37 sets no validated chain, and the initializer is not told the
+/// host), so on this road:
+///
+/// - the chain, its dates and the host name are checked by NIOSSL (BoringSSL) against the
+///   policy's anchors, which must be self-signed roots;
+/// - a public-key pin is checked on the leaf in the initializer; a pin whose key is one of the
+///   anchors' is enforced by trusting only the pinned roots;
+/// - what cannot be enforced here is refused when the configuration is made
+///   (``PincheckHTTPClient/Limit``): pins of intermediates and leaves together with root pins,
+///   pinned intermediates or leaves in certificate pinning, a revocation policy that must fail
+///   hard, CRLs given to the policy, disabled chain validation, client-authentication purposes and
+///   required key usages. The road never weakens a policy silently.
+///
+/// Pincheck's strict Web PKI profile runs over a verified path, which this road never sees: the
+/// chain is held to BoringSSL's checks instead (the docs' road table says so).
+public struct PincheckHTTPClient: Sendable {
+    /// A part of a policy that AsyncHTTPClient's hooks cannot enforce.
+    public enum Limit: String, Sendable, Hashable, CaseIterable {
+        /// Pins that may match at different depths (a leaf's and a root's key): the initializer
+        /// sees the leaf only, and the root is enforced by the trust roots, so "either" cannot be checked.
+        case pinsAtSeveralDepths = "pins-at-several-depths"
+        /// Pins that are only allowed above the leaf and match none of the anchors: intermediates,
+        /// which AsyncHTTPClient never shows.
+        case intermediatePins = "intermediate-pins"
+        /// Certificate pinning of an intermediate or a leaf (only self-signed roots can be anchored).
+        case pinnedCertificateNotRoot = "pinned-certificate-not-a-root"
+        /// Anchors that are not self-signed (BoringSSL ends a path at a root only).
+        case anchorNotRoot = "anchor-not-a-root"
+        /// `chainValidation: .disabled`: NIOSSL's verification cannot be turned off for the chain alone.
+        case chainValidationDisabled = "chain-validation-disabled"
+        /// A revocation policy that fails hard, or CRLs given to the policy: no revocation status
+        /// reaches this road (no staple, no issuer to fetch a CRL for).
+        case revocation = "revocation"
+        /// Client authentication or required key usages: NIOSSL checks a server's leaf its own way.
+        case leafRequirements = "leaf-requirements"
+    }
+
+    /// The policy as given.
+    public let policy: TrustPolicy
+    /// The pins checked on the leaf in the connection initializers (nil: no leaf check).
+    public let leafPins: Set<PublicKeyPin>?
+    /// The roots NIOSSL trusts: the policy's anchors, or only the pinned ones among them.
+    public let trustRoots: [Certificate]
+
+    private let now: @Sendable () -> Date
+
+    /// Checks that the policy can be enforced on AsyncHTTPClient's road and prepares it.
+    /// - Parameters:
+    ///   - policy: The anchors, pinning and checks; one policy for every host the client calls.
+    ///   - now: The clock the leaf's verdicts are dated with.
+    /// - Throws: ``PincheckError`` (`policy.invalid`) naming the ``Limit`` the policy runs into.
+    public init(policy: TrustPolicy, now: @escaping @Sendable () -> Date = { Date() }) throws(PincheckError) {
+        self.policy = policy
+        self.now = now
+        func refuse(_ limit: Limit, _ detail: String) -> PincheckError {
+            PincheckError(.invalidPolicy, "AsyncHTTPClient cannot enforce this policy (\(limit.rawValue)): \(detail)")
+        }
+        if case .disabled = policy.chainValidation {
+            throw refuse(.chainValidationDisabled, "NIOSSL verifies every chain it is given; use the NIO verifier for test servers")
+        }
+        if policy.purpose != .serverAuthentication || !policy.requiredKeyUsages.isEmpty {
+            throw refuse(.leafRequirements, "only a server's leaf with NIOSSL's own purpose checks can be required here")
+        }
+        if !policy.revocationLists.isEmpty || policy.revocation.requireStapledOCSP || policy.revocation.distributionPointCRLs?.failure == .hard {
+            throw refuse(.revocation, "no stapled OCSP response or CRL reaches the connection initializers; a policy that must fail without a revocation status would refuse every server")
+        }
+        let anchors = policy.anchors.certificates
+        if let notRoot = anchors.first(where: { !$0.isSelfSigned }) {
+            throw refuse(.anchorNotRoot, "\(notRoot.subject) is not a self-signed root, and BoringSSL ends a path only at a root")
+        }
+        switch policy.pinning {
+        case .none:
+            leafPins = nil
+            trustRoots = anchors
+        case .certificates(let pinned):
+            if let other = pinned.certificates.first(where: { !$0.isSelfSigned }) {
+                throw refuse(.pinnedCertificateNotRoot, "\(other.subject) is pinned, and only a pinned self-signed root can be enforced (as the only trust root)")
+            }
+            leafPins = nil
+            trustRoots = pinned.certificates
+        case .publicKeys(let pinned):
+            let rootPins = Set(anchors.map(\.publicKeyPin)).intersection(pinned.pins)
+            let otherPins = pinned.pins.subtracting(rootPins)
+            switch pinned.scope {
+            case .leaf:
+                leafPins = pinned.pins
+                trustRoots = anchors
+            case .certificateAuthorities where !otherPins.isEmpty:
+                throw refuse(.intermediatePins, "\(otherPins.count) of the pins allowed above the leaf match no anchor: intermediates, which AsyncHTTPClient never shows Pincheck")
+            case .certificateAuthorities, .anyCertificate:
+                if !rootPins.isEmpty && !otherPins.isEmpty {
+                    throw refuse(.pinsAtSeveralDepths, "\(rootPins.count) pin(s) match an anchor and \(otherPins.count) do not; the leaf is checked in the initializer and the root by the trust roots, and a chain matching either cannot be recognised")
+                }
+                if rootPins.isEmpty {
+                    leafPins = otherPins
+                    trustRoots = anchors
+                } else {
+                    leafPins = nil
+                    trustRoots = anchors.filter { rootPins.contains($0.publicKeyPin) }
+                }
+            }
+        }
+        if trustRoots.isEmpty, case .certificates = policy.anchors.origin {
+            throw PincheckError(.invalidPolicy, "AsyncHTTPClient needs at least one trust root; the policy has no anchor")
+        }
+    }
+
+    /// NIOSSL's client configuration: the trust roots, NIOSSL's host check as the policy asks.
+    public func tlsConfiguration() throws -> TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        switch policy.anchors.origin {
+        case .system where trustRoots.count == policy.anchors.certificates.count:
+            configuration.trustRoots = .default
+        default:
+            configuration.trustRoots = .certificates(try trustRoots.map { try NIOSSLCertificate(bytes: $0.derBytes, format: .der) })
+        }
+        configuration.additionalTrustRoots = []
+        if case .disabled = policy.nameValidation {
+            configuration.certificateVerification = .noHostnameVerification
+        } else {
+            configuration.certificateVerification = .fullVerification
+        }
+        return configuration
+    }
+
+    /// Judges the leaf a connection presented. Nil when it passes.
+    func refusal(leafDER: [UInt8]?) -> PincheckTrustError? {
+        guard let leafPins else { return nil }
+        let time = now()
+        guard let leafDER, let leaf = try? Certificate(derEncoded: leafDER) else {
+            let error = ServerTrustError(.evaluationFailed, "AsyncHTTPClient's connection showed no readable peer certificate")
+            return PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed, error: error), underlying: nil)
+        }
+        if leafPins.contains(leaf.publicKeyPin) || leafPins.contains(leaf.publicKeySHA1Pin) { return nil }
+        let verdict = Verdict.leafOnlyPinMismatch(leaf: leaf, configured: leafPins.sorted(), at: time,
+                                                  road: "AsyncHTTPClient shows Pincheck the leaf only: a pin of an intermediate never matches on this road")
+        let error = ServerTrustError(.untrusted, "the server's leaf matches none of the pins", verdict: verdict)
+        return PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted, error: error, verdict: verdict),
+                                  underlying: nil)
+    }
+
+    /// The connection initializer for both HTTP versions: a refused connection is closed (AsyncHTTPClient
+    /// 1.37 would otherwise keep its file descriptor open) and fails with a ``PincheckTrustError``.
+    @Sendable func initialize(_ channel: any Channel) -> EventLoopFuture<Void> {
+        guard leafPins != nil else { return channel.eventLoop.makeSucceededVoidFuture() }
+        return channel.nioSSL_peerCertificate().flatMap { certificate in
+            let der = try? certificate?.toDERBytes()
+            guard let refusal = self.refusal(leafDER: der) else {
+                return channel.eventLoop.makeSucceededVoidFuture()
+            }
+            return channel.close().flatMapError { _ in channel.eventLoop.makeSucceededVoidFuture() }
+                .flatMapThrowing { throw refusal }
+        }
+    }
+}
+
+extension HTTPClient.Configuration {
+    /// Pins this configuration's connections with Pincheck: the TLS trust roots and host check
+    /// from the policy, and the leaf checked in both connection initializers (any initializers set
+    /// before run first).
+    ///
+    /// A refused connection fails the requests waiting for it with a ``PincheckTrustError`` at
+    /// once: connection establishment is no longer retried (`connectionPool.retryConnectionEstablishment`
+    /// becomes false), since a server that served an unpinned key would serve it again until the
+    /// connect timeout. The same then holds for other connection failures (refused, unreachable),
+    /// which reach the caller at once too.
+    /// - Throws: NIOSSL's error when an anchor cannot be converted.
+    public mutating func pin(with pinning: PincheckHTTPClient) throws {
+        tlsConfiguration = try pinning.tlsConfiguration()
+        connectionPool.retryConnectionEstablishment = false
+        let earlierHTTP1 = http1_1ConnectionDebugInitializer
+        let earlierHTTP2 = http2ConnectionDebugInitializer
+        http1_1ConnectionDebugInitializer = { channel in
+            (earlierHTTP1?(channel) ?? channel.eventLoop.makeSucceededVoidFuture()).flatMap { pinning.initialize(channel) }
+        }
+        http2ConnectionDebugInitializer = { channel in
+            (earlierHTTP2?(channel) ?? channel.eventLoop.makeSucceededVoidFuture()).flatMap { pinning.initialize(channel) }
+        }
+    }
+
+    /// A copy of `base` pinned by `policy` (see ``pin(with:)``).
+    /// - Throws: ``PincheckError`` (`policy.invalid`) naming what AsyncHTTPClient cannot enforce.
+    public static func pinned(by policy: TrustPolicy, base: HTTPClient.Configuration = HTTPClient.Configuration()) throws -> HTTPClient.Configuration {
+        var configuration = base
+        try configuration.pin(with: try PincheckHTTPClient(policy: policy))
+        return configuration
+    }
+}

@@ -1,0 +1,198 @@
+import AsyncHTTPClient
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import PincheckAsyncHTTPClient
+import PincheckTestSupport
+import Testing
+import TrustEvaluator
+import TrustEvaluatorNIO
+
+/// An HTTPS server on 127.0.0.1 (the `rsa-ip` leaf under the RSA intermediate) that answers every
+/// request `200 ok` over kept-alive connections, and counts what it saw: connections accepted,
+/// connections still open, and application bytes received after TLS (a request's first byte).
+final class CountingHTTPSServer: Sendable {
+    private struct Counts { var accepted = 0, open = 0, applicationBytes = 0 }
+    private let counts = NIOLockedValueBox(Counts())
+    private let channel: any Channel
+    var port: Int { channel.localAddress!.port! }
+    var accepted: Int { counts.withLockedValue(\.accepted) }
+    var open: Int { counts.withLockedValue(\.open) }
+    var applicationBytes: Int { counts.withLockedValue(\.applicationBytes) }
+
+    /// Counts the decrypted bytes between NIOSSL and the HTTP decoder, and the connection's life.
+    private final class Meter: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        typealias InboundOut = ByteBuffer
+        let server: CountingHTTPSServer
+        init(_ server: CountingHTTPSServer) { self.server = server }
+        func channelActive(context: ChannelHandlerContext) {
+            server.counts.withLockedValue { $0.accepted += 1; $0.open += 1 }
+            context.fireChannelActive()
+        }
+        func channelInactive(context: ChannelHandlerContext) {
+            server.counts.withLockedValue { $0.open -= 1 }
+            context.fireChannelInactive()
+        }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let count = unwrapInboundIn(data).readableBytes
+            server.counts.withLockedValue { $0.applicationBytes += count }
+            context.fireChannelRead(data)
+        }
+        func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
+    }
+
+    /// `200 ok` to every request, keeping the connection.
+    private final class Responder: ChannelInboundHandler, Sendable {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard case .end = unwrapInboundIn(data) else { return }
+            var headers = HTTPHeaders()
+            headers.add(name: "content-length", value: "2")
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: "ok")))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        }
+    }
+
+    init(group: any EventLoopGroup) async throws {
+        let chain = try NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-ip.pem")) + NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-intermediate.pem"))
+        let key = try NIOSSLPrivateKey(file: TestPKI.path("keys/rsa-ip.key"), format: .pem)
+        let context = try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key)))
+        let box = NIOLockedValueBox<CountingHTTPSServer?>(nil)
+        channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(NIOSSLServerHandler(context: context))
+                    try pipeline.addHandler(Meter(box.withLockedValue { $0! }))
+                    try pipeline.configureHTTPServerPipeline()
+                    try pipeline.addHandler(Responder())
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        box.withLockedValue { $0 = self }
+    }
+
+    func stop() async throws { try await channel.close() }
+}
+
+@Suite("AsyncHTTPClient pinned by Pincheck (PincheckAsyncHTTPClient)")
+struct PincheckHTTPClientTests {
+    static let root = TestPKI.certificate("rsa-root")
+
+    static func policy(pins: [Certificate], scope: PinnedPublicKeys.Scope = .anyCertificate,
+                       anchors: [Certificate] = [root]) throws -> TrustPolicy {
+        TrustPolicy(pinning: .publicKeys(try PinnedPublicKeys(certificates: pins, scope: scope)),
+                    anchors: try TrustAnchors(certificates: anchors))
+    }
+
+    /// Runs `body` with a client pinned by `policy` against a fresh server, then shuts both down.
+    static func withClient(_ policy: TrustPolicy,
+                           _ body: (HTTPClient, CountingHTTPSServer) async throws -> Void) async throws {
+        let server = try await CountingHTTPSServer(group: MultiThreadedEventLoopGroup.singleton)
+        let pinning = try PincheckHTTPClient(policy: policy, now: { TestPKI.time })
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5)))
+        try configuration.pin(with: pinning)
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        do {
+            try await body(client, server)
+        } catch {
+            try? await client.shutdown()
+            try? await server.stop()
+            throw error
+        }
+        try await client.shutdown()
+        try await server.stop()
+    }
+
+    static func get(_ client: HTTPClient, _ server: CountingHTTPSServer) async throws -> HTTPClientResponse {
+        try await client.execute(HTTPClientRequest(url: "https://127.0.0.1:\(server.port)/"), timeout: .seconds(10))
+    }
+
+    /// Waits (bounded) until the server has seen every connection close.
+    static func allClosed(_ server: CountingHTTPSServer) async -> Bool {
+        for _ in 0..<100 where server.open > 0 { try? await Task.sleep(for: .milliseconds(20)) }
+        return server.open == 0
+    }
+
+    @Test("a right leaf pin: 200 twice over one connection, checked once")
+    func rightPin() async throws {
+        try await Self.withClient(try Self.policy(pins: [TestPKI.certificate("rsa-ip")])) { (client: HTTPClient, server: CountingHTTPSServer) async throws in
+            #expect(try await Self.get(client, server).status == .ok)
+            #expect(try await Self.get(client, server).status == .ok)
+            #expect(server.accepted == 1)
+        }
+    }
+
+    @Test("a wrong pin: a PincheckTrustError with pin.mismatch, no request byte sent, the connection closed")
+    func wrongPin() async throws {
+        try await Self.withClient(try Self.policy(pins: [TestPKI.certificate("rsa-leaf-rotated")])) { (client: HTTPClient, server: CountingHTTPSServer) async throws in
+            let error = try await #require(throws: PincheckTrustError.self) { try await Self.get(client, server) }
+            #expect(error.codes == [.pinMismatch])
+            #expect(error.verdict?.servedChain.first?.publicKeyPin == TestPKI.certificate("rsa-ip").publicKeyPin)
+            #expect(error.description.contains("leaf only"), "\(error)")
+            // Not retried: one connection, refused before any request was written, and closed by
+            // the initializer (AsyncHTTPClient 1.37 leaves a failed initializer's channel open).
+            #expect(server.accepted == 1)
+            #expect(server.applicationBytes == 0)
+            #expect(await Self.allClosed(server))
+        }
+    }
+
+    @Test("a pin of the anchor is enforced as the only trust root")
+    func rootPin() async throws {
+        let other = TestPKI.certificate("ec-root")
+        let policy = try Self.policy(pins: [Self.root], anchors: [Self.root, other])
+        let pinning = try PincheckHTTPClient(policy: policy)
+        #expect(pinning.leafPins == nil)
+        #expect(pinning.trustRoots.map(\.publicKeyPin) == [Self.root.publicKeyPin])
+        try await Self.withClient(policy) { (client: HTTPClient, server: CountingHTTPSServer) async throws in
+            #expect(try await Self.get(client, server).status == .ok)
+        }
+        // Pinned to the other root only: NIOSSL refuses the chain (it ends at rsa-root).
+        try await Self.withClient(try Self.policy(pins: [other], anchors: [Self.root, other])) { (client: HTTPClient, server: CountingHTTPSServer) async throws in
+            await #expect(throws: (any Error).self) { try await Self.get(client, server) }
+            #expect(server.applicationBytes == 0)
+        }
+    }
+
+    /// A policy that runs into `limit` on this road.
+    static func policy(runningInto limit: PincheckHTTPClient.Limit) throws -> TrustPolicy {
+        let leaf = TestPKI.certificate("rsa-ip"), intermediate = TestPKI.certificate("rsa-intermediate")
+        var policy = try Self.policy(pins: [leaf])
+        switch limit {
+        case .intermediatePins: policy = try Self.policy(pins: [intermediate], scope: .certificateAuthorities)
+        case .pinsAtSeveralDepths: policy = try Self.policy(pins: [leaf, root])
+        case .anchorNotRoot: policy = try Self.policy(pins: [leaf], anchors: [intermediate])
+        case .revocation: policy.revocation.requireStapledOCSP = true
+        case .pinnedCertificateNotRoot:
+            policy = TrustPolicy(pinning: .certificates(try PinnedCertificates([intermediate])), anchors: try TrustAnchors(certificates: [root]))
+        case .chainValidationDisabled: policy.chainValidation = .disabled(because: "test")
+        case .leafRequirements: policy.purpose = .clientAuthentication
+        }
+        return policy
+    }
+
+    @Test("what the road cannot enforce is refused when the configuration is made, naming the limit",
+          arguments: PincheckHTTPClient.Limit.allCases)
+    func refusedAtConfiguration(limit: PincheckHTTPClient.Limit) throws {
+        let policy = try Self.policy(runningInto: limit)
+        let error = try #require(throws: PincheckError.self) { try PincheckHTTPClient(policy: policy) }
+        #expect(error.code == .invalidPolicy)
+        #expect(error.message.contains("(\(limit.rawValue))"), "\(error.message)")
+    }
+
+    @Test("required key usages are refused too (leaf-requirements)")
+    func keyUsages() throws {
+        var policy = try Self.policy(pins: [TestPKI.certificate("rsa-ip")])
+        policy.requiredKeyUsages = [.digitalSignature]
+        let error = try #require(throws: PincheckError.self) { try PincheckHTTPClient(policy: policy) }
+        #expect(error.message.contains("(leaf-requirements)"))
+    }
+}
