@@ -28,6 +28,7 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
             // Names.
             case hostMismatch = "host.mismatch"
             case ipAddressMismatch = "host.ip-mismatch"
+            case identityMismatch = "identity.mismatch"
             case hostNotChecked = "host.not-checked"
             // Pins.
             case pinMismatch = "pin.mismatch"
@@ -98,6 +99,9 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public static let hostMismatch = Code(.hostMismatch)
         /// The leaf does not carry the requested IP address.
         public static let ipAddressMismatch = Code(.ipAddressMismatch)
+        /// A client's leaf carries none of the identities a server requires (a URI such as a
+        /// SPIFFE ID, or a DNS name): ``ClientIdentity``.
+        public static let identityMismatch = Code(.identityMismatch)
         /// Warning: no name was checked (none given, or name validation disabled).
         public static let hostNotChecked = Code(.hostNotChecked)
         /// No certificate of the verified path matches a pin.
@@ -141,7 +145,7 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
     /// The facts behind the reason.
     public let evidence: Evidence
 
-    init(_ code: Code, _ message: String, evidence: Evidence = Evidence()) {
+    package init(_ code: Code, _ message: String, evidence: Evidence = Evidence()) {
         self.code = code
         self.message = message
         self.evidence = evidence

@@ -187,3 +187,16 @@ extension Verdict {
                        verifiedPath: nil, servedChain: [leaf], checkedHost: nil, pinsFound: [], evaluationTime: time)
     }
 }
+
+extension Verdict {
+    /// This verdict with one more failure: a check a road makes after the engine's (the identity
+    /// an mTLS server requires of its clients).
+    package func adding(failure reason: Reason) -> Verdict {
+        let j = judgement
+        return Verdict(judgement: Judgement(failures: j.failures + [reason], warnings: j.warnings, verifiedPath: j.verifiedPath,
+                                            checkedHost: j.checkedHost, pinsFound: j.pinsFound, reportOnlyFailures: j.reportOnlyFailures,
+                                            builtPath: j.builtPath, coverage: j.coverage, hostPolicy: j.hostPolicy,
+                                            revocationStatuses: j.revocationStatuses, revocationPath: j.revocationPath),
+                       servedChain: servedChain, evaluationTime: evaluationTime, reports: reports)
+    }
+}

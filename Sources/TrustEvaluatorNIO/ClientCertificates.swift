@@ -1,0 +1,197 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOSSL
+import ServerTrust
+import TrustEvaluator
+
+/// An identity a server requires of its clients' certificates (a service mesh's rule): one of
+/// them must be in the client leaf's subjectAltName.
+public enum ClientIdentity: Sendable, Hashable, CustomStringConvertible {
+    /// A URI, compared exactly (a SPIFFE ID such as `spiffe://example.org/ns/prod/sa/api`).
+    case uri(String)
+    /// A DNS name, compared without regard to case (no wildcard matching: a client names itself).
+    case dnsName(String)
+
+    public var description: String {
+        switch self {
+        case .uri(let uri): "URI:\(uri)"
+        case .dnsName(let name): "DNS:\(name)"
+        }
+    }
+
+    func isCarried(by leaf: Certificate) -> Bool {
+        leaf.subjectAlternativeNames.contains { name in
+            switch (self, name) {
+            case (.uri(let wanted), .uri(let carried)): wanted == carried
+            case (.dnsName(let wanted), .dnsName(let carried)): wanted.lowercased() == carried.lowercased()
+            default: false
+            }
+        }
+    }
+}
+
+/// Judges the certificates TLS clients present to a NIOSSL server (mutual TLS) with Pincheck:
+/// anchors (a private CA), SPKI or certificate pins on the client's key or its CA, revocation
+/// (CRLs given to the policy, or fetched from distribution points), and the identities a client
+/// must carry. NIOSSL is told the **verified path** as the validated chain — never the chain as
+/// presented, which may hold certificates nothing verified.
+///
+/// ```swift
+/// let verifier = try PincheckClientCertificateVerifier(policy: TrustPolicy(anchors: try TrustAnchors(certificates: [clientCA])),
+///                                                      requiredIdentities: [.uri("spiffe://example.org/ns/prod/sa/api")])
+/// // in the server's child channel initializer:
+/// try verifier.addServerHandlers(to: channel.pipeline.syncOperations, context: serverContext)
+/// // in a handler: PincheckClientCertificateVerifier.decision(on: channel) → the verdict
+/// ```
+public struct PincheckClientCertificateVerifier: Sendable {
+    /// The policy clients are judged by: the one given, for client authentication (purpose
+    /// sslclient) and without a host name (a client certificate names no host it is reached at).
+    public let policy: TrustPolicy
+    /// The identities of which the client's leaf must carry one; empty: any identity.
+    public let requiredIdentities: [ClientIdentity]
+    /// Fetches CRLs from distribution points when the policy asks for them.
+    public let revocationLists: RevocationListFetcher
+    private let evaluator: Evaluator
+    private let now: @Sendable () -> Date
+    private let offloadEvaluation: Bool
+
+    /// - Parameters:
+    ///   - policy: Anchors, pinning and revocation for clients. Its purpose becomes client
+    ///     authentication and its name check is off (there is no host to check).
+    ///   - requiredIdentities: The client's leaf must carry one of these (none: no identity rule).
+    ///   - revocationLists: The fetcher for distribution-point CRLs (a fresh one by default).
+    ///   - now: The clock verdicts are judged at.
+    ///   - offloadEvaluation: Evaluate off the event loop (the default); false evaluates on it.
+    /// - Throws: ``PincheckError`` (`policy.invalid`) when the policy does not validate chains:
+    ///   a server must not let any certificate in.
+    public init(policy: TrustPolicy, requiredIdentities: [ClientIdentity] = [],
+                revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
+                offloadEvaluation: Bool = true) throws(PincheckError) {
+        if case .disabled = policy.chainValidation {
+            throw PincheckError(.invalidPolicy, "a server must validate its clients' chains: chainValidation cannot be disabled here")
+        }
+        var clients = policy
+        clients.purpose = .clientAuthentication
+        clients.nameValidation = .disabled(because: "a client certificate names no host to check")
+        self.policy = clients
+        self.requiredIdentities = requiredIdentities
+        self.revocationLists = revocationLists
+        self.evaluator = Evaluator(policy: clients)
+        self.now = now
+        self.offloadEvaluation = offloadEvaluation
+    }
+
+    /// Judges a presented chain (leaf first, DER): the verdict, with `identity.mismatch` added when
+    /// the leaf carries none of ``requiredIdentities``.
+    public func verdict(derChain: [[UInt8]]) async -> Result<Verdict, PincheckError> {
+        do throws(PincheckError) {
+            var chain: [Certificate] = []
+            for der in derChain { chain.append(try Certificate(derEncoded: der)) }
+            let time = now()
+            var verdict = policy.revocation.distributionPointCRLs == nil
+                ? try evaluator.evaluate(chain, host: nil, at: time)
+                : try await evaluator.evaluate(chain, host: nil, at: time, fetchingRevocationListsWith: revocationLists)
+            if !requiredIdentities.isEmpty, let leaf = chain.first, !requiredIdentities.contains(where: { $0.isCarried(by: leaf) }) {
+                var evidence = Evidence()
+                evidence.namesPresented = leaf.subjectAlternativeNames.map { $0.description }
+                let wanted = requiredIdentities.map { $0.description }.joined(separator: ", ")
+                let carried = leaf.subjectAlternativeNames.map { $0.description }.joined(separator: ", ")
+                verdict = verdict.adding(failure: Reason(.identityMismatch,
+                    "the client certificate (\(leaf.subject)) carries none of the required identities (\(wanted)); it names \(carried.isEmpty ? "none" : carried)",
+                    evidence: evidence))
+            }
+            return .success(verdict)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The decision for a presented chain, as the server's callback reaches it.
+    func decide(derChain: [[UInt8]]) async -> ChallengeDecision {
+        switch await verdict(derChain: derChain) {
+        case .success(let verdict) where verdict.isTrusted:
+            return ChallengeDecision(.performDefaultHandling, rule: .trusted, verdict: verdict)
+        case .success(let verdict):
+            return ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted,
+                                     error: ServerTrustError(.untrusted, "the client certificate is not trusted", verdict: verdict))
+        case .failure(let error):
+            return ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
+                                     error: ServerTrustError(.evaluationFailed, "the client's certificates could not be read: \(error)", underlying: error))
+        }
+    }
+
+    /// NIOSSL's server-side callback: Pincheck's decision, and the verified path as the validated chain.
+    /// - Parameter onDecision: Receives every decision, accepted or not.
+    public func callback(onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in })
+        -> PincheckNIOVerifier.SendableVerificationCallback
+    {
+        let verifier = self
+        return { presented, promise in
+            let der: [[UInt8]]
+            do {
+                der = try presented.map { try $0.toDERBytes() }
+            } catch {
+                onDecision(ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
+                                             error: ServerTrustError(.evaluationFailed, "the client's certificates could not be encoded: \(error)")))
+                promise.succeed(.failed)
+                return
+            }
+            let evaluate: @Sendable () async -> Void = {
+                let decision = await verifier.decide(derChain: der)
+                onDecision(decision)
+                guard decision.rule == .trusted, let path = decision.verdict?.verifiedPath?.certificates, !path.isEmpty,
+                      let validated = try? path.map({ try NIOSSLCertificate(bytes: $0.derBytes, format: .der) }) else {
+                    promise.succeed(.failed)
+                    return
+                }
+                promise.succeed(.certificateVerified(VerificationMetadata(ValidatedCertificateChain(validated))))
+            }
+            if verifier.offloadEvaluation {
+                Task.detached { await evaluate() }
+            } else {
+                // Still asynchronous (the evaluation may fetch CRLs), but started at once.
+                Task { await evaluate() }
+            }
+        }
+    }
+
+    /// A server configuration that asks every client for a certificate and fails the handshake
+    /// without one (NIOSSL's `.noHostnameVerification`: the custom callback replaces its checks).
+    public static func makeServerConfiguration(certificateChain: [NIOSSLCertificateSource],
+                                               privateKey: NIOSSLPrivateKeySource) -> TLSConfiguration {
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: certificateChain, privateKey: privateKey)
+        configuration.certificateVerification = .noHostnameVerification
+        return configuration
+    }
+
+    /// Adds the server's TLS handler with Pincheck's callback, and after it the handler that keeps
+    /// the decision for ``decision(on:)``. Call it in the child channel initializer (on the loop).
+    /// - Parameter context: A context from ``makeServerConfiguration(certificateChain:privateKey:)``.
+    public func addServerHandlers(to pipeline: ChannelPipeline.SynchronousOperations, context: NIOSSLContext,
+                                  onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) throws {
+        let keeper = ClientDecisionHandler()
+        try pipeline.addHandler(NIOSSLServerHandler(context: context, customVerificationCallbackWithMetadata: callback { decision in
+            keeper.record(decision)
+            onDecision(decision)
+        }))
+        try pipeline.addHandler(keeper)
+    }
+
+    /// The decision on the client's certificate of a connection set up with
+    /// ``addServerHandlers(to:context:onDecision:)``: its verdict has the verified path. Nil before
+    /// the handshake has been judged, or on another kind of channel.
+    public static func decision(on channel: any Channel) -> EventLoopFuture<ChallengeDecision?> {
+        channel.eventLoop.submit {
+            try? channel.pipeline.syncOperations.handler(type: ClientDecisionHandler.self).decision
+        }
+    }
+}
+
+/// Keeps a connection's decision on its client certificate, for the request handlers.
+final class ClientDecisionHandler: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = NIOAny
+    private let box = NIOLockedValueBox<ChallengeDecision?>(nil)
+    func record(_ decision: ChallengeDecision) { box.withLockedValue { $0 = decision } }
+    var decision: ChallengeDecision? { box.withLockedValue { $0 } }
+}
