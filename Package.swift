@@ -142,6 +142,14 @@ let package = Package(
             dependencies: [
                 "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO",
             ] + nio),
+        // Pincheck inside the stacks against the same stacks without it: AsyncHTTPClient, mTLS (scripts/bench.sh).
+        .executableTarget(
+            name: "pincheck-stack-bench",
+            dependencies: [
+                "TrustEvaluator", "TrustEvaluatorNIO", "PincheckAsyncHTTPClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ] + nio),
         // Loopback servers (openssl s_server, raw sockets) shared by the test targets.
         .target(name: "PincheckTestSupport", dependencies: ["TrustEvaluator"], path: "Tests/Support"),
         .testTarget(

@@ -13,7 +13,12 @@
 #      pin, certificate and verdict caches), evaluated on the event loop and on a Task, rounds
 #      interleaved; its last line is `ratio pincheck-handshake/niossl-handshake`.
 #   RUNS=20 N=8 scripts/bench.sh          all parts
-#   BENCH=evaluation scripts/bench.sh     only part 2 (BENCH=live: only part 1, BENCH=handshake: only part 3)
+#   4. stacks (pincheck-stack-bench, release): AsyncHTTPClient requests pinned by
+#      PincheckAsyncHTTPClient against AHC trusting the same root (a new connection per request,
+#      and a reused one), and mTLS handshakes judged by PincheckClientCertificateVerifier against
+#      NIOSSL's own client-certificate verification; its last three lines are ratios.
+#   BENCH=evaluation scripts/bench.sh     only part 2 (BENCH=live: only part 1, BENCH=handshake: only
+#                                         part 3, BENCH=stack: only part 4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -29,7 +34,14 @@ handshake() {
   swift build -c release --product pincheck-handshake-bench >&2
   .build/release/pincheck-handshake-bench --certificates Certificates ${QUICK:+--quick}
 }
+stack() {
+  echo
+  echo "== stacks: pincheck-stack-bench"
+  swift build -c release --product pincheck-stack-bench >&2
+  .build/release/pincheck-stack-bench --certificates Certificates ${QUICK:+--quick}
+}
 if [ "$BENCH" = handshake ]; then handshake; exit 0; fi
+if [ "$BENCH" = stack ]; then stack; exit 0; fi
 
 echo "==> release build of pincheck and pincheck-bench (--static-swift-stdlib)" >&2
 swift build -c release --static-swift-stdlib --product pincheck >&2
@@ -138,4 +150,4 @@ echo "ratio check/curl: $(ratio "$t_check" "$t_curl")"
 echo "ratio check/s_client: $(ratio "$t_check" "$t_sclient")"
 echo "ratio scan/xargs-curl: $(ratio "$t_scan" "$t_xcurl")"
 
-if [ "$BENCH" = all ]; then evaluation; handshake; fi
+if [ "$BENCH" = all ]; then evaluation; handshake; stack; fi

@@ -74,6 +74,8 @@ log "benchmark smoke (debug, --quick): each configuration must reach its expecte
 .build/debug/pincheck-bench --quick --pincheck .build/debug/pincheck | tail -8
 log "handshake benchmark smoke (debug, --quick): both verifications complete handshakes; speed is not judged"
 .build/debug/pincheck-handshake-bench --certificates Certificates --quick | tail -2
+log "stack benchmark smoke (debug, --quick): pinned AsyncHTTPClient requests and mTLS handshakes complete; speed is not judged"
+.build/debug/pincheck-stack-bench --certificates Certificates --quick | tail -3
 
 if [ "${SANITIZERS:-1}" != 0 ]; then
   # The engine's suites again under the sanitizers: concurrent evaluations sharing one anchor store,

@@ -142,7 +142,7 @@ public struct PincheckHTTPClient: Sendable {
     func refusal(leafDER: [UInt8]?) -> PincheckTrustError? {
         guard let leafPins else { return nil }
         let time = now()
-        guard let leafDER, let leaf = try? Certificate(derEncoded: leafDER) else {
+        guard let leafDER, let leaf = try? CertificateCache.shared.chain(derEncoded: [leafDER]).first else {
             let error = ServerTrustError(.evaluationFailed, "AsyncHTTPClient's connection showed no readable peer certificate")
             return PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed, error: error), underlying: nil)
         }

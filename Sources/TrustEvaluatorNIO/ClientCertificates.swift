@@ -53,6 +53,7 @@ public struct PincheckClientCertificateVerifier: Sendable {
     /// Fetches CRLs from distribution points when the policy asks for them.
     public let revocationLists: RevocationListFetcher
     private let evaluator: Evaluator
+    private let certificateCache: CertificateCache
     private let now: @Sendable () -> Date
     private let offloadEvaluation: Bool
 
@@ -63,11 +64,15 @@ public struct PincheckClientCertificateVerifier: Sendable {
     ///   - revocationLists: The fetcher for distribution-point CRLs (a fresh one by default).
     ///   - now: The clock verdicts are judged at.
     ///   - offloadEvaluation: Evaluate off the event loop (the default); false evaluates on it.
+    ///   - certificateCache: Parsed certificates to reuse across handshakes.
+    ///   - verdictCache: Verdicts to reuse while they still hold (a client reconnecting with the
+    ///     same chain is judged once per validity window); nil judges every handshake afresh.
     /// - Throws: ``PincheckError`` (`policy.invalid`) when the policy does not validate chains:
     ///   a server must not let any certificate in.
     public init(policy: TrustPolicy, requiredIdentities: [ClientIdentity] = [],
                 revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
-                offloadEvaluation: Bool = true) throws(PincheckError) {
+                offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
+                verdictCache: VerdictCache? = VerdictCache()) throws(PincheckError) {
         if case .disabled = policy.chainValidation {
             throw PincheckError(.invalidPolicy, "a server must validate its clients' chains: chainValidation cannot be disabled here")
         }
@@ -77,7 +82,8 @@ public struct PincheckClientCertificateVerifier: Sendable {
         self.policy = clients
         self.requiredIdentities = requiredIdentities
         self.revocationLists = revocationLists
-        self.evaluator = Evaluator(policy: clients)
+        self.evaluator = Evaluator(policy: clients, certificateCache: certificateCache, verdictCache: verdictCache)
+        self.certificateCache = certificateCache
         self.now = now
         self.offloadEvaluation = offloadEvaluation
     }
@@ -86,8 +92,7 @@ public struct PincheckClientCertificateVerifier: Sendable {
     /// the leaf carries none of ``requiredIdentities``.
     public func verdict(derChain: [[UInt8]]) async -> Result<Verdict, PincheckError> {
         do throws(PincheckError) {
-            var chain: [Certificate] = []
-            for der in derChain { chain.append(try Certificate(derEncoded: der)) }
+            let chain = try certificateCache.chain(derEncoded: derChain)
             let time = now()
             var verdict = policy.revocation.distributionPointCRLs == nil
                 ? try evaluator.evaluate(chain, host: nil, at: time)
