@@ -35,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
         // PincheckAsyncHTTPClient, and its examples.
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Only for the tests' HTTP/2 server (AsyncHTTPClient and gRPC already depend on it).
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],
     targets: [
         // The system OpenSSL (3.0 or newer). Only PincheckOpenSSL imports it (scripts/test.sh checks).
@@ -190,6 +192,7 @@ let package = Package(
                 "PincheckAsyncHTTPClient", "TrustEvaluator", "TrustEvaluatorNIO", "PincheckTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ] + nio),
         .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "PincheckOpenSSL", "pincheck", "PincheckTestSupport"]),
     ]

@@ -3,6 +3,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import PincheckAsyncHTTPClient
@@ -13,15 +14,17 @@ import TrustEvaluatorNIO
 
 /// An HTTPS server on 127.0.0.1 (the `rsa-ip` leaf under the RSA intermediate) that answers every
 /// request `200 ok` over kept-alive connections, and counts what it saw: connections accepted,
-/// connections still open, and application bytes received after TLS (a request's first byte).
+/// connections still open, application bytes received after TLS (over HTTP/1.1, a request's first
+/// byte), and over HTTP/2 (offered by ALPN) the streams clients opened, each with a HEADERS frame.
 final class CountingHTTPSServer: Sendable {
-    private struct Counts { var accepted = 0, open = 0, applicationBytes = 0 }
+    private struct Counts { var accepted = 0, open = 0, applicationBytes = 0, streams = 0 }
     private let counts = NIOLockedValueBox(Counts())
     private let channel: any Channel
     var port: Int { channel.localAddress!.port! }
     var accepted: Int { counts.withLockedValue(\.accepted) }
     var open: Int { counts.withLockedValue(\.open) }
     var applicationBytes: Int { counts.withLockedValue(\.applicationBytes) }
+    var streams: Int { counts.withLockedValue(\.streams) }
 
     /// Counts the decrypted bytes between NIOSSL and the HTTP decoder, and the connection's life.
     private final class Meter: ChannelInboundHandler, Sendable {
@@ -59,20 +62,33 @@ final class CountingHTTPSServer: Sendable {
         }
     }
 
-    init(group: any EventLoopGroup) async throws {
+    init(group: any EventLoopGroup, http2: Bool = false) async throws {
         let chain = try NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-ip.pem")) + NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-intermediate.pem"))
         let key = try NIOSSLPrivateKey(file: TestPKI.path("keys/rsa-ip.key"), format: .pem)
-        let context = try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key)))
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        if http2 { configuration.applicationProtocols = ["h2"] }
+        let context = try NIOSSLContext(configuration: configuration)
         let box = NIOLockedValueBox<CountingHTTPSServer?>(nil)
         channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                let server = box.withLockedValue { $0! }
+                return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(NIOSSLServerHandler(context: context))
-                    try pipeline.addHandler(Meter(box.withLockedValue { $0! }))
-                    try pipeline.configureHTTPServerPipeline()
-                    try pipeline.addHandler(Responder())
+                    try pipeline.addHandler(Meter(server))
+                    guard http2 else {
+                        try pipeline.configureHTTPServerPipeline()
+                        try pipeline.addHandler(Responder())
+                        return
+                    }
+                    _ = try pipeline.configureHTTP2Pipeline(mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()) { stream in
+                        server.counts.withLockedValue { $0.streams += 1 }
+                        return stream.eventLoop.makeCompletedFuture {
+                            try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                            try stream.pipeline.syncOperations.addHandler(Responder())
+                        }
+                    }
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -93,9 +109,9 @@ struct PincheckHTTPClientTests {
     }
 
     /// Runs `body` with a client pinned by `policy` against a fresh server, then shuts both down.
-    static func withClient(_ policy: TrustPolicy,
+    static func withClient(_ policy: TrustPolicy, http2: Bool = false,
                            _ body: (HTTPClient, CountingHTTPSServer) async throws -> Void) async throws {
-        let server = try await CountingHTTPSServer(group: MultiThreadedEventLoopGroup.singleton)
+        let server = try await CountingHTTPSServer(group: MultiThreadedEventLoopGroup.singleton, http2: http2)
         let pinning = try PincheckHTTPClient(policy: policy, now: { TestPKI.time })
         var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5)))
         try configuration.pin(with: pinning)
@@ -141,6 +157,27 @@ struct PincheckHTTPClientTests {
             // the initializer (AsyncHTTPClient 1.37 leaves a failed initializer's channel open).
             #expect(server.accepted == 1)
             #expect(server.applicationBytes == 0)
+            #expect(await Self.allClosed(server))
+        }
+    }
+
+    @Test("HTTP/2: a right pin → 200 twice over one connection; a wrong pin → PincheckTrustError, no stream opened (no HEADERS frame)")
+    func http2() async throws {
+        try await Self.withClient(try Self.policy(pins: [TestPKI.certificate("rsa-ip")]), http2: true) { (client: HTTPClient, server: CountingHTTPSServer) async throws in
+            let first = try await Self.get(client, server)
+            #expect(first.status == .ok)
+            #expect(first.version == .http2)
+            #expect(try await Self.get(client, server).status == .ok)
+            #expect(server.accepted == 1)
+            #expect(server.streams == 2)
+        }
+        try await Self.withClient(try Self.policy(pins: [TestPKI.certificate("rsa-leaf-rotated")]), http2: true) { (client: HTTPClient, server: CountingHTTPSServer) async throws in
+            let error = try await #require(throws: PincheckTrustError.self) { try await Self.get(client, server) }
+            #expect(error.codes == [.pinMismatch])
+            // AHC starts its HTTP/2 connection (preface and SETTINGS) before the initializer runs;
+            // no request stream is ever opened on a refused one.
+            #expect(server.streams == 0)
+            #expect(server.accepted == 1)
             #expect(await Self.allClosed(server))
         }
     }
