@@ -35,6 +35,10 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
         // PincheckAsyncHTTPClient, and its examples.
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Only for the OpenAPI client example (its generated code is committed: no generator plugin).
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         // Only for the tests' HTTP/2 server (AsyncHTTPClient and gRPC already depend on it).
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],
@@ -123,6 +127,17 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Examples/AsyncHTTPClientPinned"),
+        .executableTarget(
+            name: "openapi-pinned-client",
+            dependencies: [
+                "TrustEvaluator", "TrustEvaluatorNIO", "PincheckAsyncHTTPClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Examples/OpenAPIPinnedClient",
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml"]),
         // Runs the x509-limbo conformance suite through the public evaluation API.
         .executableTarget(name: "limbo-harness", dependencies: ["TrustEvaluator"]),
         // Fuzzing: the targets' logic (replayed by the tests) and one libFuzzer executable per target,

@@ -133,24 +133,17 @@ public struct PincheckClientCertificateVerifier: Sendable {
     {
         let verifier = self
         return { presented, promise in
-            let der: [[UInt8]]
-            do {
-                der = try presented.map { try $0.toDERBytes() }
-            } catch {
-                onDecision(ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
-                                             error: ServerTrustError(.evaluationFailed, "the client's certificates could not be encoded: \(error)")))
-                promise.succeed(.failed)
-                return
-            }
+            guard let der = PincheckNIOVerifier.encoded(presented, whose: "client's", onDecision: onDecision, promise: promise) else { return }
             let evaluate: @Sendable () async -> Void = {
                 let decision = await verifier.decide(derChain: der)
                 onDecision(decision)
-                guard decision.rule == .trusted, let path = decision.verdict?.verifiedPath?.certificates, !path.isEmpty,
-                      let validated = try? path.map({ try NIOSSLCertificate(bytes: $0.derBytes, format: .der) }) else {
+                // Trusted always comes with a verified path: that is what NIOSSL is told was validated.
+                guard decision.rule == .trusted, decision.verdict?.verifiedPath != nil,
+                      let validated = PincheckNIOVerifier.validatedChain(decision, presented: presented) else {
                     promise.succeed(.failed)
                     return
                 }
-                promise.succeed(.certificateVerified(VerificationMetadata(ValidatedCertificateChain(validated))))
+                promise.succeed(.certificateVerified(VerificationMetadata(validated)))
             }
             if verifier.offloadEvaluation {
                 Task.detached { await evaluate() }

@@ -183,16 +183,7 @@ public struct PincheckNIOVerifier: Sendable {
                           onDecision: @escaping @Sendable (ChallengeDecision) -> Void) -> SendableVerificationCallback {
         let verifier = self
         return { peerChain, promise in
-            let der: [[UInt8]]
-            do {
-                der = try peerChain.map { try $0.toDERBytes() }
-            } catch {
-                let decision = ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
-                    error: ServerTrustError(.evaluationFailed, "the peer's certificates could not be encoded: \(error)"))
-                onDecision(decision)
-                promise.succeed(.failed)
-                return
-            }
+            guard let der = Self.encoded(peerChain, whose: "peer's", onDecision: onDecision, promise: promise) else { return }
             // Read now, on the loop, while the handshake holds the connection open.
             let address = peer.address
             let evaluate: @Sendable () -> Void = {
@@ -211,6 +202,20 @@ public struct PincheckNIOVerifier: Sendable {
             } else {
                 evaluate()
             }
+        }
+    }
+
+    /// The presented chain as DER; nil after refusing it (decision delivered, promise failed)
+    /// when NIOSSL cannot encode it.
+    static func encoded(_ presented: [NIOSSLCertificate], whose: String, onDecision: @Sendable (ChallengeDecision) -> Void,
+                        promise: EventLoopPromise<NIOSSLVerificationResultWithMetadata>) -> [[UInt8]]? {
+        do {
+            return try presented.map { try $0.toDERBytes() }
+        } catch {
+            onDecision(ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
+                error: ServerTrustError(.evaluationFailed, "the \(whose) certificates could not be encoded: \(error)")))
+            promise.succeed(.failed)
+            return nil
         }
     }
 

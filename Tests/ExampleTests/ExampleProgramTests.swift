@@ -9,6 +9,8 @@ import TrustEvaluator
 @Suite("example programs do what the README says", .serialized)
 struct ExampleProgramTests {
     static func path(_ name: String) -> String { TestCertificates.path(name) }
+    /// The SPKI pin of a test certificate (`NAME.pem`), as a program takes it.
+    static func pin(_ name: String) throws -> String { try Certificate.load(contentsOf: path("\(name).pem"))[0].publicKeyPin.description }
     static let intermediatePin = "sha256/0/Kfq9agxMXTZjiCfrXawIsoOKbW2BBcM89zptGOzbU="
     static let attackerRootPin = "sha256/PfPNdZQ+3Faqdsl3dUcAsgNWn+4FwLY+yrh2n9xFrEQ="
     static let attackerLeafPin = "sha256/mRexJLY7kEZscS2W5ZTNZpwY1iIwwe+iCQJOAmW3lJg="
@@ -97,20 +99,31 @@ struct ExampleProgramTests {
     func asyncHTTPClientPinned() throws {
         let server = try TestTLSServer(certificate: "rsa-ip", chain: ["rsa-intermediate"])
         defer { server.stop() }
-        let url = "https://localhost:\(server.port)/"
-        let root = Self.path("rsa-root.pem")
-        func pin(_ name: String) throws -> String { try Certificate.load(contentsOf: Self.path("\(name).pem"))[0].publicKeyPin.description }
-        let right = try ExampleProgram.run("ahc-pinned-client", [url, root, try pin("rsa-ip")])
+        let url = "https://localhost:\(server.port)/", root = Self.path("rsa-root.pem")
+        let right = try ExampleProgram.run("ahc-pinned-client", [url, root, try Self.pin("rsa-ip")])
         #expect(right.status == 0, "\(right.output)")
         #expect(right.output.contains("HTTP 200"))
-        let wrong = try ExampleProgram.run("ahc-pinned-client", [url, root, try pin("rsa-leaf-rotated")])
+        let wrong = try ExampleProgram.run("ahc-pinned-client", [url, root, try Self.pin("rsa-leaf-rotated")])
         #expect(wrong.status == 1, "\(wrong.output)")
         #expect(wrong.output.contains("refused: pin.mismatch"))
         let otherRoot = try ExampleProgram.run("ahc-pinned-client", [url, Self.path("attacker-root.pem")])
         #expect(otherRoot.status == 1, "\(otherRoot.output)")
         #expect(otherRoot.output.contains("CERTIFICATE_VERIFY_FAILED"))
-        let mixed = try ExampleProgram.run("ahc-pinned-client", [url, root, try pin("rsa-intermediate"), try pin("rsa-root")])
+        let mixed = try ExampleProgram.run("ahc-pinned-client", [url, root, try Self.pin("rsa-intermediate"), try Self.pin("rsa-root")])
         #expect(mixed.status == 2, "\(mixed.output)")
         #expect(mixed.output.contains("pins-at-several-depths"))
+    }
+
+    @Test("openapi-pinned-client (generated client, AsyncHTTPClientTransport): the right pin → HTTP 200; a wrong pin → ClientError carrying pin.mismatch")
+    func openAPIPinned() throws {
+        let server = try TestTLSServer(certificate: "rsa-ip", chain: ["rsa-intermediate"])
+        defer { server.stop() }
+        let url = "https://localhost:\(server.port)/", root = Self.path("rsa-root.pem")
+        let right = try ExampleProgram.run("openapi-pinned-client", [url, root, try Self.pin("rsa-ip")])
+        #expect(right.status == 0, "\(right.output)")
+        #expect(right.output.contains("HTTP 200"))
+        let wrong = try ExampleProgram.run("openapi-pinned-client", [url, root, try Self.pin("rsa-leaf-rotated")])
+        #expect(wrong.status == 1, "\(wrong.output)")
+        #expect(wrong.output.contains("refused: pin.mismatch"))
     }
 }
