@@ -81,8 +81,8 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   # The engine's suites again under the sanitizers: concurrent evaluations sharing one anchor store,
   # pin-set updates swapped under real handshakes and failure reports delivered on their own tasks
   # (ThreadSanitizer), and memory errors and leaks in Swift and libcrypto (AddressSanitizer).
-  log "ThreadSanitizer: TrustEvaluatorTests, handshakes under pin-set updates, report deliveries"
-  swift test --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorTests|UpdatableHandshakeTests|TrustLoggingTests'
+  log "ThreadSanitizer: TrustEvaluatorTests, handshakes under pin-set updates, report deliveries, mTLS and AsyncHTTPClient verifiers"
+  swift test --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorTests|UpdatableHandshakeTests|TrustLoggingTests|ClientCertificateTests|PincheckHTTPClientTests'
   discard_in_ci .build-tsan
   log "AddressSanitizer + LeakSanitizer: TrustEvaluatorTests, fuzz corpus replay"
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
