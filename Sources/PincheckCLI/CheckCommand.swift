@@ -272,7 +272,7 @@ struct CheckJSON: Encodable {
         case .networkFailure(let host, let reason):
             var container = encoder.container(keyedBy: Keys.self)
             try container.encode(false, forKey: .trusted)
-            try container.encode("cancelAuthenticationChallenge", forKey: .disposition)
+            try container.encode(Disposition.cancelAuthenticationChallenge.name, forKey: .disposition)
             try container.encodeIfPresent(host, forKey: .host)
             try container.encode([reason], forKey: .reasons)
             for key in [Keys.warnings, .chain, .served, .matchedPins, .scts] { try container.encode([String](), forKey: key) }
@@ -327,9 +327,7 @@ struct CheckReport {
     }
 
     private func render(_ probe: ProbeResult, _ verdict: Verdict) {
-        let headline = outcome.status == .trusted
-            ? console.paint(verdict.isTrusted ? "TRUSTED" : "TRUSTED (report-only pin failure)", .green)
-            : console.paint("NOT TRUSTED", .red)
+        let headline = VerdictReport.headline(verdict, allowed: outcome.status == .trusted, console: console)
         let name = verdict.checkedHost.map { "for \($0)" } ?? "(no host name checked)"
         console.line("\(console.paint(headline, .bold))  \(outcome.target) \(name) at \(Format.timestamp(verdict.evaluationTime))")
         if !verdict.failures.isEmpty {

@@ -53,6 +53,9 @@ struct CheckCommandTests {
         #expect((json["reportOnly"] as? [[String: Any]])?.first?["code"] as? String == "pin.mismatch")
         #expect(json["disposition"] as? String == "useCredential")
         #expect(json["coverage"] as? String == "hostPolicy")
+        // The human headline says a report-only set failed (it could never print before).
+        let human = F.run(["check", server.target, "--host", "example.test", "--config", path] + F.at)
+        #expect(human.output.hasPrefix("TRUSTED (report-only pin failure)  "), "\(human.output)")
         let unlisted = F.run(["check", server.target, "--host", "api.example.test", "--config", path] + F.at)
         #expect(unlisted.status == 1)
         #expect(unlisted.output.contains("policy.host-not-listed"))

@@ -20,12 +20,18 @@ struct VerdictReport {
         return hints
     }
 
+    /// The first word of every human report: `TRUSTED`, with the report-only pin failures that
+    /// did not count when there are some, or `NOT TRUSTED`.
+    static func headline(_ verdict: Verdict, allowed: Bool, console: Console) -> String {
+        allowed
+            ? console.paint(verdict.reportOnlyFailures.isEmpty ? "TRUSTED" : "TRUSTED (report-only pin failure)", .green)
+            : console.paint("NOT TRUSTED", .red)
+    }
+
     func render() {
         let time = Format.timestamp(verdict.evaluationTime)
         let allowed = Disposition(serverTrust: verdict).allowsConnection
-        let headline = allowed
-            ? console.paint(verdict.reportOnlyFailures.isEmpty ? "TRUSTED" : "TRUSTED (report-only pin failure)", .green)
-            : console.paint("NOT TRUSTED", .red)
+        let headline = Self.headline(verdict, allowed: allowed, console: console)
         let name = verdict.checkedHost.map { "for \($0)" } ?? "(no host name checked)"
         console.line("\(console.paint(headline, .bold))  \(subject) \(name) at \(time)")
 
