@@ -201,14 +201,12 @@ struct AppConfigurationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Seconds allowed for name resolution, connect and handshake, per host.", valueName: "seconds"))
     var timeout: Double = 10
 
-    @Option(help: ArgumentHelp("The time the app's verdicts are reached at, ISO 8601. Default: now.", valueName: "time"))
-    var at: String?
+    @OptionGroup var when: TimeOption
 
     @Flag(help: "One JSON object per host, one per line.")
     var json = false
 
     func validate() throws {
-        if let at, PolicyOptions.parseTime(at) == nil { throw ValidationError("--at \"\(at)\" is not an ISO 8601 date or time") }
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
     }
 
@@ -217,7 +215,7 @@ struct AppConfigurationOptions: ParsableArguments {
         return try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw, format: configFormat)
     }
 
-    var time: Date { at.flatMap(PolicyOptions.parseTime) ?? Date() }
+    var time: Date { when.time }
     var probe: TLSProbe { TLSProbe(timeout: .milliseconds(Int64(timeout * 1000))) }
 }
 

@@ -15,8 +15,7 @@ struct Lint: ConsoleCommand {
     @Option(help: ArgumentHelp("Flag pinned leaf certificates expiring within this many days.", valueName: "days"))
     var days: Int = 30
 
-    @Option(help: ArgumentHelp("The time expiry is judged at, ISO 8601. Default: now.", valueName: "time"))
-    var at: String?
+    @OptionGroup var when: TimeOption
 
     @Option(name: .customLong("android-raw"), help: ArgumentHelp("Where an Android configuration's @raw/NAME certificates are. Default: the app's res/raw, beside the file's res/xml.", valueName: "folder"))
     var androidRaw: String?
@@ -27,13 +26,12 @@ struct Lint: ConsoleCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        if let at, PolicyOptions.parseTime(at) == nil { throw ValidationError("--at \"\(at)\" is not an ISO 8601 date or time") }
         if days < 0 { throw ValidationError("--days must not be negative") }
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
         let configuration = try Configuration.load(contentsOf: config, androidRawFolder: androidRaw, format: configFormat)
-        let time = at.flatMap(PolicyOptions.parseTime) ?? Date()
+        let time = when.time
         // Pins on the system's roots are over-broad; an absent system bundle just skips that check.
         var roots: [Certificate] = []
         if case .system(let file, _) = TrustAnchors.system.origin { roots = (try? Certificate.load(contentsOf: file)) ?? [] }

@@ -26,19 +26,12 @@ struct Pins: ConsoleCommand {
 
     @OptionGroup var connection: ConnectionOptions
 
-    @Option(help: ArgumentHelp("The time days-left is counted from, ISO 8601. Default: now.", valueName: "time"))
-    var at: String?
+    @OptionGroup var when: TimeOption
 
     @OptionGroup var output: OutputOptions
 
-    func validate() throws {
-        if let at, PolicyOptions.parseTime(at) == nil {
-            throw ValidationError("--at \"\(at)\" is not an ISO 8601 date or time")
-        }
-    }
-
     func execute(_ console: Console) throws -> ExitStatus {
-        let time = at.flatMap(PolicyOptions.parseTime) ?? Date()
+        let time = when.time
         // lstat, not fileExists: a dangling link or a link loop is a file the user named, whose
         // error is the file's, never a DNS lookup of its name.
         var status = stat()

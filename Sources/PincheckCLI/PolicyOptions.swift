@@ -67,8 +67,7 @@ struct PolicyOptions: ParsableArguments {
     @Option(name: .customLong("config-format"), help: ArgumentHelp("The configuration's format (pincheck, trustkit, android, okhttp, ats). Default: detected; an empty file is then refused.", valueName: "format"))
     var configFormat: ConfigurationFormat?
 
-    @Option(help: ArgumentHelp("Verification time, ISO 8601 (2030-06-01 or 2030-06-01T12:00:00Z). Default: now.", valueName: "time"))
-    var at: String?
+    @OptionGroup var when: TimeOption
 
     var effectiveMode: PinningModeArgument {
         mode ?? (pins.isEmpty && pinCertificates.isEmpty ? .none : .publicKey)
@@ -96,17 +95,10 @@ struct PolicyOptions: ParsableArguments {
         default:
             break
         }
-        if let at, Self.parseTime(at) == nil {
-            throw ValidationError("--at \"\(at)\" is not an ISO 8601 date or time (for example 2030-06-01 or 2030-06-01T12:00:00Z)")
-        }
     }
 
     /// The verification time: `--at`, or now.
-    var time: Date { at.flatMap(Self.parseTime) ?? Date() }
-
-    static func parseTime(_ text: String) -> Date? {
-        Timestamp.parse(text)
-    }
+    var time: Date { when.time }
 
     /// What decides: `--config`'s trust manager, or the command-line policy. Built once, so
     /// `check` and `scan` read their files once for every host.
@@ -241,5 +233,24 @@ struct Judge: Sendable {
             return try manager.evaluate(chain, host: host ?? "", port: port, at: time, stapledOCSPResponse: stapledOCSPResponse,
                                         waitingForRevocationListsFrom: fetcher)
         }
+    }
+}
+
+/// `--at TIME`, the time a command judges at: declared and parsed here once for every command.
+struct TimeOption: ParsableArguments {
+    @Option(name: .customLong("at"),
+            help: ArgumentHelp("The time to judge at (verdicts, expiry, days left), ISO 8601: 2030-06-01 or 2030-06-01T12:00:00Z. Default: now.",
+                               valueName: "time"),
+            transform: TimeOption.parse)
+    var at: Date?
+
+    /// `--at`, or now.
+    var time: Date { at ?? Date() }
+
+    static func parse(_ text: String) throws -> Date {
+        guard let date = Timestamp.parse(text) else {
+            throw ValidationError("not an ISO 8601 date or time (for example 2030-06-01 or 2030-06-01T12:00:00Z)")
+        }
+        return date
     }
 }

@@ -74,12 +74,7 @@ struct Sign: ConsoleCommand {
 
     @OptionGroup var keyPassphrase: KeyPassphraseOptions
 
-    @Option(help: ArgumentHelp("The time the expiry is checked against, ISO 8601. Default: now.", valueName: "time"))
-    var at: String?
-
-    func validate() throws {
-        if let at, PolicyOptions.parseTime(at) == nil { throw ValidationError("--at \"\(at)\" is not an ISO 8601 date or time") }
-    }
+    @OptionGroup var when: TimeOption
 
     func execute(_ console: Console) throws -> ExitStatus {
         let destination = out == "-" ? nil : out
@@ -99,7 +94,7 @@ struct Sign: ConsoleCommand {
         let manager = UpdatableTrustManager(compiledIn: compiledIn ?? TrustManager(allHostsMustBeEvaluated: false), keys: [verifier],
                                             baseDirectory: directory, acceptsPinRemoval: true)
         do {
-            try manager.apply(document: document, signature: signature, at: at.flatMap(PolicyOptions.parseTime) ?? Date())
+            try manager.apply(document: document, signature: signature, at: when.time)
         } catch {
             throw PincheckError(.invalidPolicy, "\(update): \(error)")
         }

@@ -363,3 +363,25 @@ struct HardeningRoundTwoTests {
         #expect(verify.errors.contains("host.invalid"))
     }
 }
+
+/// `--at` is one option (`TimeOption`), parsed once, with one error for every command that takes it.
+@Suite("--at: one option for every command")
+struct TimeOptionTests {
+    typealias F = CLIFixtures
+
+    @Test("a time that is not ISO 8601 is a usage error (exit 2) naming the option, in every command",
+          arguments: [
+              ["verify", F.path("chains/rsa-good.pem")], ["check", "127.0.0.1:1"], ["pins", F.path("rsa-root.pem")],
+              ["lint", F.path("rsa-root.pem")], ["audit", F.path("rsa-root.pem")],
+          ])
+    func invalid(command: [String]) {
+        let result = F.run(command + ["--at", "yesterday"])
+        #expect(result.status == 2, "\(result.errors)")
+        #expect(result.errors.contains("'--at <time>': not an ISO 8601 date or time"), "\(result.errors)")
+    }
+
+    @Test("a date alone is midnight UTC, as the time in full")
+    func dateAlone() throws {
+        #expect(try TimeOption.parse("2030-06-01") == TimeOption.parse("2030-06-01T00:00:00Z"))
+    }
+}
