@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 /// SwiftNIO with TLS: what every NIO-based target here needs.
@@ -26,6 +26,15 @@ let package = Package(
         .library(name: "PincheckAsyncHTTPClient", targets: ["PincheckAsyncHTTPClient"]),
         .executable(name: "pincheck", targets: ["pincheck"]),
     ],
+    // Integrations with stacks the engine does not need are traits, off by default, so a package that
+    // only pins with the engine never fetches them: `.package(url: …, from: …, traits: ["AsyncHTTPClient"])`.
+    // This repository's scripts build with --enable-all-traits.
+    traits: [
+        .trait(
+            name: "AsyncHTTPClient",
+            description: "The PincheckAsyncHTTPClient product: AsyncHTTPClient (and what is built on it) pinned by Pincheck."),
+        .default(enabledTraits: []),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -33,7 +42,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
-        // PincheckAsyncHTTPClient, and its examples.
+        // PincheckAsyncHTTPClient (the AsyncHTTPClient trait), and its examples.
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // Only for the OpenAPI client example (its generated code is committed: no generator plugin).
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.8.0"),
@@ -96,7 +105,7 @@ let package = Package(
             name: "PincheckAsyncHTTPClient",
             dependencies: [
                 "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
             ] + nio
         ),
         .executableTarget(name: "pincheck", dependencies: ["PincheckCLI"]),

@@ -43,14 +43,14 @@ with open(sys.argv[2], "w") as target:
     json.dump(public(digest), target)
 PY
 done
-swift package diagnose-api-breaking-changes "$baseline" \
+swift package diagnose-api-breaking-changes --enable-all-traits "$baseline" \
   --products TrustEvaluator ServerTrust ServerTrustFoundation TrustEvaluatorNIO TrustEvaluatorGRPC \
   --baseline-dir "$public_digests" --breakage-allowlist-path api/allowed-breaks.txt
 
 # The tool sees a public declaration made `package` as still there: check that every public
 # declaration of the baseline is still public, in the current public symbol graphs.
 echo "api-check.sh: every public declaration of $baseline is still public"
-swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members >/dev/null
-python3 scripts/lib/public-api-kept.py "api/digests/$baseline" "$(swift build --show-bin-path)/../symbolgraph" \
+swift package dump-symbol-graph --enable-all-traits --minimum-access-level public --skip-synthesized-members >/dev/null
+python3 scripts/lib/public-api-kept.py "api/digests/$baseline" "$(swift build --enable-all-traits --show-bin-path)/../symbolgraph" \
   TrustEvaluator ServerTrust ServerTrustFoundation TrustEvaluatorNIO TrustEvaluatorGRPC
 echo "api-check.sh: no unannounced break"

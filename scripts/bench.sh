@@ -37,7 +37,7 @@ handshake() {
 stack() {
   echo
   echo "== stacks: pincheck-stack-bench"
-  swift build -c release --product pincheck-stack-bench >&2
+  swift build -c release --enable-all-traits --product pincheck-stack-bench >&2
   .build/release/pincheck-stack-bench --certificates Certificates ${QUICK:+--quick}
 }
 if [ "$BENCH" = handshake ]; then handshake; exit 0; fi

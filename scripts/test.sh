@@ -54,14 +54,21 @@ if [ -n "$mutexes" ]; then
   exit 1
 fi
 
+# The integrations behind traits (Package.swift) are built and tested here: every swift command
+# below enables them all, so the build folder is never rebuilt between steps.
+traits=(--enable-all-traits)
+
+log "dependencies: a package that depends on Pincheck without traits fetches no integration's stack"
+scripts/dependency-check.sh
+
 log "build"
-swift build --build-tests
+swift build --build-tests "${traits[@]}"
 
 log "tests"
-swift test 2>&1 | tee "$results"
+swift test "${traits[@]}" 2>&1 | tee "$results"
 
 log "demo"
-swift run pincheck demo
+swift run "${traits[@]}" pincheck demo
 
 if [ "${API_CHECK:-1}" != 0 ]; then
   log "public API against the baseline release (api/baseline): no unannounced break"
@@ -90,11 +97,11 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   # pin-set updates swapped under real handshakes and failure reports delivered on their own tasks
   # (ThreadSanitizer), and memory errors and leaks in Swift and libcrypto (AddressSanitizer).
   log "ThreadSanitizer: TrustEvaluatorTests, handshakes under pin-set updates, report deliveries, mTLS and AsyncHTTPClient verifiers"
-  swift test --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorTests|UpdatableHandshakeTests|TrustLoggingTests|ClientCertificateTests|PincheckHTTPClientTests'
+  swift test "${traits[@]}" --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorTests|UpdatableHandshakeTests|TrustLoggingTests|ClientCertificateTests|PincheckHTTPClientTests'
   discard_in_ci .build-tsan
   log "AddressSanitizer + LeakSanitizer: TrustEvaluatorTests, fuzz corpus replay"
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
-    swift test --scratch-path .build-asan --sanitize=address --filter 'TrustEvaluatorTests|PincheckFuzzingTests'
+    swift test "${traits[@]}" --scratch-path .build-asan --sanitize=address --filter 'TrustEvaluatorTests|PincheckFuzzingTests'
   discard_in_ci .build-asan
 fi
 

@@ -9,6 +9,7 @@
 // with a root's, an intermediate as the anchor.
 // Exit status: 0 an HTTP response came back, 1 the server was refused or the request failed,
 // 2 bad input or a policy this road cannot enforce.
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import Foundation
 import PincheckAsyncHTTPClient
@@ -45,3 +46,9 @@ do {
 }
 try await client.shutdown()
 exit(status)
+#else
+import Foundation
+
+FileHandle.standardError.write(Data("ahc-pinned-client needs Pincheck's AsyncHTTPClient trait: swift run --traits AsyncHTTPClient ahc-pinned-client …\n".utf8))
+exit(2)
+#endif  // AsyncHTTPClient trait

@@ -9,6 +9,7 @@
 // key is not pinned is refused before the request is written, and the generated client's
 // ClientError carries Pincheck's refusal (PincheckTrustError) as its underlying error.
 // Exit status: 0 a response came back, 1 the server was refused or the call failed, 2 bad input.
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import Foundation
 import OpenAPIAsyncHTTPClient
@@ -54,3 +55,9 @@ do {
 }
 try await httpClient.shutdown()
 exit(status)
+#else
+import Foundation
+
+FileHandle.standardError.write(Data("openapi-pinned-client needs Pincheck's AsyncHTTPClient trait: swift run --traits AsyncHTTPClient openapi-pinned-client …\n".utf8))
+exit(2)
+#endif  // AsyncHTTPClient trait

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -203,3 +204,4 @@ extension HTTPClient.Configuration {
         return configuration
     }
 }
+#endif  // AsyncHTTPClient trait

@@ -8,6 +8,7 @@
 //      PincheckClientCertificateVerifier against NIOSSL's own client-certificate verification.
 //
 //   pincheck-stack-bench --certificates DIR [--quick]
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -190,3 +191,9 @@ print("ratio pinned-ahc/ahc (new connection per request): \(String(format: "%.2f
 print("ratio pinned-ahc/ahc (reused connection): \(String(format: "%.2f", http[.pinnedReused]! / http[.plainReused]!))")
 print("ratio pincheck-mtls/niossl-mtls (handshakes): \(String(format: "%.2f", mtls[.pincheck]! / mtls[.niossl]!))")
 try await group.shutdownGracefully()
+#else
+import Foundation
+
+FileHandle.standardError.write(Data("pincheck-stack-bench needs Pincheck's AsyncHTTPClient trait: swift run --traits AsyncHTTPClient pincheck-stack-bench …\n".utf8))
+exit(2)
+#endif  // AsyncHTTPClient trait

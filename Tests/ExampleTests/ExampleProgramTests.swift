@@ -95,6 +95,7 @@ struct ExampleProgramTests {
         #expect(unlisted.output.contains("refused: policy.host-not-listed"))
     }
 
+    #if AsyncHTTPClient  // the examples on AsyncHTTPClient need the trait (scripts/test.sh enables all)
     @Test("ahc-pinned-client: the right leaf pin → HTTP 200; a wrong pin → refused with pin.mismatch; another root → the handshake fails; an intermediate's pin with the root's → refused before connecting")
     func asyncHTTPClientPinned() throws {
         let server = try TestTLSServer(certificate: "rsa-ip", chain: ["rsa-intermediate"])
@@ -126,4 +127,5 @@ struct ExampleProgramTests {
         #expect(wrong.status == 1, "\(wrong.output)")
         #expect(wrong.output.contains("refused: pin.mismatch"))
     }
+    #endif
 }

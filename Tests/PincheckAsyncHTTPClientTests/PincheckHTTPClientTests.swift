@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import Foundation
 import NIOConcurrencyHelpers
@@ -233,3 +234,4 @@ struct PincheckHTTPClientTests {
         #expect(error.message.contains("(leaf-requirements)"))
     }
 }
+#endif  // AsyncHTTPClient trait

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Fails when a package that depends on Pincheck for the engine alone would fetch an integration's
+# stack. A consumer package is made in a temporary folder, depending on this working tree by path
+# with Pincheck's default traits, and resolved: its checkouts must hold none of the packages below.
+# Then the same consumer asks for the AsyncHTTPClient trait, and async-http-client must arrive
+# (so the first half is not passing because nothing resolves).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+integrations='async-http-client vapor hummingbird swift-openapi-async-http-client swift-openapi-runtime'
+consumer=$(mktemp -d)
+trap 'rm -rf "$consumer"' EXIT
+mkdir -p "$consumer/Sources/App"
+echo 'import TrustEvaluator; print(TrustPolicy.self)' > "$consumer/Sources/App/main.swift"
+
+manifest() {
+  cat > "$consumer/Package.swift" <<SWIFT
+// swift-tools-version:6.1
+import PackageDescription
+let package = Package(
+    name: "consumer",
+    dependencies: [.package(path: "$PWD"$1)],
+    targets: [.executableTarget(name: "App", dependencies: [.product(name: "TrustEvaluator", package: "$(basename "$PWD")")])])
+SWIFT
+}
+
+fetched() { ls "$consumer/.build/checkouts" 2>/dev/null | tr '\n' ' '; }
+
+manifest ""
+resolve() {
+  (cd "$consumer" && swift package resolve >"$consumer/resolve.log" 2>&1) || { cat "$consumer/resolve.log" >&2; exit 1; }
+}
+resolve
+for name in $integrations; do
+  if [ -d "$consumer/.build/checkouts/$name" ]; then
+    echo "dependency-check.sh: an engine-only consumer fetches $name; fetched: $(fetched)" >&2
+    exit 1
+  fi
+done
+echo "dependency-check.sh: engine only fetches: $(fetched)"
+
+manifest ', traits: ["AsyncHTTPClient"]'
+resolve
+if [ ! -d "$consumer/.build/checkouts/async-http-client" ]; then
+  echo "dependency-check.sh: the AsyncHTTPClient trait did not bring async-http-client; fetched: $(fetched)" >&2
+  exit 1
+fi
+echo "dependency-check.sh: with the AsyncHTTPClient trait, async-http-client is fetched"
