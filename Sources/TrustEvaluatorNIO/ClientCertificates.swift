@@ -63,7 +63,9 @@ public struct PincheckClientCertificateVerifier: Sendable {
     ///   - requiredIdentities: The client's leaf must carry one of these (none: no identity rule).
     ///   - revocationLists: The fetcher for distribution-point CRLs (a fresh one by default).
     ///   - now: The clock verdicts are judged at.
-    ///   - offloadEvaluation: Evaluate off the event loop (the default); false evaluates on it.
+    ///   - offloadEvaluation: Evaluate in a detached task, off the event loop (the default). False
+    ///     starts the evaluation at once in a task that inherits the caller's context (it stays
+    ///     asynchronous: a policy may fetch CRLs); the handshake waits for it either way.
     ///   - certificateCache: Parsed certificates to reuse across handshakes.
     ///   - verdictCache: Verdicts to reuse while they still hold (a client reconnecting with the
     ///     same chain is judged once per validity window); nil judges every handshake afresh.
