@@ -48,6 +48,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        // Only for building the DocC catalogues (scripts/docs.sh): a plugin no product uses, so consumers never fetch it.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
         // Only for the tests' HTTP/2 server (AsyncHTTPClient and gRPC already depend on it).
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],

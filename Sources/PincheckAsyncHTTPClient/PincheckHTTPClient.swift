@@ -30,7 +30,7 @@ import TrustEvaluatorNIO
 /// Pincheck's strict Web PKI profile runs over a verified path, which this road never sees: the
 /// chain is held to BoringSSL's checks instead, with BoringSSL's longest chain (100) rather than
 /// the policy's `maximumChainDepth`, and without the policy's `additionalIntermediates` (the
-/// README's road table says so).
+/// road table in docs/integrations.md says so).
 public struct PincheckHTTPClient: Sendable {
     /// A part of a policy that AsyncHTTPClient's hooks cannot enforce.
     public enum Limit: String, Sendable, Hashable, CaseIterable {

@@ -30,7 +30,7 @@ public struct ProbeResult: Sendable {
     public let port: UInt16
     /// The SNI sent, if any.
     public let serverName: String?
-    /// True if the handshake resumed a session. Always false: resumption is off (DESIGN §5).
+    /// True if the handshake resumed a session. Always false: resumption is off.
     public let sessionResumed: Bool
     /// From the start of the connect to the end of the handshake.
     public let duration: Duration
@@ -40,7 +40,7 @@ public struct ProbeResult: Sendable {
 /// returns what the server sent, so ``Evaluator`` can judge it.
 ///
 /// Each probe uses its own TLS context with session caching and tickets off, so no handshake
-/// resumes a session made under another policy (DESIGN §5). A probe blocks its thread for at
+/// resumes a session made under another policy. A probe blocks its thread for at
 /// most ``timeout``, name resolution included: a host name is looked up on a worker thread, and a
 /// lookup still running at the deadline is abandoned (`network.dns-failure`). IP literals are
 /// used as they are, without a lookup.

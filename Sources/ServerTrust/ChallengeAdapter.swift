@@ -2,10 +2,10 @@ import FoundationEssentials
 import Logging
 import TrustEvaluator
 
-/// Turns challenges into decisions with the rules of DESIGN §4 (AFNetworking, Alamofire,
-/// TrustKit and SDWebImage agree on them).
+/// Turns challenges into decisions with the rules AFNetworking, Alamofire,
+/// TrustKit and SDWebImage agree on (one ``Rule`` each).
 public struct ChallengeAdapter: Sendable {
-    /// Which rule produced a decision (one case per row of DESIGN §4's table).
+    /// Which rule produced a decision (one case per rule).
     public enum Rule: String, Sendable, Hashable, CaseIterable {
         /// A policy applies and the chain is trusted → `useCredential` + server-trust credential.
         case trusted

@@ -5,7 +5,7 @@ public enum ChallengeHandler: Sendable {
     /// A completion-handler handler: it may keep the completion and call it later, exactly once.
     case completion(@Sendable (Challenge, ChallengeCompletion) -> Void)
 
-    /// A handler that applies an adapter (its override handler first, then DESIGN §4's rules).
+    /// A handler that applies an adapter (its override handler first, then the adapter's rules).
     /// - Parameter adapter: The adapter.
     public static func adapter(_ adapter: ChallengeAdapter) -> ChallengeHandler {
         .completion { challenge, completion in adapter.handle(challenge, completion: completion) }

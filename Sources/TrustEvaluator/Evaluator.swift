@@ -61,7 +61,7 @@ public struct Evaluator: Sendable {
 
     /// Judges a served chain for a host at a given time.
     ///
-    /// The steps are AFSecurityPolicy's `evaluateServerTrust:forDomain:` (see DESIGN §2), with
+    /// The steps are AFSecurityPolicy's `evaluateServerTrust:forDomain:` (<doc:PortingFromAFNetworking>), with
     /// two deliberate differences: pins are matched only against a path of certificates that
     /// really certify the leaf, and with chain validation disabled a requested host name is still
     /// checked in public-key mode.

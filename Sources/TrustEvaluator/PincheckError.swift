@@ -22,7 +22,7 @@ public struct PincheckError: Error, Sendable, Hashable, CustomStringConvertible 
 
         private let base: Base
         private init(_ base: Base) { self.base = base }
-        /// Every code there is (the README's list is checked against it).
+        /// Every code there is (the Reason codes article's list is checked against it).
         static var all: [Code] { Base.allCases.map(Code.init) }
 
         /// The code's stable text, such as `input.malformed-der`.

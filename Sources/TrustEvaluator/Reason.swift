@@ -53,7 +53,7 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
 
         private let base: Base
         private init(_ base: Base) { self.base = base }
-        /// Every code there is (the README's list is checked against it).
+        /// Every code there is (the Reason codes article's list is checked against it).
         static var all: [Code] { Base.allCases.map(Code.init) }
 
         public var description: String { base.rawValue }

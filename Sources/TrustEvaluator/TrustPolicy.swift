@@ -49,7 +49,7 @@ public struct TrustPolicy: Sendable {
         /// The Web PKI server profile (CA/Browser Forum baseline requirements as x509-limbo
         /// tests them): the checks under `Strict/`, run over every verified path. The default.
         case strictWebPKI
-        /// Only what OpenSSL checks (hardened flags; see DESIGN §5).
+        /// Only what OpenSSL checks, with hardened flags (purpose, X509_STRICT, no CN fallback, no partial wildcards).
         /// - Warning: accepts certificates the Web PKI forbids (CA-flagged leaves, invalid
         ///   DNS names, AKI/SKI mismatches, …). For private PKIs that need them.
         case openSSLOnly(because: String)

@@ -19,7 +19,7 @@ import TrustEvaluator
 /// ``addClientHandlers(to:context:host:port:onDecision:)`` and the caller catches a
 /// ``PincheckTrustError`` carrying the verdict; every decision also reaches `onDecision`.
 ///
-/// Session resumption (DESIGN §5): swift-nio-ssl 2.37 offers clients no session cache, so every
+/// Session resumption: swift-nio-ssl 2.37 offers clients no session cache, so every
 /// client handshake is a full one and runs this callback; there is nothing to bypass the pins.
 ///
 /// Stapled OCSP: swift-nio-ssl does not deliver the server's staple, so the verifier asks the

@@ -84,7 +84,7 @@ struct Outcome {
     let reason: String
     /// A trusted verdict that carried a profile warning.
     var warned = false
-    /// A real-world conflict case that did not come out as the README says: always a failure.
+    /// A real-world conflict case that did not come out as docs/conformance.md says: always a failure.
     var brokenConflict = false
 
     static func failure(_ reason: String) -> Outcome { Outcome(actual: .failure, reason: reason) }
@@ -97,13 +97,13 @@ enum LimboRunner {
     /// The date of the x509-limbo snapshot in ../shared/limbo (commit 8a2e6f4, 2026-06-29).
     static let snapshotDate = Date(timeIntervalSince1970: 1_782_691_200)
 
-    /// Features Pincheck deliberately does not implement, with the reason (listed in the README).
+    /// Features Pincheck deliberately does not implement, with the reason (listed in docs/conformance.md).
     static let unsupported: [String: String] = PublicSuffixList.system == nil ? [
         "pedantic-public-suffix-wildcard": "the Public Suffix List is not installed (Debian: publicsuffix), so `*.co.uk` cannot be told from `*.example.co.uk`",
     ] : [:]
 
     /// Cases where the suite and the real world disagree, and Pincheck takes the real world's side
-    /// (README, "The strict profile against the real world"): Pincheck trusts these chains with a
+    /// (docs/conformance.md, "The strict profile against the real world"): Pincheck trusts these chains with a
     /// warning, as Chromium, Firefox, Go and rustls-webpki accept them. Each is run, and must come
     /// out trusted with that warning; it is then counted as skipped, never as passed.
     static let realWorldConflicts: [String: String] = [

@@ -3,10 +3,10 @@ import PincheckTestSupport
 import Testing
 import TrustEvaluator
 
-/// The README's recipes as programs (`Examples/`), run against servers on 127.0.0.1 with the
+/// The recipes of the README and the guides as programs (`Examples/`), run against servers on 127.0.0.1 with the
 /// right and a wrong pin (or anchor). The gRPC client is run in TrustEvaluatorGRPCTests and the
 /// URLSession router in ServerTrustTests, beside their servers.
-@Suite("example programs do what the README says", .serialized)
+@Suite("example programs do what the README and the guides say", .serialized)
 struct ExampleProgramTests {
     static func path(_ name: String) -> String { TestCertificates.path(name) }
     /// The SPKI pin of a test certificate (`NAME.pem`), as a program takes it.

@@ -4,17 +4,18 @@ import Testing
 @testable import TrustEvaluator
 import PincheckTestSupport
 
-/// The README's "Rotating pins" walk-through, run as written (paths made absolute, the key file
+/// The "Rotating pins" walk-through (a DocC article of TrustEvaluator), run as written (paths made absolute, the key file
 /// made unique): plan's verdicts and output, keygen, sign, and the app applying the signed update.
-@Suite("README: rotating pins, as written", .serialized)
+@Suite("Rotating pins article, as written", .serialized)
 struct ReadmeRotationTests {
     typealias F = CLIFixtures
     static let repository = URL(fileURLWithPath: F.path("")).deletingLastPathComponent().path
 
-    /// The README's `$ swift run pincheck …` lines of the section.
+    static let article = "/Sources/TrustEvaluator/TrustEvaluator.docc/RotatingPins.md"
+
+    /// The article's `$ swift run pincheck …` lines.
     static func commands() throws -> [String] {
-        let readme = try String(contentsOfFile: repository + "/README.md", encoding: .utf8)
-        let section = try #require(readme.components(separatedBy: "## Rotating pins").dropFirst().first?.components(separatedBy: "\n## ").first)
+        let section = try String(contentsOfFile: repository + article, encoding: .utf8)
         return section.split(separator: "\n").compactMap { line in
             guard let range = line.range(of: "swift run pincheck ") else { return nil }
             return String(line[range.upperBound...]).components(separatedBy: "   #").first!.trimmingCharacters(in: .whitespaces)
@@ -29,7 +30,7 @@ struct ReadmeRotationTests {
         }
     }
 
-    @Test("plan, keygen and sign as the README shows them; the app accepts what was signed")
+    @Test("plan, keygen and sign as the article shows them; the app accepts what was signed")
     func walkThrough() throws {
         let commands = try Self.commands()
         #expect(commands.count == 3, "\(commands)")
@@ -40,8 +41,8 @@ struct ReadmeRotationTests {
 
         let plan = F.run(Self.arguments(commands[0], key: key, signature: signature))
         #expect(plan.status == 1)
-        let readme = try String(contentsOfFile: Self.repository + "/README.md", encoding: .utf8)
-        for line in plan.output.split(separator: "\n") { #expect(readme.contains(String(line)), "the README shows \(line)") }
+        let shown = try String(contentsOfFile: Self.repository + Self.article, encoding: .utf8)
+        for line in plan.output.split(separator: "\n") { #expect(shown.contains(String(line)), "the article shows \(line)") }
 
         let keygen = F.run(Self.arguments(commands[1], key: key, signature: signature))
         #expect(keygen.status == 0)

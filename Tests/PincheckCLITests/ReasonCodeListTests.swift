@@ -4,19 +4,17 @@ import Testing
 @testable import PincheckTLS
 @testable import TrustEvaluator
 
-/// The README's "Reason codes" section lists exactly the codes the code can produce.
-@Suite("README reason codes")
+/// The "Reason codes" article (TrustEvaluator's DocC catalogue) lists exactly the codes the code can produce.
+@Suite("Reason codes article")
 struct ReasonCodeListTests {
     static var codesInCode: Set<String> {
         Set(Reason.Code.all.map(\.description) + PincheckError.Code.all.map(\.description) + ProbeError.Code.all.map(\.description)
             + CheckWarning.Code.allCases.map(\.rawValue) + [Pincheck.usageCode, Pincheck.outputWriteFailedCode])
     }
 
-    static var codesInREADME: Set<String> {
+    static var codesInArticle: Set<String> {
         get throws {
-            let readme = try String(contentsOf: CLIFixtures.repository.appendingPathComponent("README.md"), encoding: .utf8)
-            let section = try #require(readme.components(separatedBy: "\n## Reason codes\n").dropFirst().first?
-                .components(separatedBy: "\n## ").first)
+            let section = try String(contentsOf: CLIFixtures.repository.appendingPathComponent("Sources/TrustEvaluator/TrustEvaluator.docc/ReasonCodes.md"), encoding: .utf8)
             // Every `word.word-word` in backquotes.
             var codes = Set<String>()
             for piece in section.split(separator: "`").enumerated() where piece.offset % 2 == 1 {
@@ -27,10 +25,10 @@ struct ReasonCodeListTests {
         }
     }
 
-    @Test("every code the code can produce is in the README, and the README lists no other")
+    @Test("every code the code can produce is in the article, and the article lists no other")
     func sameLists() throws {
-        let readme = try Self.codesInREADME
-        #expect(Self.codesInCode.subtracting(readme).sorted() == [], "missing from the README")
-        #expect(readme.subtracting(Self.codesInCode).sorted() == [], "in the README but not in the code")
+        let article = try Self.codesInArticle
+        #expect(Self.codesInCode.subtracting(article).sorted() == [], "missing from the article")
+        #expect(article.subtracting(Self.codesInCode).sorted() == [], "in the article but not in the code")
     }
 }

@@ -236,8 +236,8 @@ struct URLSessionInvalidationTests {
     }
 }
 
-/// The README's URLSession snippet, compiled and run against a local server so it cannot drift.
-@Suite("README: URLSession through the router")
+/// The URLSession snippet of the URLSessionChallenges article (ServerTrustFoundation), compiled and run against a local server so it cannot drift.
+@Suite("URLSession challenges article: through the router")
 struct ReadmeURLSessionExampleTests {
     @Test("the snippet answers Basic auth and gets a 200")
     func snippet() async throws {
@@ -247,7 +247,7 @@ struct ReadmeURLSessionExampleTests {
         let manager = TrustManager()
         let secret = "wonderland"
 
-        // --- README snippet ---
+        // --- the article's snippet ---
         let adapter = ChallengeAdapter(trustManager: manager,
             credential: Credential(user: "alice", password: secret, persistence: .forSession))
         let delegate = RoutingURLSessionDelegate(session: ChallengeSession(router: ChallengeRouter(

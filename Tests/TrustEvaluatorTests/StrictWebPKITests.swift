@@ -19,7 +19,7 @@ struct StrictVector: Decodable, Sendable, CustomTestStringConvertible {
     /// Text of the failure the responsible check must report (only for FAILURE vectors).
     let fragment: String?
     /// Text of the warning a check demoted by the real world must give on a trusted chain
-    /// (README, "The strict profile against the real world").
+    /// (docs/conformance.md, "The strict profile against the real world").
     let warning: String?
 
     var testDescription: String { id }

@@ -3,7 +3,7 @@ import TrustEvaluator
 import PincheckTLS
 import ServerTrust
 
-/// The `--json` shape of one evaluation (DESIGN §6). Field names are a stable contract.
+/// The `--json` shape of one evaluation, documented in docs/command.md. Field names are a stable contract.
 struct VerdictJSON: Encodable {
     let trusted: Bool
     let disposition: String

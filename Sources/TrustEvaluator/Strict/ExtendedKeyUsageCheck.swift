@@ -2,7 +2,7 @@ internal import PincheckOpenSSL
 /// CABF 7.1.2.7.10: a subscriber certificate carries a non-critical extendedKeyUsage with the
 /// purpose asked for and without anyExtendedKeyUsage (x509-limbo `webpki::eku::*`).
 ///
-/// Judged against the real world (README, "The strict profile against the real world"):
+/// Judged against the real world (docs/conformance.md, "The strict profile against the real world"):
 /// - anyExtendedKeyUsage is refused: Firefox (mozilla::pkix) and rustls-webpki do not count it as
 ///   serverAuth, and a leaf that allows every purpose is not a server certificate by intent.
 /// - a leaf without extendedKeyUsage, or with a critical one, is a warning: Chromium, Firefox, Go

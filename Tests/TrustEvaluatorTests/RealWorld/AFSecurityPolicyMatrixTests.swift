@@ -5,7 +5,7 @@ import Testing
 /// AFNetworking's own test matrix (`Tests/Tests/AFSecurityPolicyTests.m` at d9f589cc), run against
 /// `SecurityPolicy` with AFNetworking's fixtures from `../shared/afnetworking/`. Each row is one
 /// AFNetworking test, named as there, with the answer it asserts; where Pincheck answers
-/// otherwise, the row names the README's "Where Pincheck differs from AFNetworking" entry.
+/// otherwise, the row names the "Where Pincheck differs from AFNetworking" entry of the porting article.
 ///
 /// Two things AFNetworking takes from iOS are given explicitly, as an app on Linux must: the
 /// anchors (iOS's store held Amazon Root CA 1 and DigiCert's EV root; here they come from
@@ -51,7 +51,7 @@ enum AFFixtures {
 struct AFRow: Sendable, CustomTestStringConvertible {
     let test: String
     let afnetworking: Bool
-    /// Pincheck's answer where it deliberately differs, with the README row that says why.
+    /// Pincheck's answer where it deliberately differs, with the porting article's row that says why.
     let pincheck: (answer: Bool, readme: String)?
     let evaluate: @Sendable () -> Bool
     var testDescription: String { test }
@@ -210,22 +210,23 @@ struct AFSecurityPolicyMatrixTests {
         },
     ]
 
-    @Test("each AFNetworking test gets its answer, or the README's documented difference", arguments: rows)
+    @Test("each AFNetworking test gets its answer, or the documented difference (the Porting from AFNetworking article)", arguments: rows)
     func row(_ row: AFRow) {
         let expected = row.pincheck?.answer ?? row.afnetworking
         #expect(row.evaluate() == expected, "\(row.test): AFNetworking asserts \(row.afnetworking)")
     }
 
-    @Test("every deliberate difference is a row of the README's table")
+    @Test("every deliberate difference is a row of the porting article's table")
     func differencesDocumented() throws {
-        let readme = try String(contentsOf: Fixtures.root.deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.components(separatedBy: "### Where Pincheck differs from AFNetworking").dropFirst().first)
+        let article = try String(contentsOf: Fixtures.root.deletingLastPathComponent()
+            .appendingPathComponent("Sources/TrustEvaluator/TrustEvaluator.docc/PortingFromAFNetworking.md"), encoding: .utf8)
+        let section = try #require(article.components(separatedBy: "## Where Pincheck differs from AFNetworking").dropFirst().first)
         let table = section.components(separatedBy: "\n## ")[0]
         for row in Self.rows { if let difference = row.pincheck { #expect(table.contains(difference.readme), "\(row.test)") } }
         for entry in Self.notApplicable { #expect(table.contains(entry.readme), "\(entry.test)") }
     }
 
-    /// AFNetworking tests without a counterpart, each with its README row.
+    /// AFNetworking tests without a counterpart, each with its row in the porting article.
     static let notApplicable: [(test: String, readme: String)] = [
         ("testPolicyWithPublicKeyPinningModeHasPinnedCertificates / testPolicyWithCertificatePinningModeHasPinnedCertificates",
          "`policyWithPinningMode:` pins every `.cer` in the app bundle"),
