@@ -8,6 +8,7 @@
 #                                  where the build, every suite, the demo and x509-limbo run again
 #   API_CHECK=0 scripts/test.sh    skip the public-API check (the second leg does: same source)
 #   OPENSSL4_CHECK=0 scripts/test.sh   skip type-checking the C module against OpenSSL 4.0's headers
+#   DOCS=0 scripts/test.sh         skip building the DocC catalogues (scripts/docs.sh)
 # With CI=true each sanitizer build folder is deleted once its suite has run: a fresh clone then
 # peaks at 3.1 GiB instead of 5.2 GiB with all four build folders kept (measured on this script).
 set -euo pipefail
@@ -70,6 +71,11 @@ swift test "${traits[@]}" 2>&1 | tee "$results"
 log "demo"
 swift run "${traits[@]}" pincheck demo
 
+if [ "${DOCS:-1}" != 0 ]; then
+  log "documentation: every module's DocC catalogue builds with warnings as errors"
+  scripts/docs.sh
+fi
+
 if [ "${API_CHECK:-1}" != 0 ]; then
   log "public API against the baseline release (api/baseline): no unannounced break"
   scripts/api-check.sh
@@ -121,7 +127,7 @@ if [ "${SECOND_LEG:-1}" != 0 ]; then
   # check are not repeated: they judge this project's code, which is the same on both.
   log "second leg: Debian 13 with OpenSSL 3.5 (scripts/debian13.sh, build folder .build-debian13)"
   second_started=$SECONDS
-  scripts/debian13.sh env SECOND_LEG=0 SANITIZERS=0 FUZZ_SECONDS=0 API_CHECK=0 OPENSSL4_CHECK=0 \
+  scripts/debian13.sh env SECOND_LEG=0 SANITIZERS=0 FUZZ_SECONDS=0 API_CHECK=0 OPENSSL4_CHECK=0 DOCS=0 \
     SOAK_ITERATIONS="${SOAK_ITERATIONS:-100000}" bash scripts/test.sh 2>&1 | tee "$results"
   second_leg=$(grep -E '^tests: [0-9]+ passed' "$results" | tail -1)
   [ -n "$second_leg" ] || { echo "the second leg printed no test count" >&2; exit 1; }

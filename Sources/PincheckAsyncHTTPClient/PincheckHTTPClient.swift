@@ -7,7 +7,7 @@ import ServerTrust
 import TrustEvaluator
 import TrustEvaluatorNIO
 
-/// A ``TrustPolicy`` made into what AsyncHTTPClient can enforce: its TLS trust roots, and a check
+/// A `TrustPolicy` made into what AsyncHTTPClient can enforce: its TLS trust roots, and a check
 /// of the peer's leaf in both of its connection initializers.
 ///
 /// AsyncHTTPClient builds its own `NIOSSLClientHandler` and takes no verification callback. What
@@ -66,7 +66,7 @@ public struct PincheckHTTPClient: Sendable {
     /// - Parameters:
     ///   - policy: The anchors, pinning and checks; one policy for every host the client calls.
     ///   - now: The clock the leaf's verdicts are dated with.
-    /// - Throws: ``PincheckError`` (`policy.invalid`) naming the ``Limit`` the policy runs into.
+    /// - Throws: `PincheckError` (`policy.invalid`) naming the ``Limit`` the policy runs into.
     public init(policy: TrustPolicy, now: @escaping @Sendable () -> Date = { Date() }) throws(PincheckError) {
         self.policy = policy
         self.now = now
@@ -177,7 +177,7 @@ extension HTTPClient.Configuration {
     /// from the policy, and the leaf checked in both connection initializers (any initializers set
     /// before run first).
     ///
-    /// A refused connection fails the requests waiting for it with a ``PincheckTrustError`` at
+    /// A refused connection fails the requests waiting for it with a `PincheckTrustError` at
     /// once: connection establishment is no longer retried (`connectionPool.retryConnectionEstablishment`
     /// becomes false), since a server that served an unpinned key would serve it again until the
     /// connect timeout. The same then holds for other connection failures (refused, unreachable),
@@ -197,7 +197,7 @@ extension HTTPClient.Configuration {
     }
 
     /// A copy of `base` pinned by `policy` (see ``pin(with:)``).
-    /// - Throws: ``PincheckError`` (`policy.invalid`) naming what AsyncHTTPClient cannot enforce.
+    /// - Throws: `PincheckError` (`policy.invalid`) naming what AsyncHTTPClient cannot enforce.
     public static func pinned(by policy: TrustPolicy, base: HTTPClient.Configuration = HTTPClient.Configuration()) throws -> HTTPClient.Configuration {
         var configuration = base
         try configuration.pin(with: try PincheckHTTPClient(policy: policy))

@@ -96,7 +96,7 @@ public struct ChallengeAdapter: Sendable {
     /// The clock; tests inject a fixed time.
     public var now: @Sendable () -> Date
     /// Where the verdicts' pin failure reports go (RFC 7469), if anywhere: each is handed over
-    /// without delaying the answer. Wrap it in a ``DeduplicatingReporter`` (``init`` does) so a
+    /// without delaying the answer. Wrap it in a `DeduplicatingReporter` (`init` does) so a
     /// failing pin on a busy client does not become a report storm.
     public var reporter: (any Reporter)?
     /// Where trust decisions (`.debug`), expired pin sets and undelivered reports (`.warning`) are
@@ -104,7 +104,7 @@ public struct ChallengeAdapter: Sendable {
     public var logger: Logger
     /// Fetches the CRLs at the distribution points of the verified path before a server-trust
     /// challenge is judged, when the host's policy checks them
-    /// (``RevocationPolicy/distributionPointCRLs``). Nil (the default): nothing is fetched, and a
+    /// (`RevocationPolicy/distributionPointCRLs`). Nil (the default): nothing is fetched, and a
     /// policy that checks them finds no CRL (`revocation.crl-unavailable`). Only ``handle(_:completion:)``
     /// and ``handle(_:)`` fetch: ``decide(_:)`` answers at once with what the challenge carries.
     public var revocationLists: RevocationListFetcher? = nil
@@ -120,7 +120,7 @@ public struct ChallengeAdapter: Sendable {
     ///   - afterFailure: `.rejectProtectionSpace` by default, so a wrong password ends in the 401.
     ///   - override: A handler that may answer first.
     ///   - now: The clock; `Date()` by default.
-    ///   - reporter: Where pin failure reports go; wrapped in a ``DeduplicatingReporter``. None by default.
+    ///   - reporter: Where pin failure reports go; wrapped in a `DeduplicatingReporter`. None by default.
     ///   - logger: Where decisions and problems are logged (swift-log); silent by default.
     public init(trustManager: TrustManager, invalidCertificates: InvalidCertificates = .refuse,
                 credential: Credential? = nil, clientIdentity: Credential? = nil,
@@ -139,11 +139,18 @@ public struct ChallengeAdapter: Sendable {
         self.now = now
     }
 
-    /// An adapter whose pins are updated with signed pin-set updates (see ``UpdatableTrustManager``).
+    /// An adapter whose pins are updated with signed pin-set updates (see `UpdatableTrustManager`).
     /// - Parameters:
     ///   - updatableTrustManager: The manager whose pins are in force; its compiled-in configuration is ``trustManager``.
-    ///   - invalidCertificates, credential, clientIdentity, missingCredential, afterFailure, override, now, reporter, logger:
-    ///     As in ``init(trustManager:invalidCertificates:credential:clientIdentity:missingCredential:afterFailure:override:now:reporter:logger:)``.
+    ///   - invalidCertificates: `.refuse` by default.
+    ///   - credential: The credential for HTTP challenges.
+    ///   - clientIdentity: The identity for client-certificate challenges.
+    ///   - missingCredential: `.cancel` by default.
+    ///   - afterFailure: `.rejectProtectionSpace` by default, so a wrong password ends in the 401.
+    ///   - override: A handler that may answer first.
+    ///   - now: The clock; `Date()` by default.
+    ///   - reporter: Where pin failure reports go; wrapped in a `DeduplicatingReporter`. None by default.
+    ///   - logger: Where decisions and problems are logged (swift-log); silent by default.
     public init(updatableTrustManager: UpdatableTrustManager, invalidCertificates: InvalidCertificates = .refuse,
                 credential: Credential? = nil, clientIdentity: Credential? = nil,
                 missingCredential: MissingCredential = .cancel, afterFailure: AfterFailure = .rejectProtectionSpace,

@@ -13,7 +13,7 @@ extension Disposition {
     ///   unlisted host that is refused: ``cancelAuthenticationChallenge``. Pincheck has already
     ///   found the chain invalid, so it fails closed instead of handing the decision back to a
     ///   stack whose anchors may differ.
-    /// - Parameter verdict: The verdict of a ``TrustManager`` or an ``Evaluator``.
+    /// - Parameter verdict: The verdict of a `TrustManager` or an `Evaluator`.
     public init(serverTrust verdict: Verdict) {
         guard verdict.isTrusted else {
             self = .cancelAuthenticationChallenge

@@ -41,7 +41,7 @@ public enum TrustLogging {
         ])
     }
 
-    /// An ``UpdatableTrustManager``'s events as log records: an accepted update at `.notice`, a
+    /// An `UpdatableTrustManager`'s events as log records: an accepted update at `.notice`, a
     /// refused one or an ignored stored one at `.warning` with its code.
     ///
     /// ```swift

@@ -136,12 +136,12 @@ extension ChallengeDecision {
     }
 }
 
-/// A URLSession delegate that routes challenges through a ``ChallengeSession`` (its router,
+/// A URLSession delegate that routes challenges through a `ChallengeSession` (its router,
 /// handlers and policies), and records which challenges URLSession actually delivered.
 ///
 /// Install it as the session delegate: `URLSession(configuration:delegate:delegateQueue:)`.
 /// `urlSession(_:didBecomeInvalidWithError:)` forwards to the session's invalidation, so
-/// ``ChallengeSession/onInvalidation(_:)`` observers hear about it (AFNetworking's
+/// `ChallengeSession/onInvalidation(_:)` observers hear about it (AFNetworking's
 /// `sessionDidBecomeInvalid` block).
 // @unchecked Sendable: NSObject subclasses cannot be checked; every stored property is immutable
 // and Sendable, and `delivered` is guarded by its Mutex-backed box.

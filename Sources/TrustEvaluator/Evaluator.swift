@@ -50,7 +50,7 @@ public struct Evaluator: Sendable {
     /// Judges a served chain given as DER, as TLS stacks hand it over: each certificate comes from
     /// the ``certificateCache`` when it has been parsed before, and is parsed otherwise.
     /// - Parameters:
-    ///   - derEncoded: The peer's certificates, leaf first, one DER certificate each.
+    ///   - chain: The peer's certificates, leaf first, one DER certificate each.
     ///   - host: As in ``evaluate(_:host:at:)``.
     ///   - time: As in ``evaluate(_:host:at:)``.
     /// - Throws: ``PincheckError`` when the chain is empty, a certificate does not parse, or the
@@ -82,7 +82,9 @@ public struct Evaluator: Sendable {
     /// is unusable, stale or *unknown* is a warning, unless the leaf is must-staple.
     /// - Parameters:
     ///   - stapledOCSPResponse: The DER OCSP response, or nil when none was stapled.
-    ///   - servedChain, host, time: As in ``evaluate(_:host:at:)``.
+    ///   - servedChain: As in ``evaluate(_:host:at:)``.
+    ///   - host: As in ``evaluate(_:host:at:)``.
+    ///   - time: As in ``evaluate(_:host:at:)``.
     /// - Throws: As ``evaluate(_:host:at:)``.
     public func evaluate(_ servedChain: [Certificate], host: String?, at time: Date,
                          stapledOCSPResponse: [UInt8]?) throws(PincheckError) -> Verdict {
@@ -101,7 +103,12 @@ extension Evaluator {
     ///
     /// The fetches run on their own threads; awaiting them holds no event loop. A chain refused
     /// for another reason fetches nothing.
-    /// - Parameter fetcher: Fetches and keeps the CRLs; share one per process.
+    /// - Parameters:
+    ///   - servedChain: As in ``evaluate(_:host:at:)``.
+    ///   - host: As in ``evaluate(_:host:at:)``.
+    ///   - time: As in ``evaluate(_:host:at:)``.
+    ///   - stapledOCSPResponse: As in ``evaluate(_:host:at:stapledOCSPResponse:)``.
+    ///   - fetcher: Fetches and keeps the CRLs; share one per process.
     /// - Throws: As ``evaluate(_:host:at:)``.
     public func evaluate(_ servedChain: [Certificate], host: String?, at time: Date, stapledOCSPResponse: [UInt8]? = nil,
                          fetchingRevocationListsWith fetcher: RevocationListFetcher) async throws(PincheckError) -> Verdict {

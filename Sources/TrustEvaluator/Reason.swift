@@ -100,7 +100,7 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         /// The leaf does not carry the requested IP address.
         public static let ipAddressMismatch = Code(.ipAddressMismatch)
         /// A client's leaf carries none of the identities a server requires (a URI such as a
-        /// SPIFFE ID, or a DNS name): ``ClientIdentity``.
+        /// SPIFFE ID, or a DNS name): `ClientIdentity`.
         public static let identityMismatch = Code(.identityMismatch)
         /// Warning: no name was checked (none given, or name validation disabled).
         public static let hostNotChecked = Code(.hostNotChecked)

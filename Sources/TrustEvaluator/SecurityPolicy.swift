@@ -79,9 +79,13 @@ public final class SecurityPolicy {
     }
 
     /// The full verdict behind ``evaluateServerTrust(_:forDomain:at:)``.
-    /// - Parameter stapledOCSPResponse: The OCSP response the server stapled, judged with the
-    ///   chain as on every other road (revocation is judged on the path verified against the
-    ///   anchors, a pinned certificate notwithstanding; a must-staple leaf needs one).
+    /// - Parameters:
+    ///   - servedChain: The certificates the server sent, leaf first.
+    ///   - domain: The host name; `nil` checks no name.
+    ///   - time: The verification time; now by default.
+    ///   - stapledOCSPResponse: The OCSP response the server stapled, judged with the
+    ///     chain as on every other road (revocation is judged on the path verified against the
+    ///     anchors, a pinned certificate notwithstanding; a must-staple leaf needs one).
     /// - Throws: ``PincheckError`` for an empty chain or an impossible host name.
     public func evaluate(_ servedChain: [Certificate], forDomain domain: String?, at time: Date = Date(),
                          stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Verdict {

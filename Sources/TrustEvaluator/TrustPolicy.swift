@@ -182,8 +182,8 @@ public struct PinnedPublicKeys: Sendable {
     /// - Parameters:
     ///   - pins: Pins given as hashes.
     ///   - certificates: Certificates whose keys are pinned (their SHA-256 SPKI pins are added).
-    /// - Throws: ``PincheckError`` (`pin.empty-set`) when no pin results.
     ///   - scope: Where on the verified path the pins may match.
+    /// - Throws: ``PincheckError`` (`pin.empty-set`) when no pin results.
     public init(pins: some Sequence<PublicKeyPin> = [], certificates: [Certificate] = [], scope: Scope = .anyCertificate) throws(PincheckError) {
         let all = Set(pins).union(certificates.map(\.publicKeyPin))
         guard !all.isEmpty else {

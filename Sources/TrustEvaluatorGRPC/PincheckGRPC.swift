@@ -12,7 +12,7 @@ import TrustEvaluatorNIO
 ///
 /// The transport security is gRPC's `.customSecure`: the TLS handler is Pincheck's (NIOSSL with
 /// Pincheck's verification callback, NIOSSL's own host check off) followed by the handler that
-/// turns a refusal into a ``PincheckTrustError``, so a refused RPC fails with Pincheck's reasons
+/// turns a refusal into a `PincheckTrustError`, so a refused RPC fails with Pincheck's reasons
 /// in its error (`RPCError.cause`).
 @available(gRPCSwiftNIOTransport 2.8, *)
 public struct PincheckGRPCClientSettings: Sendable {

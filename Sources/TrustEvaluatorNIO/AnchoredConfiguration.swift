@@ -11,9 +11,9 @@ extension PincheckNIOVerifier {
     /// It cannot pin an intermediate or a leaf (BoringSSL has no partial chains there, so a
     /// non-self-signed anchor never ends a path), express public-key pins, report Pincheck's
     /// reasons or require a pinned key inside the path. For those, use the NIO verifier
-    /// (``addClientHandlers(to:context:host:port:onDecision:)``) or gRPC's verification callback.
+    /// (`addClientHandlers(to:context:host:port:onDecision:)`) or gRPC's verification callback.
     /// - Parameter anchors: The self-signed roots to trust (at least one).
-    /// - Throws: ``PincheckError`` (`policy.invalid`) for an empty list or a certificate that is not
+    /// - Throws: `PincheckError` (`policy.invalid`) for an empty list or a certificate that is not
     ///   self-signed, naming it; NIOSSL's error when a certificate cannot be converted.
     public static func makeAnchoredConfiguration(anchors: [Certificate]) throws -> TLSConfiguration {
         guard !anchors.isEmpty else {

@@ -69,7 +69,7 @@ public struct PincheckClientCertificateVerifier: Sendable {
     ///   - certificateCache: Parsed certificates to reuse across handshakes.
     ///   - verdictCache: Verdicts to reuse while they still hold (a client reconnecting with the
     ///     same chain is judged once per validity window); nil judges every handshake afresh.
-    /// - Throws: ``PincheckError`` (`policy.invalid`) when the policy does not validate chains:
+    /// - Throws: `PincheckError` (`policy.invalid`) when the policy does not validate chains:
     ///   a server must not let any certificate in.
     public init(policy: TrustPolicy, requiredIdentities: [ClientIdentity] = [],
                 revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
@@ -167,7 +167,10 @@ public struct PincheckClientCertificateVerifier: Sendable {
 
     /// Adds the server's TLS handler with Pincheck's callback, and after it the handler that keeps
     /// the decision for ``decision(on:)``. Call it in the child channel initializer (on the loop).
-    /// - Parameter context: A context from ``makeServerConfiguration(certificateChain:privateKey:)``.
+    /// - Parameters:
+    ///   - pipeline: The child channel's synchronous pipeline operations.
+    ///   - context: A context from ``makeServerConfiguration(certificateChain:privateKey:)``.
+    ///   - onDecision: Receives each decision, with the verdict and its reasons.
     public func addServerHandlers(to pipeline: ChannelPipeline.SynchronousOperations, context: NIOSSLContext,
                                   onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) throws {
         let keeper = ClientDecisionHandler()

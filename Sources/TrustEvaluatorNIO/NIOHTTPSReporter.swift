@@ -10,7 +10,7 @@ import TrustEvaluator
 ///
 /// The collector is validated with `validation` (no pins: a report must never depend on the pins
 /// that just failed) — the system anchors by default, or a private CA's, which FoundationNetworking's
-/// `URLSession` (and so ``HTTPSReporter``) cannot be given on Linux. One connection per report URI,
+/// `URLSession` (and so `HTTPSReporter`) cannot be given on Linux. One connection per report URI,
 /// HTTP/1.1, `Connection: close`; a 2xx status is success, anything else an error.
 public struct NIOHTTPSReporter: Reporter {
     /// How the collector's chain is judged (its pinning is ignored).

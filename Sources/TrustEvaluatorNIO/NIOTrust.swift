@@ -8,7 +8,7 @@ import TrustEvaluator
 /// Judges TLS peers in SwiftNIO handshakes with Pincheck, through NIOSSL's custom verification callback.
 ///
 /// The callback converts the peer chain (BoringSSL's certificates) to DER, evaluates it with a
-/// Pincheck ``ChallengeAdapter`` as a server-trust challenge for the connection's host, and
+/// Pincheck `ChallengeAdapter` as a server-trust challenge for the connection's host, and
 /// completes the handshake only when the disposition `Disposition(serverTrust:)` gives allows
 /// the connection:
 /// - a policy applies and the chain is trusted (`useCredential`);
@@ -16,7 +16,7 @@ import TrustEvaluator
 ///   passed (`performDefaultHandling` with a trusted verdict);
 /// - "allow invalid certificates" is set (`useCredential`, unevaluated).
 /// Everything else fails the handshake. Set the channel up with
-/// ``addClientHandlers(to:context:host:port:onDecision:)`` and the caller catches a
+/// `addClientHandlers(to:context:host:port:onDecision:)` and the caller catches a
 /// ``PincheckTrustError`` carrying the verdict; every decision also reaches `onDecision`.
 ///
 /// Session resumption: swift-nio-ssl 2.37 offers clients no session cache, so every
@@ -80,18 +80,20 @@ public struct PincheckNIOVerifier: Sendable {
     }
 
     /// A verifier whose pins an app updates without a release: each handshake is judged by the
-    /// manager ``UpdatableTrustManager`` has in force at that moment (one atomic load, no lock),
+    /// manager `UpdatableTrustManager` has in force at that moment (one atomic load, no lock),
     /// so a handshake in flight finishes on the pins it started with.
     /// - Parameters:
     ///   - updatableTrustManager: The compiled-in configuration and the accepted signed update.
-    ///   - now, reporter, logger: As in ``init(trustManager:now:reporter:logger:)``.
+    ///   - now: The clock; `Date()` by default.
+    ///   - reporter: Where pin failure reports go (deduplicated); none by default.
+    ///   - logger: Where decisions are logged (swift-log); silent by default.
     public init(updatableTrustManager: UpdatableTrustManager, now: @escaping @Sendable () -> Date = { Date() },
                 reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent) {
         self.init(adapter: ChallengeAdapter(updatableTrustManager: updatableTrustManager, now: now, reporter: reporter, logger: logger))
     }
 
     /// Whether a decision lets the handshake complete: the disposition allows the connection
-    /// (``Disposition/allowsConnection``, decided by `Disposition(serverTrust:)`), and a
+    /// (`Disposition/allowsConnection`, decided by `Disposition(serverTrust:)`), and a
     /// `performDefaultHandling` rests on a trusted verdict — an override handler's bare answer is
     /// not a validation, and NIOSSL has no default handling to fall back on.
     /// - Parameter decision: The adapter's decision for the server-trust challenge.
@@ -157,7 +159,7 @@ public struct PincheckNIOVerifier: Sendable {
     }
 
     /// Waits until the failure reports of the handshakes judged so far have been delivered (see
-    /// ``ChallengeAdapter/reportsDelivered()``): call it before a short-lived process exits.
+    /// `ChallengeAdapter/reportsDelivered()`): call it before a short-lived process exits.
     public func reportsDelivered() async {
         await adapter.reportsDelivered()
     }
@@ -260,12 +262,14 @@ public struct PincheckNIOVerifier: Sendable {
     /// - Parameters:
     ///   - pipeline: The channel's synchronous pipeline operations.
     ///   - context: A context from ``makeClientConfiguration()``.
-    ///   - host, port, onDecision: As in ``makeClientHandler(context:host:port:onDecision:)``.
+    ///   - host: The host connected to; also sent as SNI unless it is an IP literal.
+    ///   - port: The port connected to.
+    ///   - position: Where the two handlers go: `.last` (an empty pipeline) by default; `.first`
+    ///     when other handlers were added before (gRPC's, say).
+    ///   - onDecision: Receives the decision, with the verdict and its reasons.
     /// - Returns: A future that succeeds when the handshake completes and fails with a
     ///   ``PincheckTrustError`` when Pincheck refused the peer (or with the connection's own error).
     /// - Throws: NIOSSL's errors for a bad context or host name.
-    ///   - position: Where the two handlers go: `.last` (an empty pipeline) by default; `.first`
-    ///     when other handlers were added before (gRPC's, say).
     @discardableResult
     public func addClientHandlers(to pipeline: ChannelPipeline.SynchronousOperations, context: NIOSSLContext,
                                   host: String, port: Int = 443, position: ChannelPipeline.SynchronousOperations.Position = .last,
@@ -283,7 +287,7 @@ public struct PincheckNIOVerifier: Sendable {
         return translator.handshake(on: pipeline.eventLoop)
     }
 
-    /// The handshake of a channel set up with ``addClientHandlers(to:context:host:port:onDecision:)``:
+    /// The handshake of a channel set up with `addClientHandlers(to:context:host:port:onDecision:)`:
     /// succeeds when it completes, fails with a ``PincheckTrustError`` when Pincheck refused the
     /// peer. Ask while the channel is open (the returned future of `addClientHandlers` works always).
     public static func handshakeCompleted(on channel: any Channel) -> EventLoopFuture<Void> {

@@ -61,14 +61,15 @@ public final class TrustAnchors: @unchecked Sendable {
     }
 
     /// Anchors made of exactly these certificates; the system store is not consulted.
-    /// - Parameter certificates: The trust anchors: roots, or any other certificate that should
-    ///   end a path (an intermediate; for certificate pinning, a leaf). Each one ends a path on
-    ///   its own, with nothing above it needed, as in Chromium, Firefox, Go and rustls.
-    /// - Throws: ``PincheckError`` (`input.empty`) when `certificates` is empty: an empty store
-    ///   would trust nothing and almost certainly means a configuration mistake.
+    /// - Parameters:
+    ///   - certificates: The trust anchors: roots, or any other certificate that should
+    ///     end a path (an intermediate; for certificate pinning, a leaf). Each one ends a path on
+    ///     its own, with nothing above it needed, as in Chromium, Firefox, Go and rustls.
     ///   - webPKIRoots: Whether these are roots of the public Web PKI (a copy of a browser's
     ///     root store, x509-limbo's Web PKI cases): their chains are then held to the Baseline
     ///     Requirements rows that private PKIs are only warned about. False by default.
+    /// - Throws: ``PincheckError`` (`input.empty`) when `certificates` is empty: an empty store
+    ///   would trust nothing and almost certainly means a configuration mistake.
     public init(certificates: [Certificate], webPKIRoots: Bool = false) throws(PincheckError) {
         guard !certificates.isEmpty else {
             throw PincheckError(.emptyInput, "no trust anchors given (an empty anchor set would trust nothing)")

@@ -69,9 +69,13 @@ public enum ConfigurationImporter {
     static let formatsTried = "it is none of the formats Pincheck reads: Pincheck JSON (an object, {…}), a TrustKit or App Transport Security (NSPinnedDomains) plist or an Android network_security_config.xml (XML, <…>), OkHttp pins (lines of \"pattern sha256/BASE64\")"
 
     /// Converts a configuration of any supported format into Pincheck's JSON.
+    /// - Parameters:
+    ///   - data: The file's bytes.
+    ///   - format: The file's format; nil detects it (and refuses a blank file).
+    ///   - source: The file's name, for messages and for finding an Android file's resources.
+    ///   - androidRawFolder: Where an Android file's `@raw/NAME` resources are; by default
+    ///     the app's `res/raw/`, beside the `res/xml/` the file is in.
     /// - Throws: ``PincheckError`` naming the file and what in it cannot be imported.
-    /// - Parameter androidRawFolder: Where an Android file's `@raw/NAME` resources are; by default
-    ///   the app's `res/raw/`, beside the `res/xml/` the file is in.
     public static func pincheckJSON(from data: Data, format: ConfigurationFormat? = nil, source: String,
                                     androidRawFolder: String? = nil) throws(PincheckError) -> String {
         if format == nil, isBlank(data) { throw PincheckError(.invalidPolicy, blankRefused, source: source) }

@@ -111,7 +111,12 @@ public struct HostPolicy: Sendable {
         self.init(pattern: try HostPattern(pattern, publicSuffixes: PublicSuffixList.system), pinSets: pinSets, validation: policy)
     }
 
+    /// A host's policy from its parts, as the configuration file spells them.
     /// - Parameters:
+    ///   - pattern: The hosts it applies to.
+    ///   - pinSets: Its pin sets (enforced, report-only, expiring); none pins nothing.
+    ///   - validation: Anchors and validation; its own pinning is not used (the pin sets are).
+    ///   - reportURIs: Where RFC 7469 failure reports for these hosts go.
     ///   - revocation: Replaces `validation.revocation` when given.
     public init(pattern: HostPattern, pinSets: [PinSet], validation: TrustPolicy = TrustPolicy(), reportURIs: [URL] = [],
                 revocation: RevocationPolicy? = nil) {

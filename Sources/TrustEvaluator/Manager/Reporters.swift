@@ -18,7 +18,9 @@ public struct FileReporter: Reporter {
     /// How long one report may wait for a FIFO's reader to make room, in seconds.
     public let timeout: Double
 
-    /// - Parameter timeout: How long a write may wait on a FIFO whose reader is slow (10 s by default).
+    /// - Parameters:
+    ///   - path: The file reports are appended to (created with mode 0600 when missing).
+    ///   - timeout: How long a write may wait on a FIFO whose reader is slow (10 s by default).
     public init(path: String, timeout: Double = 10) {
         self.path = path
         self.timeout = timeout

@@ -154,7 +154,13 @@ public struct TrustManager: Sendable {
     /// Judges a served chain as ``evaluate(_:host:port:at:stapledOCSPResponse:)`` does, and fetches
     /// the CRLs at the distribution points of its verified path when the host's policy checks them
     /// (``RevocationPolicy/distributionPointCRLs``); see ``Evaluator/evaluate(_:host:at:stapledOCSPResponse:fetchingRevocationListsWith:)``.
-    /// - Parameter fetcher: Fetches and keeps the CRLs; share one per process.
+    /// - Parameters:
+    ///   - servedChain: What the peer sent, leaf first.
+    ///   - host: The host connected to (DNS name, IDN in either form, or IP literal).
+    ///   - port: The port, for reports.
+    ///   - time: The verification time.
+    ///   - stapledOCSPResponse: The OCSP response the server stapled (DER), if any.
+    ///   - fetcher: Fetches and keeps the CRLs; share one per process.
     /// - Throws: As ``evaluate(_:host:port:at:stapledOCSPResponse:)``.
     public func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
                          stapledOCSPResponse: [UInt8]? = nil,

@@ -2,7 +2,7 @@ import FoundationEssentials
 import Synchronization
 
 /// A trust manager whose pins an app can update without a release: it starts from the
-/// configuration compiled into the app and accepts a signed pin-set update (``PinSetUpdate``
+/// configuration compiled into the app and accepts a signed pin-set update (`PinSetUpdate`
 /// documents, made by `pincheck sign`) only when
 /// - its Ed25519 signature verifies with one of the keys the app embeds,
 /// - its serial is greater than that of every update accepted before (no rollback, no replay),
