@@ -18,7 +18,10 @@ let grpc: [Target.Dependency] = [
 let package = Package(
     name: "Pincheck",
     products: [
+        // The engine and its file formats, as imported since 0.1 (re-exports the two below).
         .library(name: "TrustEvaluator", targets: ["TrustEvaluator"]),
+        // Evaluation alone: policies, the one road, verdicts, per-host TrustManager, revocation.
+        .library(name: "TrustEvaluatorCore", targets: ["TrustEvaluatorCore"]),
         .library(name: "ServerTrust", targets: ["ServerTrust"]),
         .library(name: "ServerTrustFoundation", targets: ["ServerTrustFoundation"]),
         .library(name: "TrustEvaluatorNIO", targets: ["TrustEvaluatorNIO"]),
@@ -63,7 +66,13 @@ let package = Package(
         // Every call into OpenSSL: X509, stores and verification, OCSP, CRLs, PKCS #7, keys, libssl.
         // Its API is `package` and speaks its own value types; no OpenSSL pointer leaves it.
         .target(name: "PincheckOpenSSL", dependencies: ["COpenSSL"]),
-        .target(name: "TrustEvaluator", dependencies: ["PincheckOpenSSL"]),
+        // The engine: evaluation alone (no file format but PEM and DER).
+        .target(name: "TrustEvaluatorCore", dependencies: ["PincheckOpenSSL"]),
+        // Pincheck's JSON configuration, other tools' pinning files (TrustKit, Android, OkHttp,
+        // ATS), lint, and signed pin-set updates (UpdatableTrustManager), over the engine.
+        .target(name: "TrustEvaluatorFormats", dependencies: ["TrustEvaluatorCore", "PincheckOpenSSL"]),
+        // Re-exports both, so `import TrustEvaluator` means what it always did.
+        .target(name: "TrustEvaluator", dependencies: ["TrustEvaluatorCore", "TrustEvaluatorFormats"]),
         // A libssl client that hands over the served chain (pincheck check, scan, pins HOST) and a
         // local TLS server (the demo): not part of the engine's API.
         .target(name: "PincheckTLS", dependencies: ["TrustEvaluator", "PincheckOpenSSL"]),
@@ -181,12 +190,12 @@ let package = Package(
         // Loopback servers (openssl s_server, raw sockets) shared by the test targets.
         .target(name: "PincheckTestSupport", dependencies: ["TrustEvaluator"], path: "Tests/Support"),
         .testTarget(
-            name: "TrustEvaluatorTests", dependencies: ["TrustEvaluator", "PincheckOpenSSL", "ServerTrust", "PincheckTLS", "PincheckTestSupport"],
+            name: "TrustEvaluatorTests", dependencies: ["TrustEvaluatorCore", "TrustEvaluatorFormats", "TrustEvaluator", "PincheckOpenSSL", "ServerTrust", "PincheckTLS", "PincheckTestSupport"],
             exclude: ["StrictWebPKIVectors.json", "Importers"]),
         .testTarget(name: "PincheckFuzzingTests", dependencies: ["PincheckFuzzing"]),
         .testTarget(
             name: "ServerTrustTests",
-            dependencies: [
+            dependencies: ["TrustEvaluatorCore", "TrustEvaluatorFormats", 
                 "PincheckTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 "ServerTrust",
@@ -196,7 +205,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TrustEvaluatorNIOTests",
-            dependencies: [
+            dependencies: ["TrustEvaluatorCore", "TrustEvaluatorFormats", 
                 "PincheckTestSupport",
                 "TrustEvaluatorNIO",
                 "TrustEvaluator",
@@ -220,6 +229,6 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ] + nio),
-        .testTarget(name: "PincheckCLITests", dependencies: ["PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "PincheckOpenSSL", "pincheck", "PincheckTestSupport"]),
+        .testTarget(name: "PincheckCLITests", dependencies: ["TrustEvaluatorCore", "TrustEvaluatorFormats", "PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "PincheckOpenSSL", "pincheck", "PincheckTestSupport"]),
     ]
 )

@@ -76,11 +76,23 @@ public struct ChallengeAdapter: Sendable {
     /// A handler consulted before the rules; it may keep the completion when it answers ``OverrideAnswer/willCallCompletion``.
     public typealias OverrideHandler = @Sendable (Challenge, ChallengeCompletion) -> OverrideAnswer
 
-    /// Which policy applies to which host (when no ``updatableTrustManager`` is set).
+    /// Which policy applies to which host (when no ``trustManagerSource`` is set).
     public var trustManager: TrustManager
-    /// Pins an app updates without a release: when set, each server-trust challenge is judged by
-    /// the manager it has in force at that moment (one atomic load), instead of ``trustManager``.
-    public var updatableTrustManager: UpdatableTrustManager?
+    /// Where the manager in force comes from, when it can change while the process runs: each
+    /// server-trust challenge is judged by the manager the source gives at that moment, instead
+    /// of ``trustManager``.
+    public var trustManagerSource: (any TrustManagerSource)?
+    /// Pins an app updates without a release: the ``trustManagerSource``, when it is an
+    /// `UpdatableTrustManager`; setting it sets the source.
+    public var updatableTrustManager: UpdatableTrustManager? {
+        get { trustManagerSource as? UpdatableTrustManager }
+        set { trustManagerSource = newValue }
+    }
+
+    /// The trust manager that judges a challenge at `time`.
+    package func trustManager(at time: Date) -> TrustManager {
+        trustManagerSource?.trustManager(at: time) ?? trustManager
+    }
     /// Whether invalid certificates are accepted.
     public var invalidCertificates: InvalidCertificates
     /// The credential for basic/digest/NTLM/negotiate challenges.
@@ -159,7 +171,31 @@ public struct ChallengeAdapter: Sendable {
         self.init(trustManager: updatableTrustManager.compiledIn, invalidCertificates: invalidCertificates, credential: credential,
                   clientIdentity: clientIdentity, missingCredential: missingCredential, afterFailure: afterFailure,
                   override: override, now: now, reporter: reporter, logger: logger)
-        self.updatableTrustManager = updatableTrustManager
+        self.trustManagerSource = updatableTrustManager
+    }
+
+    /// An adapter whose trust manager comes from a source each time a challenge is judged.
+    /// - Parameters:
+    ///   - trustManagerSource: Gives the manager in force at a moment (``trustManager`` starts as
+    ///     the one it gives now).
+    ///   - invalidCertificates: `.refuse` by default.
+    ///   - credential: The credential for HTTP challenges.
+    ///   - clientIdentity: The identity for client-certificate challenges.
+    ///   - missingCredential: `.cancel` by default.
+    ///   - afterFailure: `.rejectProtectionSpace` by default, so a wrong password ends in the 401.
+    ///   - override: A handler that may answer first.
+    ///   - now: The clock; `Date()` by default.
+    ///   - reporter: Where pin failure reports go; wrapped in a `DeduplicatingReporter`. None by default.
+    ///   - logger: Where decisions and problems are logged (swift-log); silent by default.
+    public init(trustManagerSource: any TrustManagerSource, invalidCertificates: InvalidCertificates = .refuse,
+                credential: Credential? = nil, clientIdentity: Credential? = nil,
+                missingCredential: MissingCredential = .cancel, afterFailure: AfterFailure = .rejectProtectionSpace,
+                override: OverrideHandler? = nil, now: @escaping @Sendable () -> Date = { Date() },
+                reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent) {
+        self.init(trustManager: trustManagerSource.trustManager(at: now()), invalidCertificates: invalidCertificates,
+                  credential: credential, clientIdentity: clientIdentity, missingCredential: missingCredential,
+                  afterFailure: afterFailure, override: override, now: now, reporter: reporter, logger: logger)
+        self.trustManagerSource = trustManagerSource
     }
 
     /// Applies the rules (not the override handler) to a challenge.
@@ -204,7 +240,7 @@ public struct ChallengeAdapter: Sendable {
         let verdict: Verdict
         do {
             let time = now()
-            let manager = updatableTrustManager?.trustManager(at: time) ?? trustManager
+            let manager = trustManager(at: time)
             verdict = try manager.evaluate(chain, host: space.host, port: space.port, at: time,
                                            stapledOCSPResponse: space.serverTrust?.stapledOCSPResponse,
                                            revocationLists: space.serverTrust?.revocationLists)
@@ -282,7 +318,7 @@ public struct ChallengeAdapter: Sendable {
         let adapter = self
         Task {
             let time = adapter.now()
-            let manager = adapter.updatableTrustManager?.trustManager(at: time) ?? adapter.trustManager
+            let manager = adapter.trustManager(at: time)
             var fetched = trust
             fetched.revocationLists = (try? await manager.revocationLists(
                 for: trust.servedChain, host: challenge.protectionSpace.host, at: time,

@@ -92,6 +92,19 @@ public struct PincheckNIOVerifier: Sendable {
         self.init(adapter: ChallengeAdapter(updatableTrustManager: updatableTrustManager, now: now, reporter: reporter, logger: logger))
     }
 
+    /// A verifier whose trust manager comes from a source at each handshake (an
+    /// `UpdatableTrustManager`, or one of the app's own): a handshake in flight finishes under the
+    /// manager it started with.
+    /// - Parameters:
+    ///   - trustManagerSource: Gives the manager in force at a moment.
+    ///   - now: The clock; `Date()` by default.
+    ///   - reporter: Where pin failure reports go (deduplicated); none by default.
+    ///   - logger: Where decisions are logged (swift-log); silent by default.
+    public init(trustManagerSource: any TrustManagerSource, now: @escaping @Sendable () -> Date = { Date() },
+                reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent) {
+        self.init(adapter: ChallengeAdapter(trustManagerSource: trustManagerSource, now: now, reporter: reporter, logger: logger))
+    }
+
     /// Whether a decision lets the handshake complete: the disposition allows the connection
     /// (`Disposition/allowsConnection`, decided by `Disposition(serverTrust:)`), and a
     /// `performDefaultHandling` rests on a trusted verdict — an override handler's bare answer is
@@ -141,7 +154,7 @@ public struct PincheckNIOVerifier: Sendable {
     /// ``staples`` says, under the trust manager in force now.
     private func wantsStaple(leaf: Certificate, host: String) -> Bool {
         guard staples.scope != .never, case .refuse = adapter.invalidCertificates else { return false }
-        let manager = adapter.updatableTrustManager?.trustManager(at: adapter.now()) ?? adapter.trustManager
+        let manager = adapter.trustManager(at: adapter.now())
         return staples.wanted(leaf: leaf, host: host, manager: manager)
     }
 

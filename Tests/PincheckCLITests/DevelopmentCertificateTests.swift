@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// What a developer with a development certificate meets first (the fixtures are the tools' own:
 /// Certificates/private-pki/, made by scripts/make-private-pki-corpus.sh).

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 @testable import PincheckCLI
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 import PincheckTestSupport
 
 /// The second hardening round: outputs that never replace inputs, empty configurations that

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 @testable import PincheckCLI
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 import PincheckTestSupport
 
 /// The "Rotating pins" walk-through (a DocC article of TrustEvaluator), run as written (paths made absolute, the key file
@@ -11,7 +12,7 @@ struct ReadmeRotationTests {
     typealias F = CLIFixtures
     static let repository = URL(fileURLWithPath: F.path("")).deletingLastPathComponent().path
 
-    static let article = "/Sources/TrustEvaluator/TrustEvaluator.docc/RotatingPins.md"
+    static let article = "/Sources/TrustEvaluatorFormats/TrustEvaluatorFormats.docc/RotatingPins.md"
 
     /// The article's `$ swift run pincheck …` lines.
     static func commands() throws -> [String] {

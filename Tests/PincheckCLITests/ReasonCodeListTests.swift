@@ -2,7 +2,8 @@ import Foundation
 import Testing
 @testable import PincheckCLI
 @testable import PincheckTLS
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// The "Reason codes" article (TrustEvaluator's DocC catalogue) lists exactly the codes the code can produce.
 @Suite("Reason codes article")
@@ -14,7 +15,7 @@ struct ReasonCodeListTests {
 
     static var codesInArticle: Set<String> {
         get throws {
-            let section = try String(contentsOf: CLIFixtures.repository.appendingPathComponent("Sources/TrustEvaluator/TrustEvaluator.docc/ReasonCodes.md"), encoding: .utf8)
+            let section = try String(contentsOf: CLIFixtures.repository.appendingPathComponent("Sources/TrustEvaluatorCore/TrustEvaluatorCore.docc/ReasonCodes.md"), encoding: .utf8)
             // Every `word.word-word` in backquotes.
             var codes = Set<String>()
             for piece in section.split(separator: "`").enumerated() where piece.offset % 2 == 1 {

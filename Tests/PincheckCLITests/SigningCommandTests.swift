@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 @testable import PincheckCLI
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 import PincheckTestSupport
 
 /// `pincheck keygen` and `pincheck sign`: the key an app embeds verifies what sign signed.

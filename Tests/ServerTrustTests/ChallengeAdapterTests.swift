@@ -231,3 +231,46 @@ struct ChallengeAdapterStapleTests {
         #expect(adapter.decide(challenge(nil)).disposition == .useCredential)
     }
 }
+
+/// A source that pins the intermediate until a switch-over time and the attacker's root after it.
+private struct SwitchingSource: TrustManagerSource {
+    let before: TrustManager, after: TrustManager, switchOver: Date
+    func trustManager(at time: Date) -> TrustManager { time < switchOver ? before : after }
+}
+
+@Suite("ChallengeAdapter with a TrustManagerSource")
+struct TrustManagerSourceTests {
+    static func manager(pinning pin: Certificate) throws -> TrustManager {
+        TrustManager(policies: [try HostPolicy("www.example.test", policy: PKI.pinned(pin))], allHostsMustBeEvaluated: true,
+                     defaultValidation: TrustPolicy(anchors: PKI.anchors))
+    }
+
+    @Test("each challenge is judged by the manager the source gives at the adapter's time")
+    func managerAtTheChallengesTime() throws {
+        let source = SwitchingSource(before: try Self.manager(pinning: PKI.intermediate),
+                                     after: try Self.manager(pinning: PKI.certificate("attacker-root")),
+                                     switchOver: PKI.time.addingTimeInterval(60))
+        let clock = Box<Date>()
+        clock.append(PKI.time)
+        let adapter = ChallengeAdapter(trustManagerSource: source, now: { clock.all.last! })
+        let before = adapter.decide(PKI.serverTrust())
+        #expect(before.disposition == .useCredential)
+        clock.append(PKI.time.addingTimeInterval(120))
+        let after = adapter.decide(PKI.serverTrust())
+        #expect(after.disposition == .cancelAuthenticationChallenge)
+        #expect(after.verdict?.failures.map(\.code) == [.pinMismatch])
+        #expect(adapter.updatableTrustManager == nil, "a source of the app's own is not an UpdatableTrustManager")
+    }
+
+    @Test("a TrustManager is its own source, and updatableTrustManager sets the source")
+    func managerIsItsOwnSource() throws {
+        let manager = try Self.manager(pinning: PKI.intermediate)
+        let adapter = ChallengeAdapter(trustManagerSource: manager, now: { PKI.time })
+        #expect(adapter.decide(PKI.serverTrust()).disposition == .useCredential)
+        var updatable = ChallengeAdapter(trustManager: manager, now: { PKI.time })
+        let updates = UpdatableTrustManager(compiledIn: try Self.manager(pinning: PKI.certificate("attacker-root")), keys: [], at: PKI.time)
+        updatable.updatableTrustManager = updates
+        #expect(updatable.trustManagerSource is UpdatableTrustManager)
+        #expect(updatable.decide(PKI.serverTrust()).disposition == .cancelAuthenticationChallenge, "judged by the source, not trustManager")
+    }
+}

@@ -3,7 +3,8 @@ import Logging
 import ServerTrust
 import Synchronization
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// Keeps every record a logger produced.
 final class RecordingLogHandler: LogHandler, Sendable {

@@ -4,7 +4,8 @@ import NIOPosix
 import PincheckTestSupport
 import ServerTrust
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 import TrustEvaluatorNIO
 
 /// Real handshakes judged by an ``UpdatableTrustManager`` while signed updates swap its pins.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// AOSP's `XmlConfigTests` (frameworks/base, tests/NetworkSecurityConfigTest), transcribed: the
 /// test's own `res/xml` fixtures from `../shared/peers/fixtures/android/`, loaded by Pincheck's

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// Apple's `NSPinnedDomains` (App Transport Security): leaf identities match the leaf only, CA
 /// identities a certificate above it (the anchor included), both lists must both match, and an

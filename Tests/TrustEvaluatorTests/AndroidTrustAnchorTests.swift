@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// Android's `<trust-anchors>` as `XmlConfigSource` reads them, from an app layout made here:
 /// `res/xml/network_security_config.xml` beside `res/raw/my_ca.pem` (the test RSA root).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// Each known bypass of DESIGN §2 and §5, and the x509-limbo-style hardening of §5, as its own test.
 @Suite("Known bypasses and hardening (DESIGN §2, §5)")

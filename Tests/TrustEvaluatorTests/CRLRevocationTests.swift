@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// CRLs made by scripts/make-revocation-fixtures.sh (`openssl ca -gencrl`), through the configuration.
 @Suite("supplied CRLs, leaf and whole chain")

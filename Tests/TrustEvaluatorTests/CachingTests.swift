@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// The parsed-certificate cache and the verdict cache: a cached answer is the answer a fresh
 /// evaluation gives, at every verification time, including either side of every validity boundary.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 @Suite("Concurrency: one Evaluator and one TrustAnchors shared by many tasks")
 struct ConcurrencyTests {

@@ -1,7 +1,8 @@
 import Foundation
 import ServerTrust
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 @Suite("configuration file")
 struct ConfigurationTests {

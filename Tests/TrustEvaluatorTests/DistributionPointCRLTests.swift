@@ -1,7 +1,8 @@
 import Foundation
 import PincheckTestSupport
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// CRLs fetched from the certificates' distribution points (Certificates/crl-fetch, made with
 /// `openssl ca` by scripts/make-crl-fetch-fixtures.sh), served by a local HTTP server that the

@@ -1,5 +1,6 @@
 import Foundation
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// A small PKI embedded in the tests for scenarios `Certificates/` does not cover: a partial
 /// wildcard name, and a non-CA certificate *without* keyUsage used as an issuer (the classic

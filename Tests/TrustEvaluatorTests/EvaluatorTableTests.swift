@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// DESIGN §2 as a table: pinning mode × allowInvalidCertificates × validatesDomainName × pins ×
 /// served chain, for host www.example.test, anchors rsa-root + ec-root, at 2030-06-01.

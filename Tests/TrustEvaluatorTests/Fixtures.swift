@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import PincheckTestSupport
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// The committed test PKI (``TestPKI``) and what most engine tests build from it.
 enum Fixtures {

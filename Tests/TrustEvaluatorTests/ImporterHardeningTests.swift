@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import PincheckTestSupport
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// Importers read what the app's platform reads, and refuse what it refuses: a value read
 /// differently here would unpin what the app pins.

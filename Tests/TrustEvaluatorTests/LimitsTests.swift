@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import PincheckTestSupport
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// Hostile sizes are refused quickly, with a typed error or reason (Limits).
 @Suite("resource limits")

@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 @testable import PincheckTLS
 
 /// Name resolution within the probe's deadline, through the resolver's test seam: lookups that

@@ -1,7 +1,8 @@
 import Foundation
 import PincheckTestSupport
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// OkHttp's `CertificatePinnerTest` (square/okhttp, okhttp/src/jvmTest/kotlin/okhttp3), each test
 /// under its own name, through Pincheck's OkHttp importer with the test PKI: certA1 is

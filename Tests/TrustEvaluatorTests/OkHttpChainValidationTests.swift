@@ -1,7 +1,8 @@
 import Foundation
 import PincheckTestSupport
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// A small PKI made with the openssl CLI for one test, as OkHttp's tests make theirs with
 /// `HeldCertificate.Builder`: keys may be shared between certificates, CA bits and path lengths

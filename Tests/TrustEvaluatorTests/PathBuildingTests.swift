@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import PincheckTestSupport
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// Where a path may end and how long it may be: the two places where OpenSSL's defaults differ
 /// from the real world's verifiers (x509-limbo `rfc5280::root-and-intermediate-swapped`,

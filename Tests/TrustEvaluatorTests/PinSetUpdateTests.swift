@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// Signed pin-set updates: accepted only with a good signature, a greater serial and a future
 /// expiry; stored for the next start; expired ones fall back to the compiled-in pins.

@@ -2,7 +2,8 @@ import Foundation
 import PincheckOpenSSL
 import PincheckTestSupport
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// Post-quantum certificates made with OpenSSL 3.5 (Certificates/pq, scripts/make-pq-fixtures.sh),
 /// judged by whichever OpenSSL is linked: before 3.5 the algorithm is named in a typed reason; from

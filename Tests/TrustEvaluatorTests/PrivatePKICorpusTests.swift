@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// Chains made by the tools private PKIs and development machines use, at their documented
 /// defaults (`scripts/make-private-pki-corpus.sh`, run once; `Certificates/private-pki/manifest.tsv`

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// Revocation is judged on the path verified against the anchors, whatever the pinning mode: a
 /// certificate-pinned leaf (a path of one once re-anchored) is no way around a revoked staple, a

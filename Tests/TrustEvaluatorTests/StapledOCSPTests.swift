@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// Responses made by scripts/make-revocation-fixtures.sh with `openssl ocsp`.
 @Suite("stapled OCSP and must-staple")

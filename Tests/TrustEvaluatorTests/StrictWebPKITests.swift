@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 import PincheckOpenSSL
 
 /// x509-limbo cases (StrictWebPKIVectors.json) that one strict check must trip, and cases the

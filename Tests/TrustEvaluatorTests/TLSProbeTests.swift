@@ -3,7 +3,8 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 @testable import PincheckTLS
 
 @Suite("ProbeTarget parsing")

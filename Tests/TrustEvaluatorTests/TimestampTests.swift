@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// Pincheck's own UTC date text, checked against Foundation's ISO8601DateFormatter as the oracle.
 @Suite("timestamps without Foundation formatters")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// TrustKit's `TSKPinConfigurationTests` (datatheorem/TrustKit, TrustKitTests), over the
 /// configurations in `../shared/peers/fixtures/trustkit/` (TrustKit's shapes, another PKI's pins):

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// TrustKit's `TSKPinningValidatorTests` (datatheorem/TrustKit, TrustKitTests), transcribed: the
 /// test's configurations from `../shared/peers/fixtures/trustkit/`, the chains it builds, and the

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import ServerTrust
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 @Suite("trust manager")
 struct TrustManagerTests {

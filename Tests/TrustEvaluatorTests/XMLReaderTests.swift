@@ -1,5 +1,6 @@
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 @Suite("XML reader")
 struct XMLReaderTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// AFNetworking's own test matrix (`Tests/Tests/AFSecurityPolicyTests.m` at d9f589cc), run against
 /// `SecurityPolicy` with AFNetworking's fixtures from `../shared/afnetworking/`. Each row is one
@@ -219,7 +220,7 @@ struct AFSecurityPolicyMatrixTests {
     @Test("every deliberate difference is a row of the porting article's table")
     func differencesDocumented() throws {
         let article = try String(contentsOf: Fixtures.root.deletingLastPathComponent()
-            .appendingPathComponent("Sources/TrustEvaluator/TrustEvaluator.docc/PortingFromAFNetworking.md"), encoding: .utf8)
+            .appendingPathComponent("Sources/TrustEvaluatorCore/TrustEvaluatorCore.docc/PortingFromAFNetworking.md"), encoding: .utf8)
         let section = try #require(article.components(separatedBy: "## Where Pincheck differs from AFNetworking").dropFirst().first)
         let table = section.components(separatedBy: "\n## ")[0]
         for row in Self.rows { if let difference = row.pincheck { #expect(table.contains(difference.readme), "\(row.test)") } }

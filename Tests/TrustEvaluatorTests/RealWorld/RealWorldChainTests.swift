@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// `../shared/realworld/`: 197 chains public CAs issued to real sites (2014–2026) and their
 /// Mozilla roots; browsers trusted each one for its names at its time (the folder's README).

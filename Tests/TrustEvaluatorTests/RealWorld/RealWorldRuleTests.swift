@@ -1,7 +1,8 @@
 import Foundation
 import PincheckTestSupport
 import Testing
-@testable import TrustEvaluator
+@testable import TrustEvaluatorCore
+@testable import TrustEvaluatorFormats
 
 /// Self-signed server certificates made by the openssl CLI for one test (valid for a century
 /// from when they are made; judged at a time inside that).

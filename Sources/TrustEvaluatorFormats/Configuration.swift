@@ -1,6 +1,7 @@
 import FoundationEssentials
+import TrustEvaluatorCore
 
-/// Pincheck's JSON configuration file, decoded into a ``TrustManager``.
+/// Pincheck's JSON configuration file, decoded into a `TrustManager`.
 ///
 /// ```json
 /// { "version": 1, "allHostsMustBeEvaluated": true, "anchors": "system", "backupPins": "warning",
@@ -35,7 +36,7 @@ public struct Configuration: Sendable {
     ///   - publicSuffixes: For refusing subdomain patterns on public suffixes; Debian's list by default.
     ///   - format: The file's format; nil: detected from its bytes, and an empty (blank or
     ///     comment-only) file refused, since a truncated file must never read as "nothing pinned".
-    /// - Throws: ``PincheckError`` naming the file and the key path of the first problem.
+    /// - Throws: `PincheckError` naming the file and the key path of the first problem.
     public static func load(contentsOf path: String, anchors: TrustAnchors? = nil, androidRawFolder: String? = nil,
                             format: ConfigurationFormat? = nil,
                             publicSuffixes: PublicSuffixList? = PublicSuffixList.system) throws(PincheckError) -> Configuration {

@@ -1,3 +1,6 @@
+import TrustEvaluatorCore
+
+
 /// The shape of a binary property list (`bplist00`, what Xcode leaves in a built app's
 /// Info.plist), read from its object table before anything is decoded: how deep its containers
 /// nest and how many values it expands to. A binary plist names its children by reference, so a

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import TrustEvaluatorCore
 
 /// The configuration formats Pincheck reads.
 public enum ConfigurationFormat: String, Sendable, CaseIterable {
@@ -75,7 +76,7 @@ public enum ConfigurationImporter {
     ///   - source: The file's name, for messages and for finding an Android file's resources.
     ///   - androidRawFolder: Where an Android file's `@raw/NAME` resources are; by default
     ///     the app's `res/raw/`, beside the `res/xml/` the file is in.
-    /// - Throws: ``PincheckError`` naming the file and what in it cannot be imported.
+    /// - Throws: `PincheckError` naming the file and what in it cannot be imported.
     public static func pincheckJSON(from data: Data, format: ConfigurationFormat? = nil, source: String,
                                     androidRawFolder: String? = nil) throws(PincheckError) -> String {
         if format == nil, isBlank(data) { throw PincheckError(.invalidPolicy, blankRefused, source: source) }

@@ -1,4 +1,6 @@
 import FoundationEssentials
+import PincheckOpenSSL
+import TrustEvaluatorCore
 import Synchronization
 
 /// A trust manager whose pins an app can update without a release: it starts from the
@@ -14,7 +16,7 @@ import Synchronization
 /// atomically) in `storageDirectory` and applied again at the next start, after the same checks.
 /// When the update in force expires, evaluations fall back to the compiled-in configuration —
 /// never to "unpinned". Nothing is fetched here: the app fetches the bytes however it likes.
-public final class UpdatableTrustManager: Sendable {
+public final class UpdatableTrustManager: TrustManagerSource {
     /// What evaluations use until an update is accepted, and after it expires.
     public let compiledIn: TrustManager
 
@@ -97,7 +99,7 @@ public final class UpdatableTrustManager: Sendable {
         return state.manager
     }
 
-    /// Judges a served chain with the manager in force at `time` (see ``TrustManager/evaluate(_:host:port:at:stapledOCSPResponse:)``).
+    /// Judges a served chain with the manager in force at `time` (see `TrustManager/evaluate(_:host:port:at:stapledOCSPResponse:)`).
     public func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
                          stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Verdict {
         try trustManager(at: time).evaluate(servedChain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse)

@@ -40,7 +40,7 @@ public struct PinSet: Sendable {
     }
 
     /// The number of distinct pins (keys or certificates).
-    var pinCount: Int {
+    package var pinCount: Int {
         switch pinning {
         case .none: 0
         case .certificates(let pinned): pinned.certificates.count
@@ -49,7 +49,7 @@ public struct PinSet: Sendable {
     }
 
     /// An enforced public-key set without expiry: what OkHttp's union of pins can hold.
-    var isUnionable: Bool {
+    package var isUnionable: Bool {
         guard case .publicKeys(let pinned) = pinning, pinned.scope == .anyCertificate, enforcement == .enforce, expires == nil else { return false }
         return true
     }

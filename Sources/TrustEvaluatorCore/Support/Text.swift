@@ -14,7 +14,7 @@ package enum FilePath {
     }
 
     /// The last component without its extension (`my_ca` for `res/raw/my_ca.pem`).
-    static func stem(_ path: String) -> String {
+    package static func stem(_ path: String) -> String {
         let name = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
         return String(name[..<dot])

@@ -1,3 +1,4 @@
+import TrustEvaluatorCore
 /// A small, strict, pull-style XML reader for the configuration importers.
 ///
 /// It replaces FoundationXML's `XMLParser`, whose libxml2 and ICU cost about 3 ms of every

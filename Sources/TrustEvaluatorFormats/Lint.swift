@@ -1,4 +1,5 @@
 import FoundationEssentials
+import TrustEvaluatorCore
 
 /// One finding of ``Configuration/lint(at:expiringWithinDays:publicRoots:)``.
 public struct LintFinding: Sendable, Hashable, CustomStringConvertible {

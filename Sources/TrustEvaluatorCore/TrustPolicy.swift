@@ -196,7 +196,7 @@ public struct PinnedPublicKeys: Sendable {
 
     /// A set no chain can match: Apple's empty `NSPinnedLeafIdentities` or `NSPinnedCAIdentities`,
     /// which blocks the domain. Every evaluation under it is `pin.mismatch`.
-    init(blockingEverythingIn scope: Scope) {
+    package init(blockingEverythingIn scope: Scope) {
         self.pins = []
         self.scope = scope
         self.hasSHA1Pins = false

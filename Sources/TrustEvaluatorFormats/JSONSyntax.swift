@@ -1,4 +1,5 @@
 import FoundationEssentials
+import TrustEvaluatorCore
 
 /// Where JSON text stops being JSON (RFC 8259), for error messages: Foundation's decoder says only
 /// "The given data was not valid JSON". Checks syntax, and that no object repeats a key (RFC 8259

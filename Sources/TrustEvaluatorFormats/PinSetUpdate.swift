@@ -1,11 +1,13 @@
 import FoundationEssentials
+import PincheckOpenSSL
+import TrustEvaluatorCore
 
 /// An Ed25519 public key an app embeds to accept pin-set updates signed by its private key.
 public struct PinSetVerificationKey: Sendable, Hashable, CustomStringConvertible {
     /// The 32 raw bytes.
     public let rawRepresentation: [UInt8]
 
-    /// - Throws: ``PincheckError`` when the bytes are not 32.
+    /// - Throws: `PincheckError` when the bytes are not 32.
     public init(rawRepresentation: [UInt8]) throws(PincheckError) {
         guard rawRepresentation.count == Ed25519.publicKeyLength else {
             throw PincheckError(.invalidPolicy, "an Ed25519 public key is 32 bytes, not \(rawRepresentation.count)")
@@ -172,39 +174,5 @@ struct PinSetUpdate {
             }
         }
         return removed
-    }
-}
-
-/// Any JSON value, kept as it was (the signed configuration is decoded by ``Configuration``);
-/// the command's one-line JSON output is built from it too.
-package enum JSONValue: Codable, Sendable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let value): try container.encode(value)
-        case .number(let value):
-            if value == value.rounded(), abs(value) < 1e15 { try container.encode(Int64(value)) } else { try container.encode(value) }
-        case .string(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        }
     }
 }
