@@ -3,7 +3,9 @@
 # stack. A consumer package is made in a temporary folder, depending on this working tree by path
 # with Pincheck's default traits, and resolved: its checkouts must hold none of the packages below.
 # Then the same consumer asks for the AsyncHTTPClient trait, and async-http-client must arrive
-# (so the first half is not passing because nothing resolves).
+# (so the first half is not passing because nothing resolves). Last, a consumer is built from
+# code written against the API baseline (its example programs that import TrustEvaluator), and a
+# program that depends on TrustEvaluatorCore alone must build without TrustEvaluatorFormats.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,3 +48,40 @@ if [ ! -d "$consumer/.build/checkouts/async-http-client" ]; then
   exit 1
 fi
 echo "dependency-check.sh: with the AsyncHTTPClient trait, async-http-client is fetched"
+
+# Source compatibility: the baseline's own example programs, unchanged, against this tree.
+baseline=$(awk '!/^#/ && NF { print $1; exit }' api/baseline)
+rm -rf "$consumer"/Sources/* "$consumer/.build"
+mkdir -p "$consumer/Sources/evaluate-chain" "$consumer/Sources/afnetworking-port" "$consumer/Sources/core-only"
+git show "$baseline:Examples/EvaluateChain/main.swift" > "$consumer/Sources/evaluate-chain/main.swift"
+git show "$baseline:Examples/AFNetworkingPort/main.swift" > "$consumer/Sources/afnetworking-port/main.swift"
+cat > "$consumer/Sources/core-only/main.swift" <<'SWIFT'
+import TrustEvaluatorCore
+let verdict = try Evaluator(policy: TrustPolicy(anchors: .system)).evaluate([], host: nil, at: .now)
+SWIFT
+name=$(basename "$PWD")
+cat > "$consumer/Package.swift" <<SWIFT
+// swift-tools-version:6.1
+import PackageDescription
+let package = Package(
+    name: "consumer",
+    dependencies: [.package(path: "$PWD")],
+    targets: [
+        .executableTarget(name: "evaluate-chain", dependencies: [.product(name: "TrustEvaluator", package: "$name")]),
+        .executableTarget(name: "afnetworking-port", dependencies: [.product(name: "TrustEvaluator", package: "$name")]),
+        .executableTarget(name: "core-only", dependencies: [.product(name: "TrustEvaluatorCore", package: "$name")]),
+    ])
+SWIFT
+build() {
+  (cd "$consumer" && swift build --target "$1" >"$consumer/build.log" 2>&1) || { cat "$consumer/build.log" >&2; exit 1; }
+}
+build core-only
+# (SwiftPM plans every target's folder; a compiled module leaves a .swiftmodule or object files.)
+if find "$consumer/.build" \( -name 'TrustEvaluatorFormats.swiftmodule' -o -path '*TrustEvaluatorFormats.build/*.o' \) | grep -q .; then
+  echo "dependency-check.sh: a program that depends on TrustEvaluatorCore built TrustEvaluatorFormats" >&2
+  exit 1
+fi
+echo "dependency-check.sh: TrustEvaluatorCore alone builds without TrustEvaluatorFormats"
+build evaluate-chain
+build afnetworking-port
+echo "dependency-check.sh: the example programs of $baseline ($(awk '!/^#/ && NF { print $2; exit }' api/baseline)) build unchanged"

@@ -59,7 +59,7 @@ fi
 # below enables them all, so the build folder is never rebuilt between steps.
 traits=(--enable-all-traits)
 
-log "dependencies: a package that depends on Pincheck without traits fetches no integration's stack"
+log "dependencies: no integration stack for engine-only packages; TrustEvaluatorCore alone; 0.9.0 code builds unchanged"
 scripts/dependency-check.sh
 
 log "build"
