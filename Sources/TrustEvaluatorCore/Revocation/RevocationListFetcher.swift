@@ -16,7 +16,10 @@ public final class RevocationListFetcher: Sendable {
         /// The largest CRL accepted, in bytes: 64 MiB by default (large CAs publish CRLs of tens
         /// of megabytes; a bigger answer is refused as `revocation.crl-unavailable`).
         public var maximumBytes: Int
-        /// How long connecting and transferring may take together: 10 s by default.
+        /// How long connecting and transferring may take together: 10 s by default. An
+        /// evaluation waits at most this plus 2 s for a fetch, name resolution included; past
+        /// that the CRL is `revocation.crl-unavailable` (and a fetch still under way leaves its
+        /// CRL for the next evaluation).
         public var timeout: Duration
 
         public init(maximumBytes: Int = 64 << 20, timeout: Duration = .seconds(10)) {
@@ -41,8 +44,13 @@ public final class RevocationListFetcher: Sendable {
     private let transport: @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>
     private let state = Locked(State())
 
+    /// The most CRLs kept in memory; the least recently used goes first. Each is at most
+    /// `Limits.maximumBytes` as DER, so a long scan of many hosts (each CA with its own
+    /// distribution points) cannot grow the process without bound.
+    package static let cachedListLimit = 128
+
     private struct State {
-        var cached: [String: CertificateRevocationList] = [:]
+        var cached = LRUStorage<String, CertificateRevocationList>(capacity: RevocationListFetcher.cachedListLimit)
         var inFlight: [String: Flight] = [:]
         var fetches = 0
     }
@@ -53,15 +61,21 @@ public final class RevocationListFetcher: Sendable {
         private let state = Locked<(result: FetchedRevocationLists.Result?, waiters: [CheckedContinuation<FetchedRevocationLists.Result, Never>])>((nil, []))
         private let done = Latch()
 
+        /// Gives the waiters `result`; the first result wins (the fetch, or the deadline before it).
         func finish(_ result: FetchedRevocationLists.Result) {
-            let waiters = state.withLock { state in
+            let waiters = state.withLock { state -> [CheckedContinuation<FetchedRevocationLists.Result, Never>]? in
+                guard state.result == nil else { return nil }
                 state.result = result
                 defer { state.waiters = [] }
                 return state.waiters
             }
+            guard let waiters else { return }
             done.signal()
             for waiter in waiters { waiter.resume(returning: result) }
         }
+
+        /// True once a result is in, waiting at most `timeout` for it.
+        func finished(within timeout: Duration) -> Bool { done.wait(timeout: timeout) }
 
         func value() async -> FetchedRevocationLists.Result {
             await withCheckedContinuation { continuation in
@@ -103,6 +117,11 @@ public final class RevocationListFetcher: Sendable {
         self.transport = transport
     }
 
+    /// Beyond `Limits.timeout`, what a fetch may take in all before its waiters are answered
+    /// without it: the transport rounds its bound up to whole seconds, and name resolution is
+    /// outside it.
+    package static let deadlineMargin = Duration.seconds(2)
+
     /// How many fetches have gone out (each URL once per refresh, however many waited for it).
     package var fetchCount: Int { state.withLock { $0.fetches } }
 
@@ -112,7 +131,7 @@ public final class RevocationListFetcher: Sendable {
         state.withLock { state -> FetchedRevocationLists? in
             var results: [String: FetchedRevocationLists.Result] = [:]
             for url in urls {
-                guard let list = state.cached[url], Self.isFresh(list, at: time) else { return nil }
+                guard let list = state.cached.value(for: url), Self.isFresh(list, at: time) else { return nil }
                 results[url] = .list(list)
             }
             return FetchedRevocationLists(byURL: results)
@@ -154,16 +173,31 @@ public final class RevocationListFetcher: Sendable {
         var seen = Set<String>()
         return urls.filter { seen.insert($0).inserted }.map { url in
             let (next, started): (Next, Flight?) = state.withLock { state in
-                if let list = state.cached[url], Self.isFresh(list, at: time) { return (.ready(.list(list)), nil) }
+                if let list = state.cached.value(for: url), Self.isFresh(list, at: time) { return (.ready(.list(list)), nil) }
                 if let running = state.inFlight[url] { return (.flight(running), nil) }
                 let flight = Flight()
                 state.inFlight[url] = flight
                 return (.flight(flight), flight)
             }
             if let started {
-                let stale = state.withLock { $0.cached[url] }
+                let stale = state.withLock { $0.cached.value(for: url) }
                 let launched = DetachedThread.start { [self] in started.finish(self.fetch(url, at: time, stale: stale)) }
-                if !launched { started.finish(.failed("no thread to fetch the CRL on", stale: stale)) }
+                if !launched {
+                    state.withLock { $0.inFlight[url] = nil }
+                    started.finish(.failed("no thread to fetch the CRL on", stale: stale))
+                } else {
+                    // The transport bounds connecting and transferring; the system resolver, which
+                    // runs before either, has its own time (resolv.conf's timeouts and attempts,
+                    // often tens of seconds). The waiters are answered at the deadline whatever the
+                    // fetch is doing; a fetch that ends later still leaves its CRL for the next one.
+                    let deadline = limits.timeout + Self.deadlineMargin
+                    let watched = DetachedThread.start {
+                        if !started.finished(within: deadline) {
+                            started.finish(.failed("fetching the CRL took longer than the \(deadline) allowed (name resolution included)", stale: stale))
+                        }
+                    }
+                    if !watched { started.finish(.failed("no thread to time the CRL fetch on", stale: stale)) }
+                }
             }
             return (url, next)
         }
@@ -197,7 +231,7 @@ public final class RevocationListFetcher: Sendable {
         }
         state.withLock { state in
             state.inFlight[url] = nil
-            if case .list(let list) = result { state.cached[url] = list }
+            if case .list(let list) = result { state.cached.insert(list, for: url) }
         }
         return result
     }

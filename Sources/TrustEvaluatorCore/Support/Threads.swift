@@ -68,6 +68,23 @@ package final class Latch: @unchecked Sendable {
         while remaining > 0 { pthread_cond_wait(condition, mutex) }
         pthread_mutex_unlock(mutex)
     }
+
+    /// Waits until the count reaches zero or `timeout` has passed; true when it reached zero.
+    package func wait(timeout: Duration) -> Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let (seconds, attoseconds) = timeout.components
+        var nanoseconds = Int(now.tv_nsec) + Int(attoseconds / 1_000_000_000)
+        var deadline = timespec(tv_sec: now.tv_sec + Int(seconds) + nanoseconds / 1_000_000_000, tv_nsec: 0)
+        nanoseconds %= 1_000_000_000
+        deadline.tv_nsec = nanoseconds
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while remaining > 0 {
+            if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { return remaining <= 0 }
+        }
+        return true
+    }
 }
 
 /// A value behind a POSIX mutex.
