@@ -49,8 +49,8 @@ struct Audit: ConsoleCommand {
             return String(decoding: bytes, as: UTF8.self) }, defaultPort: port)
         for pattern in plan.unaudited {
             if json {
-                console.line(JSONValue.object(["pattern": .string(pattern), "outcome": .string("not-audited"),
-                                               "reason": .string("no host name given for this pattern (--hosts)")]).compact)
+                console.line(JSONLines.line(["pattern": .string(pattern), "outcome": .string("not-audited"),
+                                               "reason": .string("no host name given for this pattern (--hosts)")]))
             } else {
                 console.line("\(pattern): no host name given for this pattern; add one with --hosts to audit it")
             }
@@ -126,8 +126,8 @@ final class AuditProgress: @unchecked Sendable {
             case .failure(let error):
                 worst = ExitStatus.worst(worst, .badInput)
                 if json {
-                    console.line(JSONValue.object(["host": .string(entry.name), "outcome": .string("bad-input"),
-                                                   "error": .object(["code": .string("\(error.code)"), "message": .string(error.description)])]).compact)
+                    console.line(JSONLines.line(["host": .string(entry.name), "outcome": .string("bad-input"),
+                                                   "error": .object(["code": .string("\(error.code)"), "message": .string(error.description)])]))
                 } else {
                     if printed { console.line() }
                     console.line("\(entry.name): \(console.paint("BAD INPUT", .red)) — \(error.code): \(error.description)")
@@ -203,7 +203,7 @@ struct AppConfigurationOptions: ParsableArguments {
 
     @OptionGroup var when: TimeOption
 
-    @Flag(help: "One JSON object per host, one per line.")
+    @Flag(help: "Print JSON Lines instead of the human-readable report: one object per host, with \"schema\" (docs/json.md).")
     var json = false
 
     func validate() throws {
@@ -233,7 +233,7 @@ struct AuditResult {
     var status: ExitStatus {
         switch outcome {
         case .networkFailure: .networkFailure
-        case .evaluated(let verdict): Disposition(serverTrust: verdict).allowsConnection ? .trusted : .notTrusted
+        case .evaluated(let verdict): ExitStatus(verdict)
         }
     }
 
@@ -345,16 +345,8 @@ struct AuditResult {
             })
             object["leafRotation"] = .string(Self.leafRotation(verdict))
         }
-        return JSONValue.object(object).compact
+        return JSONLines.line(object)
     }
 }
 
-extension JSONValue {
-    /// One line, keys sorted.
-    var compact: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(self) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
-}
+

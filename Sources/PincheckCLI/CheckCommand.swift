@@ -15,8 +15,9 @@ struct Check: ConsoleCommand {
             Exit codes: 0 trusted · 1 not trusted · 2 bad input · 3 network or handshake failure (the worst over all hosts).
             """)
 
-    @Argument(help: ArgumentHelp("HOST, HOST:PORT or [IPV6]:PORT (default port 443).", valueName: "host"))
-    var targets: [String] = []
+    @Argument(help: ArgumentHelp("HOST, HOST:PORT or [IPV6]:PORT (default port 443).", valueName: "host"),
+              transform: HostArgument.init(parsing:))
+    var targets: [HostArgument] = []
 
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var policy: PolicyOptions
@@ -28,17 +29,16 @@ struct Check: ConsoleCommand {
 
     func validate() throws {
         guard !targets.isEmpty else { throw ValidationError("give at least one HOST[:PORT] to check") }
-        for target in targets { _ = try connection.target(target) }
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
         let runner = HostCheck(judge: try policy.makeJudge(defaultRevocation: .crl), connection: connection, policy: policy)
         var worst = ExitStatus.trusted
-        for (index, text) in targets.enumerated() {
-            let outcome = try runner.run(try connection.target(text))
+        for (index, target) in targets.enumerated() {
+            let outcome = try runner.run(connection.target(target))
             if case .evaluated(_, let verdict) = outcome.result { TrustLogging.log(verdict, host: outcome.host, to: output.logger) }
             if output.json {
-                console.line(outcome.json(pretty: true))
+                console.line(outcome.json)
             } else {
                 if index > 0 { console.line(); console.line(String(repeating: "─", count: 60)); console.line() }
                 CheckReport(outcome: outcome, console: console).render()
@@ -59,6 +59,23 @@ struct Check: ConsoleCommand {
     }
 }
 
+/// A `HOST[:PORT]` argument, parsed once, when the command line is; a port it does not give is
+/// `--port`'s (``ConnectionOptions/target(_:)``), which is parsed after it.
+struct HostArgument: Sendable {
+    let host: String
+    let port: UInt16?
+
+    init(parsing text: String) throws {
+        // Port 0 is never a given port (ProbeTarget refuses it), so it marks "none given".
+        do {
+            let parsed = try ProbeTarget(parsing: text, defaultPort: 0)
+            (host, port) = (parsed.host, parsed.port == 0 ? nil : parsed.port)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+}
+
 /// Connection options of `check`, `scan` and `pins HOST`.
 struct ConnectionOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The SNI to send. Default: --host, else HOST (never an IP address).", valueName: "name"))
@@ -75,33 +92,12 @@ struct ConnectionOptions: ParsableArguments {
         guard port > 0 else { throw ValidationError("--port must be 1–65535") }
     }
 
-    func target(_ text: String) throws -> ProbeTarget {
-        do {
-            return try ProbeTarget(parsing: text, defaultPort: port)
-        } catch {
-            throw ValidationError(error.message)
-        }
+    /// The host to connect to: the argument's port, else `--port`.
+    func target(_ argument: HostArgument) -> ProbeTarget {
+        argument.port.map { ProbeTarget(host: argument.host, port: $0) } ?? ProbeTarget(host: argument.host, port: port)
     }
 
     var probe: TLSProbe { TLSProbe(timeout: .milliseconds(Int64(timeout * 1000))) }
-}
-
-extension ExitStatus {
-    /// The worse of two results, in the order 0 < 1 < 4 < 3 < 2: a report that was not written
-    /// outranks a refusal (a report is due only when pins failed, so 4 implies one), and bad
-    /// input or no connection outranks both.
-    static func worst(_ a: ExitStatus, _ b: ExitStatus) -> ExitStatus {
-        func rank(_ s: ExitStatus) -> Int {
-            switch s {
-            case .trusted: 0
-            case .notTrusted: 1
-            case .reportNotWritten: 2
-            case .networkFailure: 3
-            case .badInput: 4
-            }
-        }
-        return rank(a) >= rank(b) ? a : b
-    }
 }
 
 /// One host: probe, then evaluate. Shared by `check` and `scan`.
@@ -211,7 +207,7 @@ struct CheckOutcome: Sendable {
 
     var status: ExitStatus {
         switch result {
-        case .evaluated(_, let verdict): Disposition(serverTrust: verdict).allowsConnection ? .trusted : .notTrusted
+        case .evaluated(_, let verdict): ExitStatus(verdict)
         case .networkFailure: .networkFailure
         }
     }
@@ -227,7 +223,8 @@ struct CheckOutcome: Sendable {
     }
 
     /// The evaluation's JSON (VerdictJSON's fields) plus what the connection showed.
-    func json(pretty: Bool) -> String {
+    /// The `--json` line of this host (check and scan).
+    var json: String {
         let document: CheckJSON
         switch result {
         case .evaluated(let probe, let verdict):
@@ -239,10 +236,7 @@ struct CheckOutcome: Sendable {
             document = CheckJSON(target: target.description, status: statusName, body: .networkFailure(
                 host: host, reason: ReasonJSON(code: error.code.description, message: error.message, evidence: nil)))
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = pretty ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(document) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        return JSONLines.line(document)
     }
 }
 

@@ -37,7 +37,7 @@ struct Lint: ConsoleCommand {
         if case .system(let file, _) = TrustAnchors.system.origin { roots = (try? Certificate.load(contentsOf: file)) ?? [] }
         let findings = configuration.lint(at: time, expiringWithinDays: days, publicRoots: roots)
         if output.json {
-            console.line(Format.json(findings.map { ["level": $0.level.rawValue, "code": $0.code, "path": $0.path, "pattern": $0.pattern, "message": $0.message] }))
+            console.line(JSONLines.line(["findings": findings.map { ["level": $0.level.rawValue, "code": $0.code, "path": $0.path, "pattern": $0.pattern, "message": $0.message] }]))
         } else if findings.isEmpty {
             console.line("\(config): \(configuration.hosts.count) host\(configuration.hosts.count == 1 ? "" : "s"), no findings.")
         } else {

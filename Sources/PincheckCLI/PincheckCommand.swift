@@ -3,6 +3,7 @@ import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
+import ServerTrust
 import TrustEvaluator
 
 /// The exit codes of every `pincheck` command.
@@ -13,6 +14,31 @@ public enum ExitStatus: Int32, Sendable {
     case networkFailure = 3
     /// Every host was checked and its verdict printed, but a failure report could not be written.
     case reportNotWritten = 4
+}
+
+extension ExitStatus {
+    /// The status of one evaluated chain, the same on every command: what `Disposition(serverTrust:)`
+    /// decides (the function the challenge adapter and the NIO verifier call), never the verdict's
+    /// `isTrusted` alone.
+    init(_ verdict: Verdict) {
+        self = Disposition(serverTrust: verdict).allowsConnection ? .trusted : .notTrusted
+    }
+
+    /// The worse of two results, in the order 0 < 1 < 4 < 3 < 2: a report that was not written
+    /// outranks a refusal (a report is due only when pins failed, so 4 implies one), and bad
+    /// input or no connection outranks both.
+    static func worst(_ a: ExitStatus, _ b: ExitStatus) -> ExitStatus {
+        func rank(_ s: ExitStatus) -> Int {
+            switch s {
+            case .trusted: 0
+            case .notTrusted: 1
+            case .reportNotWritten: 2
+            case .networkFailure: 3
+            case .badInput: 4
+            }
+        }
+        return rank(a) >= rank(b) ? a : b
+    }
 }
 
 /// A subcommand that runs against a console and returns its exit status.
@@ -102,11 +128,8 @@ public struct Pincheck: ParsableCommand {
         }
         if json {
             struct Body: Encodable { let code: String; let message: String }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            if let data = try? encoder.encode(["error": Body(code: code, message: message)]) {
-                output.line(String(decoding: data, as: UTF8.self))
-            }
+            struct Line: Encodable { let error: Body }
+            output.line(JSONLines.line(Line(error: Body(code: code, message: message))))
         }
         return ExitStatus.badInput.rawValue
     }

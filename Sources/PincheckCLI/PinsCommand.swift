@@ -44,7 +44,7 @@ struct Pins: ConsoleCommand {
         }
         let certificates = try Certificate.load(contentsOf: file)
         if output.json {
-            console.line(Format.json(certificates.map { CertificateJSON($0, at: time) }))
+            console.line(JSONLines.line(["certificates": certificates.map { CertificateJSON($0, at: time) }]))
             return .trusted
         }
         Self.render(certificates, at: time, console)
@@ -95,7 +95,7 @@ struct HostPins {
             result = try connection.probe.probe(target, serverName: connection.servername ?? target.host)
         } catch {
             if json {
-                console.line(Format.json(HostPinsJSON(target: target.description, error: ReasonJSONLite(code: error.code.description, message: error.message))))
+                console.line(JSONLines.line(HostPinsJSON(target: target.description, error: ReasonJSONLite(code: error.code.description, message: error.message))))
             } else {
                 console.line("\(console.paint("NETWORK ERROR", .red))  \(target)")
                 console.line("  \(error.code)  \(error.message)")
@@ -107,7 +107,7 @@ struct HostPins {
         let verdict = try Evaluator(policy: policy).evaluate(result.servedChain, host: nil, at: time)
         let path = verdict.verifiedPath?.certificates ?? []
         if json {
-            console.line(Format.json(HostPinsJSON(target: target.description,
+            console.line(JSONLines.line(HostPinsJSON(target: target.description,
                 served: result.servedChain.map { CertificateJSON($0, at: time) },
                 verifiedPath: path.map { CertificateJSON($0, at: time) },
                 verifiedPathError: verdict.verifiedPath == nil ? verdict.failures.map(\.code.description).joined(separator: ", ") : nil)))

@@ -71,7 +71,7 @@ struct Plan: ConsoleCommand {
                 let target = try ProbeTarget(parsing: address ?? name, defaultPort: 443)
                 do { served = try probe.probe(target, serverName: name).servedChain } catch {
                     worst = ExitStatus.worst(worst, .networkFailure)
-                    console.line(json ? JSONValue.object(["host": .string(name), "error": .string("\(error)")]).compact : "\(name): today's chain could not be fetched: \(error)")
+                    console.line(json ? JSONLines.line(["host": .string(name), "error": .string("\(error)")]) : "\(name): today's chain could not be fetched: \(error)")
                     continue
                 }
             }
@@ -248,7 +248,7 @@ struct PlanOutcome {
     }
 
     func jsonLine(format: ConfigurationFormat) -> String {
-        JSONValue.object([
+        JSONLines.line([
             "host": .string(host),
             "policy": policy.map { .string("\($0.pattern)") } ?? .null,
             "current": .string(currentAllowed ? "allowed" : "refused"),
@@ -258,6 +258,6 @@ struct PlanOutcome {
             "pins": .array(suggestion.map { .string("\($0)") }),
             "backupFound": .string(backupsFound ? "yes" : "no"),
             "snippet": .string(snippet(format: format)),
-        ]).compact
+        ])
     }
 }

@@ -174,7 +174,7 @@ struct RevocationOptions: ParsableArguments {
 
 /// `--json`, `--verbose`.
 struct OutputOptions: ParsableArguments {
-    @Flag(help: "Print JSON instead of the human-readable report.")
+    @Flag(help: "Print JSON Lines instead of the human-readable report: one object per result, with \"schema\" (docs/json.md).")
     var json = false
 
     @Flag(help: "Log each trust decision (host, disposition, rule, reason codes) to standard error, as the libraries log it with swift-log.")

@@ -325,7 +325,7 @@ final class ScanState: @unchecked Sendable {
                     networkFailures.append((outcome.target.description, error.code.description))
                 }
                 if json {
-                    console.line(outcome.json(pretty: false))
+                    console.line(outcome.json)
                 } else {
                     console.line(humanLine(outcome))
                 }
@@ -333,7 +333,7 @@ final class ScanState: @unchecked Sendable {
                 invalid += 1
                 worst = .worst(worst, .badInput)
                 if json {
-                    console.line(Self.compactJSON(BadInputLine(target: text, line: line, code: code, message: message)))
+                    console.line(JSONLines.line(BadInputLine(target: text, line: line, code: code, message: message)))
                 } else {
                     console.line("\(pad(console.paint("bad input", .red), 14))  line \(line): \(Terminal.printable(text)): \(code): \(Terminal.printable(message))")
                 }
@@ -384,7 +384,7 @@ final class ScanState: @unchecked Sendable {
             clearProgress()
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             if json {
-                console.line(Self.compactJSON(["summary": ScanSummary(
+                console.line(JSONLines.line(["summary": ScanSummary(
                     total: done, trusted: trusted, notTrusted: notTrusted, networkError: networkErrors,
                     badInput: invalid, pinFailures: pinFailureCount, exitCode: Int(worst.rawValue))]))
                 return worst
@@ -417,13 +417,6 @@ final class ScanState: @unchecked Sendable {
             console.line("Exit code \(worst.rawValue).")
             return worst
         }
-    }
-
-    private static func compactJSON(_ value: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
     }
 
     /// `12.3`: one decimal, without Foundation's formatting.

@@ -31,10 +31,10 @@ struct Verify: ConsoleCommand {
         let verdict = try policy.makeJudge().judge(chain, host: policy.host, at: policy.time, stapledOCSPResponse: stapled)
         TrustLogging.log(verdict, host: policy.host ?? "(no host)", to: output.logger)
         if output.json {
-            console.line(Format.json(VerdictJSON(verdict, requestedHost: policy.host)))
+            console.line(JSONLines.line(VerdictJSON(verdict, requestedHost: policy.host)))
         } else {
             VerdictReport(verdict: verdict, subject: chainFile, console: console).render()
         }
-        return Disposition(serverTrust: verdict).allowsConnection ? .trusted : .notTrusted
+        return ExitStatus(verdict)
     }
 }

@@ -69,7 +69,13 @@ struct DemoCommandTests {
         #expect(DemoScenario.all.count == 13)
         let json = CLIFixtures.run(["demo", "--json"])
         #expect(json.status == 0)
-        #expect(json.output.contains("\"asExpected\" : true"))
-        #expect(!json.output.contains("\"asExpected\" : false"))
+        // One line per scenario (JSON Lines), each with the schema version.
+        let lines = json.output.split(separator: "\n")
+        #expect(lines.count == DemoScenario.all.count)
+        for line in lines {
+            let object = try CLIFixtures.json(String(line))
+            #expect(object["asExpected"] as? Bool == true, "\(line.prefix(120))")
+            #expect(object["schema"] as? Int == 1)
+        }
     }
 }

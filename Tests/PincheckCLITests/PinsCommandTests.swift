@@ -32,7 +32,9 @@ struct PinsCommandTests {
     func json() throws {
         let result = F.run(["pins", F.path("chains/rsa-good.der"), "--json"])
         #expect(result.status == 0)
-        let array = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: Any]])
+        let object = try F.json(result.output)
+        #expect(object["schema"] as? Int == 1)
+        let array = try #require(object["certificates"] as? [[String: Any]])
         #expect(array.count == 1)
         #expect(array[0]["spkiSHA256"] as? String == (try Self.referencePins())["rsa-leaf"])
         #expect(array[0]["notAfter"] as? String == "2099-12-31T23:59:59Z")

@@ -27,7 +27,7 @@ struct Demo: ConsoleCommand {
         }
         if output.json {
             for outcome in outcomes {
-                console.line(Format.json(DemoJSON(outcome)))
+                console.line(JSONLines.line(DemoJSON(outcome)))
             }
         } else {
             render(outcomes, console)
