@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "TrustEvaluatorNIO", targets: ["TrustEvaluatorNIO"]),
         .library(name: "TrustEvaluatorGRPC", targets: ["TrustEvaluatorGRPC"]),
         .library(name: "PincheckAsyncHTTPClient", targets: ["PincheckAsyncHTTPClient"]),
+        .library(name: "PincheckVapor", targets: ["PincheckVapor"]),
         .executable(name: "pincheck", targets: ["pincheck"]),
     ],
     // Integrations with stacks the engine does not need are traits, off by default, so a package that
@@ -36,6 +37,10 @@ let package = Package(
         .trait(
             name: "AsyncHTTPClient",
             description: "The PincheckAsyncHTTPClient product: AsyncHTTPClient (and what is built on it) pinned by Pincheck."),
+        .trait(
+            name: "Vapor",
+            description: "The PincheckVapor product: client certificates on a Vapor server judged by Pincheck (mTLS), and Vapor's client pinned.",
+            enabledTraits: ["AsyncHTTPClient"]),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -47,6 +52,11 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
         // PincheckAsyncHTTPClient (the AsyncHTTPClient trait), and its examples.
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // PincheckVapor (the Vapor trait).
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.122.0"),
+        // Vapor's Request.peerCertificateChain is swift-certificates' type (PincheckVapor reads its leaf).
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.14.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.0.0"),
         // Only for the OpenAPI client example (its generated code is committed: no generator plugin).
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.1.0"),
@@ -119,6 +129,16 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
             ] + nio
         ),
+        // Vapor with Pincheck: client certificates judged on the server, the client pinned.
+        .target(
+            name: "PincheckVapor",
+            dependencies: [
+                "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO", "PincheckAsyncHTTPClient",
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+                .product(name: "X509", package: "swift-certificates", condition: .when(traits: ["Vapor"])),
+                .product(name: "SwiftASN1", package: "swift-asn1", condition: .when(traits: ["Vapor"])),
+            ] + nio
+        ),
         .executableTarget(name: "pincheck", dependencies: ["PincheckCLI"]),
         // Examples, compiled with everything else so they cannot drift.
         .executableTarget(
@@ -147,6 +167,14 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Examples/AsyncHTTPClientPinned"),
+        .executableTarget(
+            name: "vapor-mtls-server",
+            dependencies: [
+                "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO", "PincheckVapor",
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Examples/VaporMTLSServer"),
         .executableTarget(
             name: "openapi-pinned-client",
             dependencies: [
@@ -228,6 +256,13 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            ] + nio),
+        .testTarget(
+            name: "PincheckVaporTests",
+            dependencies: [
+                "PincheckVapor", "PincheckAsyncHTTPClient", "TrustEvaluator", "TrustEvaluatorNIO", "ServerTrust", "PincheckTestSupport",
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ] + nio),
         .testTarget(name: "PincheckCLITests", dependencies: ["TrustEvaluatorCore", "TrustEvaluatorFormats", "PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "PincheckOpenSSL", "pincheck", "PincheckTestSupport"]),
     ]

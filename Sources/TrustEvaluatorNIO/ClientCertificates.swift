@@ -56,6 +56,8 @@ public struct PincheckClientCertificateVerifier: Sendable {
     private let certificateCache: CertificateCache
     private let now: @Sendable () -> Date
     private let offloadEvaluation: Bool
+    /// The trusted decisions of recent handshakes, by the client's leaf (shared by copies).
+    private let accepted = AcceptedClients()
 
     /// - Parameters:
     ///   - policy: Anchors, pinning and revocation for clients. Its purpose becomes client
@@ -145,6 +147,7 @@ public struct PincheckClientCertificateVerifier: Sendable {
                     promise.succeed(.failed)
                     return
                 }
+                if let leaf = der.first { verifier.accepted.record(decision, leaf: leaf) }
                 promise.succeed(.certificateVerified(VerificationMetadata(validated)))
             }
             if verifier.offloadEvaluation {
@@ -181,6 +184,30 @@ public struct PincheckClientCertificateVerifier: Sendable {
         try pipeline.addHandler(keeper)
     }
 
+    /// The decision that let in the client whose validated chain this is: for code that sees
+    /// NIOSSL's validated chain but not the channel.
+    /// The verifier keeps the decisions of the last ``acceptedDecisionLimit`` clients it let in, by
+    /// their leaf; nil for a chain it did not accept (or no longer remembers).
+    public func decision(forValidatedChain chain: ValidatedCertificateChain) -> ChallengeDecision? {
+        guard let leaf = try? chain.first?.toDERBytes() else { return nil }
+        return accepted.decision(leaf: leaf)
+    }
+
+    /// The decision that let in the client presenting this leaf (`channel.nioSSL_peerCertificate()`):
+    /// for frameworks that use NIOSSL's callback without a validated chain (Hummingbird).
+    public func decision(forLeaf leaf: NIOSSLCertificate) -> ChallengeDecision? {
+        guard let der = try? leaf.toDERBytes() else { return nil }
+        return accepted.decision(leaf: der)
+    }
+
+    /// The decision that let in the client whose leaf certificate this is (DER).
+    public func decision(forLeaf der: [UInt8]) -> ChallengeDecision? {
+        accepted.decision(leaf: der)
+    }
+
+    /// How many accepted clients' decisions are kept for ``decision(forValidatedChain:)``.
+    public static let acceptedDecisionLimit = 1024
+
     /// The decision on the client's certificate of a connection set up with
     /// ``addServerHandlers(to:context:onDecision:)``: its verdict has the verified path. Nil before
     /// the handshake has been judged, or on another kind of channel.
@@ -188,6 +215,24 @@ public struct PincheckClientCertificateVerifier: Sendable {
         channel.eventLoop.submit {
             try? channel.pipeline.syncOperations.handler(type: ClientDecisionHandler.self).decision
         }
+    }
+}
+
+/// The decisions that let clients in, by leaf (DER), the least recently used forgotten first.
+final class AcceptedClients: Sendable {
+    private let decisions = NIOLockedValueBox<(byLeaf: [[UInt8]: ChallengeDecision], order: [[UInt8]])>(([:], []))
+
+    func record(_ decision: ChallengeDecision, leaf: [UInt8]) {
+        decisions.withLockedValue { state in
+            if state.byLeaf.updateValue(decision, forKey: leaf) == nil { state.order.append(leaf) }
+            if state.order.count > PincheckClientCertificateVerifier.acceptedDecisionLimit {
+                state.byLeaf[state.order.removeFirst()] = nil
+            }
+        }
+    }
+
+    func decision(leaf: [UInt8]) -> ChallengeDecision? {
+        decisions.withLockedValue { $0.byLeaf[leaf] }
     }
 }
 

@@ -9,28 +9,6 @@ import Testing
 import TrustEvaluator
 import TrustEvaluatorNIO
 
-/// A client certificate for `spiffe://pincheck.test/ns/prod/sa/api` under the RSA test
-/// intermediate (EKU clientAuth), made once per test run with the openssl command.
-enum SPIFFEClient {
-    static let identity = "spiffe://pincheck.test/ns/prod/sa/api"
-    struct Files: Sendable { let certificate: String, key: String }
-
-    static let files: Files = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-mtls-\(UUID().uuidString)").path
-        try! FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let key = "\(folder)/client.key", request = "\(folder)/client.csr", certificate = "\(folder)/client.pem"
-        let extensions = "\(folder)/extensions.cnf"
-        try! "subjectAltName=URI:\(identity)\nextendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature\nbasicConstraints=critical,CA:FALSE\n"
-            .write(toFile: extensions, atomically: true, encoding: .utf8)
-        precondition(try! OpenSSLCLI.run(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                                          "-keyout", key, "-out", request, "-subj", "/O=Pincheck Tests/CN=api workload"]) == 0)
-        precondition(try! OpenSSLCLI.run(["x509", "-req", "-in", request, "-CA", PKI.path("rsa-intermediate.pem"),
-                                          "-CAkey", PKI.path("keys/rsa-intermediate.key"), "-set_serial", "4242", "-days", "36500",
-                                          "-sha256", "-extfile", extensions, "-out", certificate]) == 0)
-        return Files(certificate: certificate, key: key)
-    }()
-}
-
 /// A TLS server on 127.0.0.1 that requires client certificates judged by Pincheck; to each
 /// message it answers with what its request handler can see: the decision's rule, the verdict's
 /// verified path and NIOSSL's validated chain (subjects, leaf first).

@@ -1,0 +1,183 @@
+#if Vapor
+import AsyncHTTPClient
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOSSL
+import PincheckAsyncHTTPClient
+import PincheckTestSupport
+import PincheckVapor
+import ServerTrust
+import Testing
+import TrustEvaluator
+import TrustEvaluatorNIO
+import Vapor
+
+/// A Vapor server that requires client certificates judged by Pincheck, and real clients
+/// (AsyncHTTPClient) presenting the right certificate, another CA's, one without the required
+/// identity, and none.
+@Suite("Vapor: client certificates judged by Pincheck (mTLS)", .serialized)
+struct VaporClientCertificateTests {
+    static func verifier() throws -> PincheckClientCertificateVerifier {
+        try PincheckClientCertificateVerifier(policy: TrustPolicy(anchors: try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")])),
+                                              requiredIdentities: [.uri(SPIFFEClient.identity)], now: { TestPKI.time })
+    }
+
+    /// Runs `body` with the port of a Vapor server whose `/whoami` answers with what a route can
+    /// see: the identities of the verdict's leaf and Vapor's `peerCertificateChain` (subjects).
+    static func withServer(_ verifier: PincheckClientCertificateVerifier, decisions: NIOLockedValueBox<[ChallengeDecision]>,
+                           _ body: (Int) async throws -> Void) async throws {
+        // Only the program's name as the command line: the test runner's own arguments are not Vapor's.
+        let app = try await Application.make(Environment(name: "testing", arguments: ["pincheck-vapor-tests"]))
+        app.http.server.configuration.hostname = "127.0.0.1"
+        app.http.server.configuration.port = 0
+        let chain = try NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-ip.pem")) + NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-intermediate.pem"))
+        let key = try NIOSSLPrivateKey(file: TestPKI.path("keys/rsa-ip.key"), format: .pem)
+        app.http.server.configuration.requireClientCertificates(judgedBy: verifier, certificateChain: chain.map { .certificate($0) },
+                                                                privateKey: .privateKey(key)) { decision in
+            decisions.withLockedValue { $0.append(decision) }
+        }
+        app.get("whoami") { req -> String in
+            let decision = req.pincheckClientDecision(from: verifier)
+            let identities = decision?.verdict?.verifiedPath?.certificates.first?.subjectAlternativeNames.map(\.description) ?? []
+            let validated = req.peerCertificateChain?.map { "\($0.subject)" } ?? []
+            return "identities=\(identities.joined(separator: ",")) validated=\(validated.count):\(validated.joined(separator: "|"))"
+        }
+        do {
+            try await app.startup()
+            try await body(try #require(app.http.server.shared.localAddress?.port))
+        } catch {
+            try await app.asyncShutdown()
+            throw error
+        }
+        try await app.asyncShutdown()
+    }
+
+    /// GET /whoami presenting `chain` (PEM files, leaf first) and `key`; none: no certificate.
+    static func whoami(port: Int, chain: [String], key: String?) async -> Result<String, any Error> {
+        do {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(TestPKI.path("rsa-root.pem"))
+            if let key {
+                tls.certificateChain = try chain.flatMap { try NIOSSLCertificate.fromPEMFile($0) }.map { .certificate($0) }
+                tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
+            }
+            var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+            configuration.connectionPool.retryConnectionEstablishment = false
+            configuration.timeout.connect = .seconds(5)
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            defer { _ = client.shutdown() }
+            let response = try await client.execute(HTTPClientRequest(url: "https://localhost:\(port)/whoami"), timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 1 << 16)
+            return .success("\(response.status.code) \(String(buffer: body))")
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    @Test("the right client certificate: the route sees the verdict's identity and the verified path as the peer chain")
+    func rightCertificate() async throws {
+        let verifier = try Self.verifier(), decisions = NIOLockedValueBox<[ChallengeDecision]>([])
+        try await Self.withServer(verifier, decisions: decisions) { port in
+            let answer = try await Self.whoami(port: port, chain: [SPIFFEClient.files.certificate, TestPKI.path("rsa-intermediate.pem")],
+                                               key: SPIFFEClient.files.key).get()
+            #expect(answer.hasPrefix("200 "), "\(answer)")
+            #expect(answer.contains("identities=URI:\(SPIFFEClient.identity)") || answer.contains(SPIFFEClient.identity), "\(answer)")
+            // The verified path, up to the anchor (which the client never sent): leaf, intermediate, root.
+            #expect(answer.contains("validated=3:"), "\(answer)")
+            #expect(answer.hasSuffix("CN=Pincheck Test RSA Root CA,O=Pincheck Tests"), "\(answer)")
+        }
+        #expect(decisions.withLockedValue { $0.map(\.rule) } == [.trusted])
+    }
+
+    @Test("refused before any route: another CA's certificate, one without the required identity, none",
+          arguments: [("attacker-leaf.pem", "keys/attacker-leaf.key"), ("rsa-client-only.pem", "keys/rsa-client-only.key"), ("", "")])
+    func refused(_ client: (certificate: String, key: String)) async throws {
+        let verifier = try Self.verifier(), decisions = NIOLockedValueBox<[ChallengeDecision]>([])
+        try await Self.withServer(verifier, decisions: decisions) { port in
+            let presented = client.certificate.isEmpty ? nil : client
+            let result = await Self.whoami(port: port, chain: presented.map { [TestPKI.path($0.certificate), TestPKI.path("rsa-intermediate.pem")] } ?? [],
+                                           key: presented.map { TestPKI.path($0.key) })
+            if case .success(let answer) = result { Issue.record("a route answered: \(answer)") }
+        }
+        let seen = decisions.withLockedValue { $0 }
+        if client.certificate.isEmpty {
+            #expect(seen.isEmpty, "no certificate: the handshake fails before Pincheck is asked")
+        } else {
+            #expect(!seen.isEmpty && seen.allSatisfy { $0.rule != .trusted }, "\(seen.map(\.rule))")
+        }
+        if client.certificate == "rsa-client-only.pem" {
+            #expect(seen.first?.verdict?.failures.map(\.code).contains(.identityMismatch) == true)
+        }
+    }
+}
+#endif  // Vapor trait
+
+#if Vapor
+/// Vapor's own client (`app.client`, AsyncHTTPClient underneath) pinned by Pincheck through
+/// `app.http.client.configuration`, against a local TLS server.
+@Suite("Vapor: app.client pinned by Pincheck", .serialized)
+struct VaporPinnedClientTests {
+    static func get(pinning pin: Certificate) async throws -> Result<UInt, any Error> {
+        let server = try TestTLSServer(certificate: "rsa-ip", chain: ["rsa-intermediate"])
+        defer { server.stop() }
+        let app = try await Application.make(Environment(name: "testing", arguments: ["pincheck-vapor-tests"]))
+        let policy = TrustPolicy(pinning: .publicKeys(try PinnedPublicKeys(certificates: [pin])),
+                                 anchors: try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")]))
+        app.http.client.configuration = try .pinned(by: policy, base: app.http.client.configuration)
+        let result: Result<UInt, any Error>
+        do {
+            result = .success(try await app.client.get("https://localhost:\(server.port)/").status.code)
+        } catch {
+            result = .failure(error)
+        }
+        try await app.asyncShutdown()
+        return result
+    }
+
+    @Test("the right leaf pin: HTTP 200; a wrong one: PincheckTrustError (pin.mismatch) before any request byte")
+    func pinned() async throws {
+        #expect(try await Self.get(pinning: TestPKI.certificate("rsa-ip")).get() == 200)
+        guard case .failure(let error) = try await Self.get(pinning: TestPKI.certificate("rsa-leaf-rotated")) else {
+            Issue.record("a wrong pin was accepted")
+            return
+        }
+        let refusal = try #require(error as? PincheckTrustError, "\(error)")
+        #expect(refusal.codes == [.pinMismatch])
+    }
+}
+#endif  // Vapor trait
+
+#if Vapor
+/// `Examples/VaporMTLSServer` run as its users would: started, its port read from its first line,
+/// then asked by clients with and without the required identity.
+@Suite("vapor-mtls-server example", .serialized)
+struct VaporMTLSServerExampleTests {
+    @Test("the SPIFFE client gets its identity and the verified path; a client without the identity gets no answer")
+    func example() async throws {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("vapor-mtls-server")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = [TestPKI.path("chains/rsa-ip.pem"), TestPKI.path("keys/rsa-ip.key"), TestPKI.path("rsa-root.pem"),
+                             SPIFFEClient.identity]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        try process.run()
+        defer { process.terminate(); process.waitUntilExit() }
+        // The first line names the port (read byte by byte: the process keeps writing after it).
+        var firstLine = [UInt8]()
+        while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != 0x0A { firstLine.append(byte) }
+        let line = String(decoding: firstLine, as: UTF8.self)
+        let port = try #require(line.split(separator: ":").last.flatMap { Int($0) }, "\(line)")
+
+        let right = try await VaporClientCertificateTests.whoami(
+            port: port, chain: [SPIFFEClient.files.certificate, TestPKI.path("rsa-intermediate.pem")], key: SPIFFEClient.files.key).get()
+        #expect(right.hasPrefix("200 identities: URI:\(SPIFFEClient.identity)"), "\(right)")
+        #expect(right.contains("verified path: CN=api workload"), "\(right)")
+        let wrong = await VaporClientCertificateTests.whoami(
+            port: port, chain: [TestPKI.path("rsa-client-only.pem"), TestPKI.path("rsa-intermediate.pem")], key: TestPKI.path("keys/rsa-client-only.key"))
+        if case .success(let answer) = wrong { Issue.record("a client without the identity got an answer: \(answer)") }
+    }
+}
+#endif  // Vapor trait
