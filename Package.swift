@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "TrustEvaluatorGRPC", targets: ["TrustEvaluatorGRPC"]),
         .library(name: "PincheckAsyncHTTPClient", targets: ["PincheckAsyncHTTPClient"]),
         .library(name: "PincheckVapor", targets: ["PincheckVapor"]),
+        .library(name: "PincheckHummingbird", targets: ["PincheckHummingbird"]),
         .executable(name: "pincheck", targets: ["pincheck"]),
     ],
     // Integrations with stacks the engine does not need are traits, off by default, so a package that
@@ -41,6 +42,9 @@ let package = Package(
             name: "Vapor",
             description: "The PincheckVapor product: client certificates on a Vapor server judged by Pincheck (mTLS), and Vapor's client pinned.",
             enabledTraits: ["AsyncHTTPClient"]),
+        .trait(
+            name: "Hummingbird",
+            description: "The PincheckHummingbird product: client certificates on a Hummingbird server judged by Pincheck (mTLS)."),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -54,6 +58,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // PincheckVapor (the Vapor trait).
         .package(url: "https://github.com/vapor/vapor.git", from: "4.122.0"),
+        // PincheckHummingbird (the Hummingbird trait).
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         // Vapor's Request.peerCertificateChain is swift-certificates' type (PincheckVapor reads its leaf).
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.14.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.0.0"),
@@ -137,6 +143,15 @@ let package = Package(
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "X509", package: "swift-certificates", condition: .when(traits: ["Vapor"])),
                 .product(name: "SwiftASN1", package: "swift-asn1", condition: .when(traits: ["Vapor"])),
+            ] + nio
+        ),
+        // Hummingbird with Pincheck: client certificates judged on the server.
+        .target(
+            name: "PincheckHummingbird",
+            dependencies: [
+                "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "HummingbirdTLS", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
             ] + nio
         ),
         .executableTarget(name: "pincheck", dependencies: ["PincheckCLI"]),
@@ -262,6 +277,15 @@ let package = Package(
             dependencies: [
                 "PincheckVapor", "PincheckAsyncHTTPClient", "TrustEvaluator", "TrustEvaluatorNIO", "ServerTrust", "PincheckTestSupport",
                 .product(name: "Vapor", package: "vapor"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ] + nio),
+        .testTarget(
+            name: "PincheckHummingbirdTests",
+            dependencies: [
+                "PincheckHummingbird", "TrustEvaluator", "TrustEvaluatorNIO", "ServerTrust", "PincheckTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ] + nio),
         .testTarget(name: "PincheckCLITests", dependencies: ["TrustEvaluatorCore", "TrustEvaluatorFormats", "PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "PincheckOpenSSL", "pincheck", "PincheckTestSupport"]),

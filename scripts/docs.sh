@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 modules=("$@")
 if [ ${#modules[@]} -eq 0 ]; then
-  modules=(TrustEvaluatorCore TrustEvaluatorFormats ServerTrust ServerTrustFoundation TrustEvaluatorNIO TrustEvaluatorGRPC PincheckAsyncHTTPClient PincheckVapor)
+  modules=(TrustEvaluatorCore TrustEvaluatorFormats ServerTrust ServerTrustFoundation TrustEvaluatorNIO TrustEvaluatorGRPC PincheckAsyncHTTPClient PincheckVapor PincheckHummingbird)
 fi
 failed=()
 for module in "${modules[@]}"; do

@@ -200,6 +200,37 @@ public struct PincheckClientCertificateVerifier: Sendable {
         return accepted.decision(leaf: der)
     }
 
+    /// The decision that let in the client of a connection (its TLS handler's peer certificate):
+    /// for frameworks that give a request handler the channel but use NIOSSL's callback without a
+    /// validated chain (Hummingbird's `TLSChannelConfiguration`). Nil for a connection this
+    /// verifier did not let in.
+    public func decision(forConnection channel: any Channel) async -> ChallengeDecision? {
+        guard let leaf = try? await channel.nioSSL_peerCertificate().get() else { return nil }
+        return decision(forLeaf: leaf)
+    }
+
+    /// NIOSSL's server-side callback without metadata, for servers that take only that form
+    /// (Hummingbird's `TLSChannelConfiguration`): the same decision as ``callback(onDecision:)``,
+    /// but NIOSSL keeps no validated chain (`nioSSL_peerValidatedCertificateChain()` is nil);
+    /// ``decision(forConnection:)`` gives the verified path instead.
+    /// - Parameter onDecision: Receives every decision, accepted or not.
+    public func callbackWithoutMetadata(onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in })
+        -> @Sendable ([NIOSSLCertificate], EventLoopPromise<NIOSSLVerificationResult>) -> Void
+    {
+        let withMetadata = callback(onDecision: onDecision)
+        return { presented, promise in
+            let detailed = promise.futureResult.eventLoop.makePromise(of: NIOSSLVerificationResultWithMetadata.self)
+            detailed.futureResult.whenComplete { result in
+                switch result {
+                case .success(.certificateVerified): promise.succeed(.certificateVerified)
+                case .success(.failed): promise.succeed(.failed)
+                case .failure(let error): promise.fail(error)
+                }
+            }
+            withMetadata(presented, detailed)
+        }
+    }
+
     /// The decision that let in the client whose leaf certificate this is (DER).
     public func decision(forLeaf der: [UInt8]) -> ChallengeDecision? {
         accepted.decision(leaf: der)

@@ -1,0 +1,120 @@
+#if Hummingbird
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import HummingbirdTLS
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOSSL
+import PincheckHummingbird
+import PincheckTestSupport
+import ServerTrust
+import Testing
+import TrustEvaluator
+import TrustEvaluatorNIO
+
+/// A Hummingbird server that requires client certificates judged by Pincheck, and real clients
+/// (AsyncHTTPClient) presenting the right certificate, another CA's, one without the required
+/// identity, and none.
+@Suite("Hummingbird: client certificates judged by Pincheck (mTLS)", .serialized)
+struct HummingbirdClientCertificateTests {
+    static func verifier() throws -> PincheckClientCertificateVerifier {
+        try PincheckClientCertificateVerifier(policy: TrustPolicy(anchors: try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")])),
+                                              requiredIdentities: [.uri(SPIFFEClient.identity)], now: { TestPKI.time })
+    }
+
+    /// Runs `body` with the port of a Hummingbird server whose `/whoami` answers with the decision's
+    /// verified path (subjects) and the leaf's identities.
+    static func withServer(_ verifier: PincheckClientCertificateVerifier, decisions: NIOLockedValueBox<[ChallengeDecision]>,
+                           _ body: @escaping @Sendable (Int) async throws -> Void) async throws {
+        let router = Router(context: PincheckBasicRequestContext.self)
+        router.get("whoami") { _, context -> String in
+            let decision = await verifier.decision(in: context)
+            let path = decision?.verdict?.verifiedPath?.certificates.map(\.subject) ?? []
+            let identities = decision?.verdict?.verifiedPath?.certificates.first?.subjectAlternativeNames.map(\.description) ?? []
+            return "identities=\(identities.joined(separator: ",")) path=\(path.count):\(path.joined(separator: "|"))"
+        }
+        let chain = try NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-ip.pem")) + NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-intermediate.pem"))
+        let key = try NIOSSLPrivateKey(file: TestPKI.path("keys/rsa-ip.key"), format: .pem)
+        let tls = verifier.hummingbirdTLSConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key)) { decision in
+            decisions.withLockedValue { $0.append(decision) }
+        }
+        let ports = AsyncStream<Int>.makeStream()
+        // Quiet: cancelling the service at the end of a test is logged as errors otherwise.
+        var logger = Logger(label: "pincheck-hummingbird-tests")
+        logger.logLevel = .critical
+        let app = Application(router: router, server: try .tls(.http1(), configuration: tls),
+                              configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                              onServerRunning: { channel in ports.continuation.yield(channel.localAddress?.port ?? 0) },
+                              logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService() }
+            var iterator = ports.stream.makeAsyncIterator()
+            let port = try #require(await iterator.next())
+            do {
+                try await body(port)
+            } catch {
+                group.cancelAll()
+                throw error
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// GET /whoami presenting `chain` (PEM files, leaf first) and `key`; none: no certificate.
+    static func whoami(port: Int, chain: [String], key: String?) async -> Result<String, any Error> {
+        do {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(TestPKI.path("rsa-root.pem"))
+            if let key {
+                tls.certificateChain = try chain.flatMap { try NIOSSLCertificate.fromPEMFile($0) }.map { .certificate($0) }
+                tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
+            }
+            var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+            configuration.connectionPool.retryConnectionEstablishment = false
+            configuration.timeout.connect = .seconds(5)
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            defer { _ = client.shutdown() }
+            let response = try await client.execute(HTTPClientRequest(url: "https://localhost:\(port)/whoami"), timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 1 << 16)
+            return .success("\(response.status.code) \(String(buffer: body))")
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    @Test("the right client certificate: the route gets the decision, with the identity and the verified path up to the anchor")
+    func rightCertificate() async throws {
+        let verifier = try Self.verifier(), decisions = NIOLockedValueBox<[ChallengeDecision]>([])
+        try await Self.withServer(verifier, decisions: decisions) { port in
+            let answer = try await Self.whoami(port: port, chain: [SPIFFEClient.files.certificate, TestPKI.path("rsa-intermediate.pem")],
+                                               key: SPIFFEClient.files.key).get()
+            #expect(answer.hasPrefix("200 identities=URI:\(SPIFFEClient.identity)"), "\(answer)")
+            #expect(answer.hasSuffix("path=3:CN=api workload,O=Pincheck Tests|CN=Pincheck Test RSA Intermediate CA,O=Pincheck Tests|CN=Pincheck Test RSA Root CA,O=Pincheck Tests"), "\(answer)")
+        }
+        #expect(decisions.withLockedValue { $0.map(\.rule) } == [.trusted])
+    }
+
+    @Test("refused before any route: another CA's certificate, one without the required identity, none",
+          arguments: [("attacker-leaf.pem", "keys/attacker-leaf.key"), ("rsa-client-only.pem", "keys/rsa-client-only.key"), ("", "")])
+    func refused(_ client: (certificate: String, key: String)) async throws {
+        let verifier = try Self.verifier(), decisions = NIOLockedValueBox<[ChallengeDecision]>([])
+        try await Self.withServer(verifier, decisions: decisions) { port in
+            let presented = client.certificate.isEmpty ? nil : client
+            let result = await Self.whoami(port: port, chain: presented.map { [TestPKI.path($0.certificate), TestPKI.path("rsa-intermediate.pem")] } ?? [],
+                                           key: presented.map { TestPKI.path($0.key) })
+            if case .success(let answer) = result { Issue.record("a route answered: \(answer)") }
+        }
+        let seen = decisions.withLockedValue { $0 }
+        if client.certificate.isEmpty {
+            #expect(seen.isEmpty, "no certificate: the handshake fails before Pincheck is asked")
+        } else {
+            #expect(!seen.isEmpty && seen.allSatisfy { $0.rule != .trusted }, "\(seen.map(\.rule))")
+        }
+        if client.certificate == "rsa-client-only.pem" {
+            #expect(seen.first?.verdict?.failures.map(\.code).contains(.identityMismatch) == true)
+        }
+    }
+}
+#endif  // Hummingbird trait
