@@ -230,6 +230,15 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ] + nio),
+        // The HTTPS client with a client certificate that the framework servers' mTLS tests share.
+        .target(
+            name: "PincheckMTLSTestSupport",
+            dependencies: [
+                "PincheckTestSupport", "ServerTrust", "TrustEvaluator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Tests/MTLSSupport"),
         // Loopback servers (openssl s_server, raw sockets) shared by the test targets.
         .target(name: "PincheckTestSupport", dependencies: ["TrustEvaluator"], path: "Tests/Support"),
         .testTarget(
@@ -275,6 +284,7 @@ let package = Package(
         .testTarget(
             name: "PincheckVaporTests",
             dependencies: [
+                "PincheckMTLSTestSupport",
                 "PincheckVapor", "PincheckAsyncHTTPClient", "TrustEvaluator", "TrustEvaluatorNIO", "ServerTrust", "PincheckTestSupport",
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -282,6 +292,7 @@ let package = Package(
         .testTarget(
             name: "PincheckHummingbirdTests",
             dependencies: [
+                "PincheckMTLSTestSupport",
                 "PincheckHummingbird", "TrustEvaluator", "TrustEvaluatorNIO", "ServerTrust", "PincheckTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -25,23 +25,7 @@ public_digests=$(mktemp -d)
 trap 'rm -rf "$public_digests"' EXIT
 mkdir -p "$public_digests/$baseline"
 for digest in api/digests/"$baseline"/*.json; do
-  python3 - "$digest" "$public_digests/$baseline/$(basename "$digest")" <<'PY'
-import json, sys
-
-def public(node):
-    if isinstance(node, dict):
-        if node.get("isInternal"):
-            return None
-        return {key: public(value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [kept for kept in (public(child) for child in node) if kept is not None]
-    return node
-
-with open(sys.argv[1]) as source:
-    digest = json.load(source)
-with open(sys.argv[2], "w") as target:
-    json.dump(public(digest), target)
-PY
+  python3 scripts/lib/api-compare.py --public-only "$digest" "$public_digests/$baseline/$(basename "$digest")"
 done
 swift package diagnose-api-breaking-changes --enable-all-traits "$baseline" \
   --products ServerTrust ServerTrustFoundation TrustEvaluatorNIO TrustEvaluatorGRPC \

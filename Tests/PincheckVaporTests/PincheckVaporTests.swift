@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 import PincheckAsyncHTTPClient
+import PincheckMTLSTestSupport
 import PincheckTestSupport
 import PincheckVapor
 import ServerTrust
@@ -53,33 +54,11 @@ struct VaporClientCertificateTests {
         try await app.asyncShutdown()
     }
 
-    /// GET /whoami presenting `chain` (PEM files, leaf first) and `key`; none: no certificate.
-    static func whoami(port: Int, chain: [String], key: String?) async -> Result<String, any Error> {
-        do {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .file(TestPKI.path("rsa-root.pem"))
-            if let key {
-                tls.certificateChain = try chain.flatMap { try NIOSSLCertificate.fromPEMFile($0) }.map { .certificate($0) }
-                tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
-            }
-            var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-            configuration.connectionPool.retryConnectionEstablishment = false
-            configuration.timeout.connect = .seconds(5)
-            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-            defer { _ = client.shutdown() }
-            let response = try await client.execute(HTTPClientRequest(url: "https://localhost:\(port)/whoami"), timeout: .seconds(10))
-            let body = try await response.body.collect(upTo: 1 << 16)
-            return .success("\(response.status.code) \(String(buffer: body))")
-        } catch {
-            return .failure(error)
-        }
-    }
-
     @Test("the right client certificate: the route sees the verdict's identity and the verified path as the peer chain")
     func rightCertificate() async throws {
         let verifier = try Self.verifier(), decisions = NIOLockedValueBox<[ChallengeDecision]>([])
         try await Self.withServer(verifier, decisions: decisions) { port in
-            let answer = try await Self.whoami(port: port, chain: [SPIFFEClient.files.certificate, TestPKI.path("rsa-intermediate.pem")],
+            let answer = try await MTLSClient.get(port: port, chain: [SPIFFEClient.files.certificate, TestPKI.path("rsa-intermediate.pem")],
                                                key: SPIFFEClient.files.key).get()
             #expect(answer.hasPrefix("200 "), "\(answer)")
             #expect(answer.contains("identities=URI:\(SPIFFEClient.identity)") || answer.contains(SPIFFEClient.identity), "\(answer)")
@@ -91,24 +70,13 @@ struct VaporClientCertificateTests {
     }
 
     @Test("refused before any route: another CA's certificate, one without the required identity, none",
-          arguments: [("attacker-leaf.pem", "keys/attacker-leaf.key"), ("rsa-client-only.pem", "keys/rsa-client-only.key"), ("", "")])
+          arguments: MTLSClient.refusedClients)
     func refused(_ client: (certificate: String, key: String)) async throws {
         let verifier = try Self.verifier(), decisions = NIOLockedValueBox<[ChallengeDecision]>([])
         try await Self.withServer(verifier, decisions: decisions) { port in
-            let presented = client.certificate.isEmpty ? nil : client
-            let result = await Self.whoami(port: port, chain: presented.map { [TestPKI.path($0.certificate), TestPKI.path("rsa-intermediate.pem")] } ?? [],
-                                           key: presented.map { TestPKI.path($0.key) })
-            if case .success(let answer) = result { Issue.record("a route answered: \(answer)") }
+            await MTLSClient.askRefused(client, port: port)
         }
-        let seen = decisions.withLockedValue { $0 }
-        if client.certificate.isEmpty {
-            #expect(seen.isEmpty, "no certificate: the handshake fails before Pincheck is asked")
-        } else {
-            #expect(!seen.isEmpty && seen.allSatisfy { $0.rule != .trusted }, "\(seen.map(\.rule))")
-        }
-        if client.certificate == "rsa-client-only.pem" {
-            #expect(seen.first?.verdict?.failures.map(\.code).contains(.identityMismatch) == true)
-        }
+        MTLSClient.expectRefusals(decisions.withLockedValue { $0 }, for: client)
     }
 }
 #endif  // Vapor trait
@@ -171,11 +139,11 @@ struct VaporMTLSServerExampleTests {
         let line = String(decoding: firstLine, as: UTF8.self)
         let port = try #require(line.split(separator: ":").last.flatMap { Int($0) }, "\(line)")
 
-        let right = try await VaporClientCertificateTests.whoami(
+        let right = try await MTLSClient.get(
             port: port, chain: [SPIFFEClient.files.certificate, TestPKI.path("rsa-intermediate.pem")], key: SPIFFEClient.files.key).get()
         #expect(right.hasPrefix("200 identities: URI:\(SPIFFEClient.identity)"), "\(right)")
         #expect(right.contains("verified path: CN=api workload"), "\(right)")
-        let wrong = await VaporClientCertificateTests.whoami(
+        let wrong = await MTLSClient.get(
             port: port, chain: [TestPKI.path("rsa-client-only.pem"), TestPKI.path("rsa-intermediate.pem")], key: TestPKI.path("keys/rsa-client-only.key"))
         if case .success(let answer) = wrong { Issue.record("a client without the identity got an answer: \(answer)") }
     }

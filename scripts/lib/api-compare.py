@@ -1,5 +1,6 @@
 """Compares the public API of each library product with the baseline's, as a user of the product
 sees it. Usage: api-compare.py DIGESTER BASELINE_DIGESTS ALLOWLIST DUMP_ARGS_FILE PRODUCT=MODULE[+MODULE…]…
+(or api-compare.py --public-only IN OUT: a digest without its `package` declarations).
 
 swift package diagnose-api-breaking-changes compares a product's own module. Two things it cannot
 see are checked here, with the same tool (swift-api-digester) underneath:
@@ -43,6 +44,12 @@ def renamed(node, modules, product):
 
 
 def main():
+    if sys.argv[1] == "--public-only":
+        with open(sys.argv[2]) as source:
+            digest = json.load(source)
+        with open(sys.argv[3], "w") as target:
+            json.dump(public(digest), target)
+        return
     digester, baseline_dir, allowlist, dump_args_file, *products = sys.argv[1:]
     with open(dump_args_file) as source:
         dump_args = [line.rstrip("\n") for line in source if line.strip()]

@@ -1,0 +1,62 @@
+import AsyncHTTPClient
+import NIOCore
+import NIOSSL
+import PincheckTestSupport
+import ServerTrust
+import Testing
+import TrustEvaluator
+
+/// An HTTPS client for the framework servers' mTLS tests: trusts the test root, presents a
+/// certificate chain (or none), and returns "STATUS BODY" or the error the request ended with.
+public enum MTLSClient {
+    /// GET `path` on 127.0.0.1's `port` (as `localhost`) presenting `chain` (PEM files, leaf first)
+    /// with `key`; no key: no certificate.
+    public static func get(port: Int, path: String = "/whoami", chain: [String], key: String?) async -> Result<String, any Error> {
+        do {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(TestPKI.path("rsa-root.pem"))
+            if let key {
+                tls.certificateChain = try chain.flatMap { try NIOSSLCertificate.fromPEMFile($0) }.map { .certificate($0) }
+                tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
+            }
+            var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+            configuration.connectionPool.retryConnectionEstablishment = false
+            configuration.timeout.connect = .seconds(5)
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            defer { _ = client.shutdown() }
+            let response = try await client.execute(HTTPClientRequest(url: "https://localhost:\(port)\(path)"), timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 1 << 16)
+            return .success("\(response.status.code) \(String(buffer: body))")
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The clients a server requiring the SPIFFE identity must refuse: another CA's certificate, one
+    /// of the right CA without the identity, and none (certificate and key paths under the test PKI).
+    public static let refusedClients: [(certificate: String, key: String)] = [
+        ("attacker-leaf.pem", "keys/attacker-leaf.key"), ("rsa-client-only.pem", "keys/rsa-client-only.key"), ("", ""),
+    ]
+
+    /// Asks a server on `port` as one of ``refusedClients`` and records an issue if a route answered.
+    public static func askRefused(_ client: (certificate: String, key: String), port: Int) async {
+        let presented = client.certificate.isEmpty ? nil : client
+        let result = await get(port: port, chain: presented.map { [TestPKI.path($0.certificate), TestPKI.path("rsa-intermediate.pem")] } ?? [],
+                               key: presented.map { TestPKI.path($0.key) })
+        if case .success(let answer) = result { Issue.record("a route answered: \(answer)") }
+    }
+
+    /// What the server's verifier must have decided for one of ``refusedClients``: nothing without
+    /// a certificate (the handshake fails first), otherwise refusals only, `identity.mismatch`
+    /// among the reasons for the client without the identity.
+    public static func expectRefusals(_ seen: [ChallengeDecision], for client: (certificate: String, key: String)) {
+        if client.certificate.isEmpty {
+            #expect(seen.isEmpty, "no certificate: the handshake fails before Pincheck is asked")
+        } else {
+            #expect(!seen.isEmpty && seen.allSatisfy { $0.rule != .trusted }, "\(seen.map(\.rule))")
+        }
+        if client.certificate == "rsa-client-only.pem" {
+            #expect(seen.first?.verdict?.failures.map(\.code).contains(.identityMismatch) == true)
+        }
+    }
+}
