@@ -234,7 +234,7 @@ let package = Package(
         .target(
             name: "PincheckMTLSTestSupport",
             dependencies: [
-                "PincheckTestSupport", "ServerTrust", "TrustEvaluator",
+                "PincheckTestSupport", "ServerTrust", "TrustEvaluator", "TrustEvaluatorNIO",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],

@@ -5,6 +5,7 @@ import PincheckTestSupport
 import ServerTrust
 import Testing
 import TrustEvaluator
+import TrustEvaluatorNIO
 
 /// An HTTPS client for the framework servers' mTLS tests: trusts the test root, presents a
 /// certificate chain (or none), and returns "STATUS BODY" or the error the request ended with.
@@ -58,5 +59,12 @@ public enum MTLSClient {
         if client.certificate == "rsa-client-only.pem" {
             #expect(seen.first?.verdict?.failures.map(\.code).contains(.identityMismatch) == true)
         }
+    }
+
+    /// The verifier of the framework servers' tests: clients of the RSA test root that carry the
+    /// SPIFFE identity of ``SPIFFEClient``, judged at the test time.
+    public static func spiffeVerifier() throws -> PincheckClientCertificateVerifier {
+        try PincheckClientCertificateVerifier(policy: TrustPolicy(anchors: try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")])),
+                                              requiredIdentities: [.uri(SPIFFEClient.identity)], now: { TestPKI.time })
     }
 }

@@ -20,11 +20,6 @@ import TrustEvaluatorNIO
 /// identity, and none.
 @Suite("Hummingbird: client certificates judged by Pincheck (mTLS)", .serialized)
 struct HummingbirdClientCertificateTests {
-    static func verifier() throws -> PincheckClientCertificateVerifier {
-        try PincheckClientCertificateVerifier(policy: TrustPolicy(anchors: try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")])),
-                                              requiredIdentities: [.uri(SPIFFEClient.identity)], now: { TestPKI.time })
-    }
-
     /// Runs `body` with the port of a Hummingbird server whose `/whoami` answers with the decision's
     /// verified path (subjects) and the leaf's identities.
     static func withServer(_ verifier: PincheckClientCertificateVerifier, decisions: NIOLockedValueBox<[ChallengeDecision]>,
@@ -65,7 +60,7 @@ struct HummingbirdClientCertificateTests {
 
     @Test("the right client certificate: the route gets the decision, with the identity and the verified path up to the anchor")
     func rightCertificate() async throws {
-        let verifier = try Self.verifier(), decisions = NIOLockedValueBox<[ChallengeDecision]>([])
+        let verifier = try MTLSClient.spiffeVerifier(), decisions = NIOLockedValueBox<[ChallengeDecision]>([])
         try await Self.withServer(verifier, decisions: decisions) { port in
             let answer = try await MTLSClient.get(port: port, chain: [SPIFFEClient.files.certificate, TestPKI.path("rsa-intermediate.pem")],
                                                key: SPIFFEClient.files.key).get()
@@ -78,7 +73,7 @@ struct HummingbirdClientCertificateTests {
     @Test("refused before any route: another CA's certificate, one without the required identity, none",
           arguments: MTLSClient.refusedClients)
     func refused(_ client: (certificate: String, key: String)) async throws {
-        let verifier = try Self.verifier(), decisions = NIOLockedValueBox<[ChallengeDecision]>([])
+        let verifier = try MTLSClient.spiffeVerifier(), decisions = NIOLockedValueBox<[ChallengeDecision]>([])
         try await Self.withServer(verifier, decisions: decisions) { port in
             await MTLSClient.askRefused(client, port: port)
         }

@@ -19,11 +19,6 @@ import Vapor
 /// identity, and none.
 @Suite("Vapor: client certificates judged by Pincheck (mTLS)", .serialized)
 struct VaporClientCertificateTests {
-    static func verifier() throws -> PincheckClientCertificateVerifier {
-        try PincheckClientCertificateVerifier(policy: TrustPolicy(anchors: try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")])),
-                                              requiredIdentities: [.uri(SPIFFEClient.identity)], now: { TestPKI.time })
-    }
-
     /// Runs `body` with the port of a Vapor server whose `/whoami` answers with what a route can
     /// see: the identities of the verdict's leaf and Vapor's `peerCertificateChain` (subjects).
     static func withServer(_ verifier: PincheckClientCertificateVerifier, decisions: NIOLockedValueBox<[ChallengeDecision]>,
@@ -56,7 +51,7 @@ struct VaporClientCertificateTests {
 
     @Test("the right client certificate: the route sees the verdict's identity and the verified path as the peer chain")
     func rightCertificate() async throws {
-        let verifier = try Self.verifier(), decisions = NIOLockedValueBox<[ChallengeDecision]>([])
+        let verifier = try MTLSClient.spiffeVerifier(), decisions = NIOLockedValueBox<[ChallengeDecision]>([])
         try await Self.withServer(verifier, decisions: decisions) { port in
             let answer = try await MTLSClient.get(port: port, chain: [SPIFFEClient.files.certificate, TestPKI.path("rsa-intermediate.pem")],
                                                key: SPIFFEClient.files.key).get()
@@ -72,7 +67,7 @@ struct VaporClientCertificateTests {
     @Test("refused before any route: another CA's certificate, one without the required identity, none",
           arguments: MTLSClient.refusedClients)
     func refused(_ client: (certificate: String, key: String)) async throws {
-        let verifier = try Self.verifier(), decisions = NIOLockedValueBox<[ChallengeDecision]>([])
+        let verifier = try MTLSClient.spiffeVerifier(), decisions = NIOLockedValueBox<[ChallengeDecision]>([])
         try await Self.withServer(verifier, decisions: decisions) { port in
             await MTLSClient.askRefused(client, port: port)
         }
