@@ -55,8 +55,16 @@ public struct PincheckHTTPClient: Sendable {
 
     /// The policy as given.
     public let policy: TrustPolicy
-    /// The pins checked on the leaf in the connection initializers (nil: no leaf check).
+    /// The pins of the policy's own pinning checked on the leaf in the connection initializers
+    /// (nil: none; pin sets given with ``init(validation:pinSets:now:onReportOnlyFailure:)`` are in ``pinSets``).
     public let leafPins: Set<PublicKeyPin>?
+    /// Pin sets checked on the leaf, each with its enforcement and expiry, as a host's are on the
+    /// other roads: an enforced set that does not match refuses the connection, a report-only one
+    /// is handed to ``onReportOnlyFailure`` and the connection goes on, an expired one is skipped.
+    public private(set) var pinSets: [PinSet] = []
+    /// Receives the verdict of a connection whose leaf a report-only pin set did not match (the
+    /// initializer is not told the host, so no RFC 7469 report can be addressed from here).
+    public private(set) var onReportOnlyFailure: (@Sendable (Verdict) -> Void)? = nil
     /// The roots NIOSSL trusts: the policy's anchors, or only the pinned ones among them.
     public let trustRoots: [Certificate]
 
@@ -123,6 +131,40 @@ public struct PincheckHTTPClient: Sendable {
         }
     }
 
+    /// A client whose leaf is checked against pin sets, with their enforcement and expiry.
+    /// - Parameters:
+    ///   - validation: Anchors and checks, as for ``init(policy:now:)``; its own pinning must be
+    ///     `.none` (pins it held would not be the pin sets').
+    ///   - pinSets: Public-key pin sets of the server's leaf. A set of certificates, of pins that
+    ///     may match above the leaf, or of an anchor's key, is refused (``Limit``): those would be
+    ///     enforced through the trust roots, which cannot be report-only or expire.
+    ///   - now: The clock pin sets expire by and verdicts are dated with.
+    ///   - onReportOnlyFailure: Receives the verdict when a report-only set does not match.
+    /// - Throws: `PincheckError` (`policy.invalid`), naming the ``Limit`` a set runs into.
+    public init(validation: TrustPolicy, pinSets: [PinSet], now: @escaping @Sendable () -> Date = { Date() },
+                onReportOnlyFailure: (@Sendable (Verdict) -> Void)? = nil) throws(PincheckError) {
+        guard case .none = validation.pinning else {
+            throw PincheckError(.invalidPolicy, "the validation policy pins too; give every pin as a pin set (its own pins would not be checked as one)")
+        }
+        try self.init(policy: validation, now: now)
+        let anchorPins = Set(validation.anchors.certificates.map(\.publicKeyPin))
+        for set in pinSets {
+            let limit: Limit?
+            switch set.pinning {
+            case .none: limit = nil
+            case .certificates: limit = .pinnedCertificateNotRoot
+            case .publicKeys(let pinned) where !pinned.pins.isDisjoint(with: anchorPins): limit = .pinsAtSeveralDepths
+            case .publicKeys(let pinned) where pinned.scope == .certificateAuthorities: limit = .intermediatePins
+            case .publicKeys: limit = nil
+            }
+            if let limit {
+                throw PincheckError(.invalidPolicy, "AsyncHTTPClient cannot enforce this pin set (\(limit.rawValue)): only public-key pins of the server's leaf are checked per connection on this road")
+            }
+        }
+        self.pinSets = pinSets
+        self.onReportOnlyFailure = onReportOnlyFailure
+    }
+
     /// NIOSSL's client configuration: the trust roots, NIOSSL's host check as the policy asks.
     public func tlsConfiguration() throws -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
@@ -143,24 +185,42 @@ public struct PincheckHTTPClient: Sendable {
 
     /// Judges the leaf a connection presented. Nil when it passes.
     func refusal(leafDER: [UInt8]?) -> PincheckTrustError? {
-        guard let leafPins else { return nil }
+        guard leafPins != nil || !pinSets.isEmpty else { return nil }
         let time = now()
         guard let leafDER, let leaf = try? CertificateCache.shared.chain(derEncoded: [leafDER]).first else {
             let error = ServerTrustError(.evaluationFailed, "AsyncHTTPClient's connection showed no readable peer certificate")
             return PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed, error: error), underlying: nil)
         }
-        if leafPins.contains(leaf.publicKeyPin) || leafPins.contains(leaf.publicKeySHA1Pin) { return nil }
-        let verdict = Verdict.leafOnlyPinMismatch(leaf: leaf, configured: leafPins.sorted(), at: time,
-                                                  road: "AsyncHTTPClient shows Pincheck the leaf only: a pin of an intermediate never matches on this road")
-        let error = ServerTrustError(.untrusted, "the server's leaf matches none of the pins", verdict: verdict)
-        return PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted, error: error, verdict: verdict),
-                                  underlying: nil)
+        let road = "AsyncHTTPClient shows Pincheck the leaf only: a pin of an intermediate never matches on this road"
+        func matches(_ pins: Set<PublicKeyPin>) -> Bool { pins.contains(leaf.publicKeyPin) || pins.contains(leaf.publicKeySHA1Pin) }
+        func refused(_ pins: Set<PublicKeyPin>) -> PincheckTrustError {
+            let verdict = Verdict.leafOnlyPinMismatch(leaf: leaf, configured: pins.sorted(), at: time, road: road)
+            let error = ServerTrustError(.untrusted, "the server's leaf matches none of the pins", verdict: verdict)
+            return PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted, error: error, verdict: verdict),
+                                      underlying: nil)
+        }
+        if let leafPins, !matches(leafPins) { return refused(leafPins) }
+        // Every pin set that has not expired: enforced ones must match; report-only ones are told.
+        var reportOnly: [Set<PublicKeyPin>] = []
+        for set in pinSets where set.expires.map({ time < $0 }) ?? true {
+            let pins = Set(set.keyPins)
+            guard !matches(pins) else { continue }
+            switch set.enforcement {
+            case .enforce: return refused(pins)
+            case .reportOnly: reportOnly.append(pins)
+            }
+        }
+        if let onReportOnlyFailure, !reportOnly.isEmpty {
+            onReportOnlyFailure(Verdict.leafOnlyPinMismatch(leaf: leaf, configured: reportOnly.flatMap { $0 }.sorted(), at: time,
+                                                            road: road, reportOnly: true))
+        }
+        return nil
     }
 
     /// The connection initializer for both HTTP versions: a refused connection is closed (AsyncHTTPClient
     /// 1.37 would otherwise keep its file descriptor open) and fails with a ``PincheckTrustError``.
     @Sendable func initialize(_ channel: any Channel) -> EventLoopFuture<Void> {
-        guard leafPins != nil else { return channel.eventLoop.makeSucceededVoidFuture() }
+        guard leafPins != nil || !pinSets.isEmpty else { return channel.eventLoop.makeSucceededVoidFuture() }
         return channel.nioSSL_peerCertificate().flatMap { certificate in
             let der = try? certificate?.toDERBytes()
             guard let refusal = self.refusal(leafDER: der) else {

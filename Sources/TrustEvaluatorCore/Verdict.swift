@@ -175,6 +175,13 @@ extension Verdict {
     /// TLS library, so the verdict has no verified path; `road` says what the road could not see.
     package static func leafOnlyPinMismatch(leaf: Certificate, configured: [PublicKeyPin], at time: Date,
                                             road: String) -> Verdict {
+        leafOnlyPinMismatch(leaf: leaf, configured: configured, at: time, road: road, reportOnly: false)
+    }
+
+    /// The same, for a report-only pin set: a trusted verdict whose mismatch is in
+    /// ``reportOnlyFailures``, with the `pin.report-only-failure` warning the engine gives.
+    package static func leafOnlyPinMismatch(leaf: Certificate, configured: [PublicKeyPin], at time: Date,
+                                            road: String, reportOnly: Bool) -> Verdict {
         var evidence = Evidence()
         evidence.pinsConfigured = configured
         evidence.pinsOfPath = [leaf.publicKeyPin]
@@ -183,8 +190,14 @@ extension Verdict {
         lines.append("    \(leaf.publicKeyPin) : \(leaf.subject)")
         lines.append("  Pinned:")
         lines += configured.map { "    \($0)" }
-        return Verdict(failures: [Reason(.pinMismatch, lines.joined(separator: "\n"), evidence: evidence)], warnings: [],
-                       verifiedPath: nil, servedChain: [leaf], checkedHost: nil, pinsFound: [], evaluationTime: time)
+        let mismatch = Reason(.pinMismatch, lines.joined(separator: "\n"), evidence: evidence)
+        guard reportOnly else {
+            return Verdict(failures: [mismatch], warnings: [], verifiedPath: nil, servedChain: [leaf], checkedHost: nil,
+                           pinsFound: [], evaluationTime: time)
+        }
+        let warning = Reason(.reportOnlyFailure, "the report-only pin set did not match the leaf; the connection is allowed")
+        return Verdict(failures: [], warnings: [warning], verifiedPath: nil, servedChain: [leaf], checkedHost: nil,
+                       pinsFound: [], evaluationTime: time, reportOnlyFailures: [mismatch])
     }
 }
 
