@@ -191,6 +191,22 @@ let package = Package(
             ],
             path: "Examples/VaporMTLSServer"),
         .executableTarget(
+            name: "vapor-pinned-client",
+            dependencies: [
+                "TrustEvaluator", "TrustEvaluatorNIO", "PincheckAsyncHTTPClient",
+                .product(name: "Vapor", package: "vapor"),
+            ],
+            path: "Examples/VaporPinnedClient"),
+        .executableTarget(
+            name: "hummingbird-mtls-server",
+            dependencies: [
+                "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO", "PincheckHummingbird",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Examples/HummingbirdMTLSServer"),
+        .executableTarget(
             name: "openapi-pinned-client",
             dependencies: [
                 "TrustEvaluator", "TrustEvaluatorNIO", "PincheckAsyncHTTPClient",

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Foundation
 import NIOCore
 import NIOSSL
 import PincheckTestSupport
@@ -67,4 +68,49 @@ public enum MTLSClient {
         try PincheckClientCertificateVerifier(policy: TrustPolicy(anchors: try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")])),
                                               requiredIdentities: [.uri(SPIFFEClient.identity)], now: { TestPKI.time })
     }
+
+    /// Starts one of the example servers (built beside the tests) and returns it with the port its
+    /// first line names ("listening on https://127.0.0.1:PORT"); terminate it when done.
+    public static func launch(_ example: String, _ arguments: [String]) throws -> (process: Process, port: Int) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(example)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        try process.run()
+        // Read byte by byte: the server keeps writing after its first line.
+        var firstLine = [UInt8]()
+        while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != 0x0A { firstLine.append(byte) }
+        let line = String(decoding: firstLine, as: UTF8.self)
+        guard let port = line.split(separator: ":").last.flatMap({ Int($0) }) else {
+            process.terminate()
+            throw MTLSExampleError(message: "\(example) printed \"\(line)\", not its port")
+        }
+        return (process, port)
+    }
+
+    /// The example servers' arguments: the RSA server chain and key, the test root as the client
+    /// CA, the SPIFFE identity as required.
+    public static var exampleServerArguments: [String] {
+        [TestPKI.path("chains/rsa-ip.pem"), TestPKI.path("keys/rsa-ip.key"), TestPKI.path("rsa-root.pem"), SPIFFEClient.identity]
+    }
+
+    /// Asks an example server as the SPIFFE client (must get its identity and path) and as a client
+    /// without the identity (must get no answer).
+    public static func expectExampleServer(port: Int) async throws {
+        let right = try await get(port: port, chain: [SPIFFEClient.files.certificate, TestPKI.path("rsa-intermediate.pem")],
+                                  key: SPIFFEClient.files.key).get()
+        #expect(right.hasPrefix("200 identities: URI:\(SPIFFEClient.identity)"), "\(right)")
+        #expect(right.contains("verified path: CN=api workload"), "\(right)")
+        let wrong = await get(port: port, chain: [TestPKI.path("rsa-client-only.pem"), TestPKI.path("rsa-intermediate.pem")],
+                              key: TestPKI.path("keys/rsa-client-only.key"))
+        if case .success(let answer) = wrong { Issue.record("a client without the identity got an answer: \(answer)") }
+    }
+}
+
+/// An example server that did not start as expected.
+public struct MTLSExampleError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
 }

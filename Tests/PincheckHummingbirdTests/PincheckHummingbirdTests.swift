@@ -80,4 +80,16 @@ struct HummingbirdClientCertificateTests {
         MTLSClient.expectRefusals(decisions.withLockedValue { $0 }, for: client)
     }
 }
+
+/// `Examples/HummingbirdMTLSServer` run as its users would: started, its port read from its first
+/// line, then asked by clients with and without the required identity.
+@Suite("hummingbird-mtls-server example", .serialized)
+struct HummingbirdMTLSServerExampleTests {
+    @Test("the SPIFFE client gets its identity and the verified path; a client without the identity gets no answer")
+    func example() async throws {
+        let (process, port) = try MTLSClient.launch("hummingbird-mtls-server", MTLSClient.exampleServerArguments)
+        defer { process.terminate(); process.waitUntilExit() }
+        try await MTLSClient.expectExampleServer(port: port)
+    }
+}
 #endif  // Hummingbird trait

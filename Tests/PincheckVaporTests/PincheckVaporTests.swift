@@ -118,29 +118,26 @@ struct VaporPinnedClientTests {
 struct VaporMTLSServerExampleTests {
     @Test("the SPIFFE client gets its identity and the verified path; a client without the identity gets no answer")
     func example() async throws {
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("vapor-mtls-server")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = [TestPKI.path("chains/rsa-ip.pem"), TestPKI.path("keys/rsa-ip.key"), TestPKI.path("rsa-root.pem"),
-                             SPIFFEClient.identity]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
-        try process.run()
+        let (process, port) = try MTLSClient.launch("vapor-mtls-server", MTLSClient.exampleServerArguments)
         defer { process.terminate(); process.waitUntilExit() }
-        // The first line names the port (read byte by byte: the process keeps writing after it).
-        var firstLine = [UInt8]()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != 0x0A { firstLine.append(byte) }
-        let line = String(decoding: firstLine, as: UTF8.self)
-        let port = try #require(line.split(separator: ":").last.flatMap { Int($0) }, "\(line)")
+        try await MTLSClient.expectExampleServer(port: port)
+    }
+}
 
-        let right = try await MTLSClient.get(
-            port: port, chain: [SPIFFEClient.files.certificate, TestPKI.path("rsa-intermediate.pem")], key: SPIFFEClient.files.key).get()
-        #expect(right.hasPrefix("200 identities: URI:\(SPIFFEClient.identity)"), "\(right)")
-        #expect(right.contains("verified path: CN=api workload"), "\(right)")
-        let wrong = await MTLSClient.get(
-            port: port, chain: [TestPKI.path("rsa-client-only.pem"), TestPKI.path("rsa-intermediate.pem")], key: TestPKI.path("keys/rsa-client-only.key"))
-        if case .success(let answer) = wrong { Issue.record("a client without the identity got an answer: \(answer)") }
+/// `Examples/VaporPinnedClient` against a local TLS server: the right pin, a wrong one.
+@Suite("vapor-pinned-client example", .serialized)
+struct VaporPinnedClientExampleTests {
+    @Test("the right leaf pin → HTTP 200, exit 0; a wrong pin → refused: pin.mismatch, exit 1")
+    func example() throws {
+        let server = try TestTLSServer(certificate: "rsa-ip", chain: ["rsa-intermediate"])
+        defer { server.stop() }
+        let url = "https://localhost:\(server.port)/", root = TestPKI.path("rsa-root.pem")
+        let right = try ExampleProgram.run("vapor-pinned-client", [url, root, TestPKI.certificate("rsa-ip").publicKeyPin.description])
+        #expect(right.status == 0, "\(right.output)")
+        #expect(right.output.contains("HTTP 200"), "\(right.output)")
+        let wrong = try ExampleProgram.run("vapor-pinned-client", [url, root, TestPKI.certificate("rsa-leaf-rotated").publicKeyPin.description])
+        #expect(wrong.status == 1, "\(wrong.output)")
+        #expect(wrong.output.contains("refused: pin.mismatch"), "\(wrong.output)")
     }
 }
 #endif  // Vapor trait
