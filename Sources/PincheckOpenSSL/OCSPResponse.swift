@@ -146,6 +146,30 @@ package enum OCSPResponse {
         return .answers(answers)
     }
 
+    /// The SCT lists (TLS-encoded) of the response's answers about a certificate with the leaf's
+    /// serial number (RFC 6962 §3.3, extension 1.3.6.1.4.1.11129.2.4.5). Nothing is verified here:
+    /// each SCT is a log's signature over the leaf itself, checked against the log's key.
+    package static func signedCertificateTimestampLists(_ der: [UInt8], for leaf: X509Handle) -> [[UInt8]] {
+        OpenSSLErrorStack.clear()
+        defer { OpenSSLErrorStack.clear() }
+        guard let response = DERDecoding.decode(der, with: { d2i_OCSP_RESPONSE(nil, $0, $1) }).object else { return [] }
+        defer { OCSP_RESPONSE_free(response) }
+        guard OCSP_response_status(response) == OCSP_RESPONSE_STATUS_SUCCESSFUL, let basic = OCSP_response_get1_basic(response),
+              let serial = X509_get0_serialNumber(leaf.ref) else { return [] }
+        defer { OCSP_BASICRESP_free(basic) }
+        var lists: [[UInt8]] = []
+        for index in 0..<max(0, OCSP_resp_count(basic)) {
+            guard let single = OCSP_resp_get0(basic, index), let id = OCSP_SINGLERESP_get0_id(single) else { continue }
+            let answered = ASN1OutParameters(1)
+            guard OCSP_id_get0_info(nil, nil, nil, answered.slot(0), id) == 1, let number = answered.value(0),
+                  ASN1_INTEGER_cmp(number.openSSL(), serial) == 0 else { continue }
+            let position = OCSP_SINGLERESP_get_ext_by_NID(single, NID_ct_cert_scts, -1)
+            guard position >= 0, let list = CertificateTransparencyCrypto.sctList(in: OCSP_SINGLERESP_get_ext(single, position)) else { continue }
+            lists.append(list)
+        }
+        return lists
+    }
+
     /// The instant a stapled response stops being fresh for `leaf`: the earliest `nextUpdate` among
     /// its answers about a certificate with the leaf's serial number. Nil when it cannot be read,
     /// has no such answer, or such an answer has no `nextUpdate` (its freshness is then a matter of

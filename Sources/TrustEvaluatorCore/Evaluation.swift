@@ -58,8 +58,9 @@ final class EvaluationPlan: Sendable {
     ///   - peer: The normalised name the leaf must carry, if one was asked for.
     ///   - staple: The stapled OCSP response, if one was received.
     ///   - revocationLists: The CRLs fetched from distribution points, when this road fetches them.
+    ///   - presentedSCTs: SCTs the peer sent outside the certificate (the TLS extension).
     func evaluate(_ served: [Certificate], peer requested: PeerName?, at time: Date, staple: [UInt8]?,
-                  revocationLists: FetchedRevocationLists? = nil,
+                  revocationLists: FetchedRevocationLists? = nil, presentedSCTs: [SignedCertificateTimestamp] = [],
                   verdictCache: VerdictCache?, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) -> Verdict {
         let leaf = served[0]
         diagnostics?(.evaluationStarted(host: requested?.text, time: time, servedCount: served.count))
@@ -77,7 +78,8 @@ final class EvaluationPlan: Sendable {
         let second = Timestamp.seconds(time)
         var cacheKey: VerdictCache.Key? = nil
         let fetchedLists = revocationLists?.lists ?? []
-        if let verdictCache, !checks.dependsOnVerificationTime, !stapleCheck.dependsOnVerificationTime {
+        // CT judges log states at the verification time and SCTs outside the chain: never cached.
+        if let verdictCache, !checks.dependsOnVerificationTime, !stapleCheck.dependsOnVerificationTime, validation.certificateTransparency == nil {
             // A verdict that relied on fetched CRLs is kept apart from one that did not, and per CRL.
             let key = VerdictCache.key(evaluator: identity, chain: served, host: requested?.text, revocationLists: fetchedLists)
             if let known = verdictCache.verdict(for: key, at: second) {
@@ -90,6 +92,9 @@ final class EvaluationPlan: Sendable {
 
         var run = Run(plan: self, served: served, leaf: leaf, time: time, staple: stapleCheck, tracksConsulted: cacheKey != nil)
         run.fetchedLists = revocationLists
+        if validation.certificateTransparency != nil {
+            run.presentedSCTs = presentedSCTs + (staple.map { SignedCertificateTimestamp.stapled(in: $0, for: leaf) } ?? [])
+        }
         switch (validation.nameValidation, requested) {
         case (.required, let peer?):
             run.peer = peer
@@ -186,6 +191,10 @@ private struct Run {
     var revocationStatuses: [RevocationStatus] = []
     /// The path revocation was judged on (the anchors' path, or the one linked by signatures).
     var revocationPath: [Certificate]?
+    /// What the Certificate Transparency requirement found, when the policy has one.
+    var transparency: CertificateTransparency.Assessment?
+    /// SCTs the peer sent outside the certificate: the TLS extension's and the staple's.
+    var presentedSCTs: [SignedCertificateTimestamp] = []
     /// True when the plan has pin sets and every one has expired.
     var allPinSetsExpired = false
     /// Certificates the verifier built paths from (besides the served ones): the validity of each
@@ -226,7 +235,7 @@ private struct Run {
                        evaluationTime: time, reportOnlyFailures: reportOnly, builtPath: basePath ?? path,
                        coverage: plan.coverage == .hostPolicy && allPinSetsExpired ? .pinSetExpired : plan.coverage,
                        hostPolicy: plan.hostPolicy, revocationStatuses: revocationStatuses,
-                       revocationPath: revocationPath)
+                       revocationPath: revocationPath, certificateTransparency: transparency)
     }
 
     // MARK: The steps
@@ -322,17 +331,51 @@ private struct Run {
             findings.failures.forEach { found.fail($0) }
             findings.warnings.forEach { found.warn($0) }
         }
-        if let staple { judgeRevocation(staple) }
+        if let staple {
+            let anchorsPath = basePath ?? linkedBySignatures()
+            judgeRevocation(staple, on: anchorsPath)
+            if let requirement = policy.certificateTransparency { judgeTransparency(requirement, on: anchorsPath) }
+        }
+    }
+
+    /// With chain validation disabled: the path from the leaf linked by issuer signatures through
+    /// everything the evaluation knows.
+    private func linkedBySignatures() -> VerifiedPath {
+        let pool = untrusted + policy.anchors.certificates + plan.pinSets.flatMap(\.pinnedCertificates)
+        return VerifiedPath(SignatureChain.path(from: leaf, through: pool, maximumDepth: policy.maximumChainDepth), anchoring: .signaturesOnly)
+    }
+
+    /// Certificate Transparency is judged, as revocation is, on the path verified against the
+    /// anchors whatever the pinning mode: a pin says nothing about whether a CA logged the
+    /// certificate, and the leaf's issuer (whose key hash a log signed) is the anchors' path's.
+    /// A path to a private anchor (or, chain validation disabled, to no anchor) is exempt unless
+    /// the requirement's scope says every anchor.
+    private mutating func judgeTransparency(_ requirement: CertificateTransparency.Requirement, on anchorsPath: VerifiedPath) {
+        if requirement.scope == .publiclyTrustedAnchors {
+            guard anchorsPath.anchoring == .trustAnchor, let top = anchorsPath.certificates.last, !policy.anchors.isPrivateAnchor(top) else { return }
+        }
+        let issuer = anchorsPath.certificates.count > 1 ? anchorsPath.certificates[1] : nil
+        let assessment = CertificateTransparency.assess(leaf: leaf, issuer: issuer, additionalSCTs: presentedSCTs,
+                                                        policy: requirement.policy, logs: requirement.logs, at: time)
+        transparency = assessment
+        let policyName = requirement.policy.rawValue
+        switch assessment.compliance {
+        case .compliant, .notApplicable: break
+        case .notCompliant(let why):
+            let reason = Reason(.ctNotCompliant, "not compliant with the \(policyName) CT policy: \(why)")
+            if requirement.enforcement == .enforce { found.fail(reason) } else { warn(.ctNotCompliant, reason.message + " (report-only)") }
+        case .unenforceable(let why):
+            let reason = Reason(.ctUnenforceable, "the \(policyName) CT policy cannot be enforced: \(why)")
+            if requirement.enforcement == .enforce, requirement.whenUnenforceable == .fail { found.fail(reason) }
+            else { warn(.ctUnenforceable, reason.message + " (allowed)") }
+        }
     }
 
     /// Revocation is judged on the path verified against the anchors, whatever the pinning mode:
     /// a certificate-pinned leaf is a path of one, which names no issuer to check a staple or a
     /// CRL against, and a pin says nothing about revocation. With chain validation disabled the
     /// path linked by signatures stands in (OpenSSL has applied no CRL to it, so that is done here).
-    private mutating func judgeRevocation(_ staple: StapledOCSPCheck) {
-        let pool = untrusted + policy.anchors.certificates + plan.pinSets.flatMap(\.pinnedCertificates)
-        let revocationPath = basePath ?? VerifiedPath(SignatureChain.path(from: leaf, through: pool, maximumDepth: policy.maximumChainDepth),
-                                                      anchoring: .signaturesOnly)
+    private mutating func judgeRevocation(_ staple: StapledOCSPCheck, on revocationPath: VerifiedPath) {
         if revocationPath.anchoring != .trustAnchor, !policy.revocationLists.isEmpty {
             checkRevocationLists(on: revocationPath.certificates)
         }

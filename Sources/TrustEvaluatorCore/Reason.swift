@@ -49,6 +49,9 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
             case crlNotCovered = "revocation.crl-not-covered"
             case crlUnavailable = "revocation.crl-unavailable"
             case crlStale = "revocation.crl-stale"
+            // Certificate Transparency.
+            case ctNotCompliant = "ct.not-compliant"
+            case ctUnenforceable = "ct.unenforceable"
         }
 
         private let base: Base
@@ -136,6 +139,13 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public static let crlUnavailable = Code(.crlUnavailable)
         /// The distribution point's CRL is past its nextUpdate.
         public static let crlStale = Code(.crlStale)
+        /// The leaf's SCTs do not meet the host's Certificate Transparency policy (too few verified
+        /// SCTs, too few operators, logs not approved at the time; ``Verdict/certificateTransparency``
+        /// lists each SCT and why it did or did not count).
+        public static let ctNotCompliant = Code(.ctNotCompliant)
+        /// The Certificate Transparency policy cannot be judged: the newest log list is older than the
+        /// policy allows (Chrome: 70 days), or no list carries its date.
+        public static let ctUnenforceable = Code(.ctUnenforceable)
     }
 
     /// What happened.

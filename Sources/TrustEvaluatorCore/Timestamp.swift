@@ -72,6 +72,9 @@ package enum Timestamp {
 
     // MARK: Calendar arithmetic (H. Hinnant's days-from-civil algorithms)
 
+    /// The day since 1970-01-01 that `date` falls on (UTC), for ``civil(fromDays:)``.
+    static func wholeDays(_ date: Date) -> Int { split(date).days }
+
     private static func split(_ date: Date) -> (days: Int, seconds: Int) {
         // Clamped to 0001-01-01 … 9999-12-31T23:59:59Z, the range four-digit years can show.
         let total = Int(seconds(date))

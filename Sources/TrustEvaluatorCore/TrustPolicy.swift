@@ -94,6 +94,9 @@ public struct TrustPolicy: Sendable {
         /// Every certificate of the path but the anchor: a CRL from each issuer is needed.
         case wholeChain
     }
+    /// The Certificate Transparency policy the leaf's SCTs must meet; `nil` (the default) checks
+    /// none. Judged on the path verified against the anchors, whatever the pinning mode.
+    public var certificateTransparency: CertificateTransparency.Requirement? = nil
     /// Key usages the leaf must allow when it has a keyUsage extension (none by default).
     public var requiredKeyUsages: Set<KeyUsage> = []
     /// Checks run over every verified path, after OpenSSL's (see ``PathCheck``): the profile's,

@@ -58,11 +58,13 @@ public struct Verdict: Sendable {
         let hostPolicy: HostPolicy?
         let revocationStatuses: [RevocationStatus]
         let revocationPath: [Certificate]?
+        let certificateTransparency: CertificateTransparency.Assessment?
 
         init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, checkedHost: String?,
              pinsFound: [PinMatch], reportOnlyFailures: [Reason], builtPath: VerifiedPath?, coverage: Coverage, hostPolicy: HostPolicy?,
-             revocationStatuses: [RevocationStatus], revocationPath: [Certificate]?) {
+             revocationStatuses: [RevocationStatus], revocationPath: [Certificate]?, certificateTransparency: CertificateTransparency.Assessment?) {
             self.revocationStatuses = revocationStatuses
+            self.certificateTransparency = certificateTransparency
             self.revocationPath = revocationPath
             self.failures = failures
             self.warnings = warnings
@@ -96,6 +98,10 @@ public struct Verdict: Sendable {
     /// What each CRL distribution point said about the certificates of the verified path, good
     /// answers included (empty when the policy checks none, or the chain was refused first).
     public var revocationStatuses: [RevocationStatus] { judgement.revocationStatuses }
+    /// What the policy's Certificate Transparency requirement made of the leaf's SCTs: each SCT,
+    /// verified or why not, and the policy's answer (`nil` when the policy requires no CT, or the
+    /// chain was refused before CT was judged).
+    public var certificateTransparency: CertificateTransparency.Assessment? { judgement.certificateTransparency }
     /// The path revocation was judged on: the anchors' path, or the one linked by signatures.
     var revocationPath: [Certificate]? { judgement.revocationPath }
 
@@ -120,12 +126,12 @@ public struct Verdict: Sendable {
          checkedHost: String?, pinsFound: [PinMatch], evaluationTime: Date,
          reportOnlyFailures: [Reason] = [], builtPath: VerifiedPath? = nil, coverage: Coverage = .everyHost,
          hostPolicy: HostPolicy? = nil, reports: [PinFailureReport] = [], revocationStatuses: [RevocationStatus] = [],
-         revocationPath: [Certificate]? = nil) {
+         revocationPath: [Certificate]? = nil, certificateTransparency: CertificateTransparency.Assessment? = nil) {
         judgement = Judgement(failures: failures, warnings: warnings, verifiedPath: verifiedPath, checkedHost: checkedHost,
                               pinsFound: pinsFound, reportOnlyFailures: reportOnlyFailures,
                               builtPath: builtPath ?? verifiedPath,
                               coverage: coverage, hostPolicy: hostPolicy, revocationStatuses: revocationStatuses,
-                              revocationPath: revocationPath)
+                              revocationPath: revocationPath, certificateTransparency: certificateTransparency)
         self.servedChain = servedChain
         self.evaluationTime = evaluationTime
         self.reports = reports
@@ -209,7 +215,8 @@ extension Verdict {
         return Verdict(judgement: Judgement(failures: j.failures + [reason], warnings: j.warnings, verifiedPath: j.verifiedPath,
                                             checkedHost: j.checkedHost, pinsFound: j.pinsFound, reportOnlyFailures: j.reportOnlyFailures,
                                             builtPath: j.builtPath, coverage: j.coverage, hostPolicy: j.hostPolicy,
-                                            revocationStatuses: j.revocationStatuses, revocationPath: j.revocationPath),
+                                            revocationStatuses: j.revocationStatuses, revocationPath: j.revocationPath,
+                                            certificateTransparency: j.certificateTransparency),
                        servedChain: servedChain, evaluationTime: evaluationTime, reports: reports)
     }
 }

@@ -1,0 +1,102 @@
+internal import COpenSSL
+
+/// What Certificate Transparency needs from OpenSSL: the leaf's SCT list extension, the
+/// precertificate TBSCertificate a log signed (RFC 6962 §3.2), and a log's signature check.
+/// Parsing the SCT list and building the signed structure are the engine's (plain bytes).
+package enum CertificateTransparencyCrypto {
+    /// The signature algorithms RFC 6962 §2.1.4 allows for a log: SHA-256 with ECDSA (NIST P-256)
+    /// or RSA (PKCS #1 v1.5, 2048 bits or more).
+    package enum KeyKind: Sendable, Hashable {
+        case ecdsa
+        case rsa
+    }
+
+    /// The log key's kind, or `nil` for a key that is not a SubjectPublicKeyInfo OpenSSL reads or
+    /// not one RFC 6962 allows.
+    package static func keyKind(logKey spkiDER: [UInt8]) -> KeyKind? {
+        guard let key = readKey(spkiDER) else { return nil }
+        defer { EVP_PKEY_free(key) }
+        switch EVP_PKEY_get_base_id(key) {
+        case EVP_PKEY_EC: return .ecdsa
+        case EVP_PKEY_RSA: return .rsa
+        default: return nil
+        }
+    }
+
+    /// True when `signature` is a SHA-256 signature of `message` by the log key `spkiDER`.
+    package static func verify(signature: [UInt8], message: [UInt8], logKey spkiDER: [UInt8]) -> Bool {
+        guard !signature.isEmpty, let key = readKey(spkiDER) else { return false }
+        defer { EVP_PKEY_free(key) }
+        guard let context = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(context) }
+        defer { OpenSSLErrorStack.clear() }
+        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key) == 1 else { return false }
+        return EVP_DigestVerify(context, signature, signature.count, message, message.count) == 1
+    }
+
+    /// The TLS-encoded SCT list an extension carries: its value is a DER OCTET STRING holding it
+    /// (RFC 6962 §3.3, in a certificate and in an OCSP SingleResponse alike).
+    static func sctList(in extensionPointer: OpaquePointer?) -> [UInt8]? {
+        guard let extensionPointer, let data = X509_EXTENSION_get_data(extensionPointer),
+              let bytes = ASN1_STRING_get0_data(data) else { return nil }
+        let value = Array(UnsafeBufferPointer(start: bytes, count: Int(ASN1_STRING_length(data))))
+        let (inner, consumed) = DERDecoding.decode(value) { d2i_ASN1_OCTET_STRING(nil, $0, $1) }
+        OpenSSLErrorStack.clear()
+        guard let inner else { return nil }
+        defer { ASN1_OCTET_STRING_free(inner) }
+        guard consumed == value.count else { return nil }
+        guard let innerBytes = ASN1_STRING_get0_data(inner) else { return [] }
+        return Array(UnsafeBufferPointer(start: innerBytes, count: Int(ASN1_STRING_length(inner))))
+    }
+
+    private static func readKey(_ spkiDER: [UInt8]) -> OpaquePointer? {
+        let (key, consumed) = DERDecoding.decode(spkiDER) { d2i_PUBKEY(nil, $0, $1) }
+        OpenSSLErrorStack.clear()
+        guard let key else { return nil }
+        guard consumed == spkiDER.count else {
+            EVP_PKEY_free(key)
+            return nil
+        }
+        return key
+    }
+}
+
+extension X509Handle {
+    /// What the certificate says about embedded SCTs.
+    package enum EmbeddedSCTs: Sendable, Equatable {
+        /// No SCT list extension (1.3.6.1.4.1.11129.2.4.2).
+        case absent
+        /// The extension occurs more than once, or its value is not an OCTET STRING.
+        case malformed(String)
+        /// The TLS-encoded SignedCertificateTimestampList the extension carries.
+        case list([UInt8])
+    }
+
+    /// The leaf's embedded SCT list, still TLS-encoded (RFC 6962 §3.3).
+    package var embeddedSCTs: EmbeddedSCTs {
+        let index = X509_get_ext_by_NID(ref, NID_ct_precert_scts, -1)
+        guard index >= 0 else { return .absent }
+        guard X509_get_ext_by_NID(ref, NID_ct_precert_scts, index) < 0 else {
+            return .malformed("the certificate carries the SCT list extension more than once")
+        }
+        guard let list = CertificateTransparencyCrypto.sctList(in: X509_get_ext(ref, index)) else {
+            return .malformed("the SCT list extension's value is not one OCTET STRING")
+        }
+        return .list(list)
+    }
+
+    /// The TBSCertificate the log signed for a precertificate: this certificate's, with the SCT list
+    /// extension taken out (RFC 6962 §3.2), re-encoded. `nil` when OpenSSL cannot encode it.
+    package var precertificateTBS: [UInt8]? {
+        guard let copy = X509_dup(ref) else { return nil }
+        defer { X509_free(copy) }
+        defer { OpenSSLErrorStack.clear() }
+        let index = X509_get_ext_by_NID(copy, NID_ct_precert_scts, -1)
+        if index >= 0, let removed = X509_delete_ext(copy, index) { X509_EXTENSION_free(removed) }
+        var out: UnsafeMutablePointer<UInt8>?
+        let length = i2d_re_X509_tbs(copy, &out)
+        guard length > 0, let out else { return nil }
+        defer { shim_OPENSSL_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
+}
