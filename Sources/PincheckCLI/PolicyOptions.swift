@@ -35,6 +35,9 @@ struct PolicyOptions: ParsableArguments {
     @Option(name: .customLong("ca-file"), help: ArgumentHelp("Trust anchors (PEM bundle or DER); repeatable. Replaces the system store.", valueName: "file"))
     var caFiles: [String] = []
 
+    @Flag(name: .customLong("web-pki-roots"), help: "The --ca-file certificates are public Web PKI roots (a copy of a browser's store): the Baseline Requirements and --ct apply to their chains as to the system store's.")
+    var webPKIRoots = false
+
     @Option(help: ArgumentHelp("Pinning mode: none, certificate or public-key. Default: public-key when pins are given, else none.", valueName: "mode"))
     var mode: PinningModeArgument?
 
@@ -69,18 +72,23 @@ struct PolicyOptions: ParsableArguments {
 
     @OptionGroup var when: TimeOption
 
+    @OptionGroup var transparency: TransparencyOptions
+
     var effectiveMode: PinningModeArgument {
         mode ?? (pins.isEmpty && pinCertificates.isEmpty ? .none : .publicKey)
     }
 
     mutating func validate() throws {
+        if webPKIRoots && caFiles.isEmpty {
+            throw ValidationError("--web-pki-roots declares the --ca-file certificates public roots: give --ca-file FILE")
+        }
         if configFormat != nil && config == nil {
             throw ValidationError("--config-format names the format of --config: give --config FILE")
         }
         if config != nil {
             guard mode == nil, pins.isEmpty, pinCertificates.isEmpty, !allowInvalidCertificates, !noValidateDomainName,
-                  crlFiles.isEmpty, !requireStaple else {
-                throw ValidationError("--config sets the pins and checks per host: it cannot be combined with --mode, --pin, --pin-cert, --allow-invalid-certificates, --no-validate-domain-name, --crl or --require-staple")
+                  crlFiles.isEmpty, !requireStaple, transparency.policy == nil else {
+                throw ValidationError("--config sets the pins and checks per host: it cannot be combined with --mode, --pin, --pin-cert, --allow-invalid-certificates, --no-validate-domain-name, --crl, --require-staple or --ct")
             }
         }
         switch effectiveMode {
@@ -119,7 +127,9 @@ struct PolicyOptions: ParsableArguments {
     /// Reads the named files and builds the policy.
     /// - Throws: `PincheckError` naming a file or pin that cannot be used.
     func makePolicy(defaultRevocation: RevocationArgument = .staple) throws -> TrustPolicy {
-        let anchors = caFiles.isEmpty ? TrustAnchors.system : try TrustAnchors(contentsOf: caFiles)
+        let anchors = caFiles.isEmpty ? TrustAnchors.system
+            : webPKIRoots ? try TrustAnchors(certificates: caFiles.flatMap { path throws(PincheckError) in try Certificate.load(contentsOf: path) }, webPKIRoots: true)
+            : try TrustAnchors(contentsOf: caFiles)
         var pinned: [Certificate] = []
         for path in pinCertificates { pinned += try Certificate.load(contentsOf: path) }
         let pinning: TrustPolicy.Pinning
@@ -136,9 +146,54 @@ struct PolicyOptions: ParsableArguments {
         for path in crlFiles { policy.revocationLists += try CertificateRevocationList.load(contentsOf: path) }
         policy.revocation.requireStapledOCSP = requireStaple
         policy.revocation.distributionPointCRLs = revocationOptions.distributionPointCRLs(default: defaultRevocation)
+        policy.certificateTransparency = try transparency.requirement()
         return policy
     }
 }
+
+/// `--ct`, `--ct-log-list`, …: the Certificate Transparency policy the leaf's SCTs must meet.
+struct TransparencyOptions: ParsableArguments {
+    @Option(name: .customLong("ct"), help: ArgumentHelp("Require Certificate Transparency: chrome or apple, the browser policy the SCTs must meet. Needs --ct-log-list.", valueName: "policy"))
+    var policy: CertificateTransparency.Policy?
+
+    @Option(name: .customLong("ct-log-list"), help: ArgumentHelp("A CT log list (Google v3 or Apple v5 JSON); repeatable. The only logs known: an SCT from a log in none of them never counts.", valueName: "file"))
+    var logLists: [String] = []
+
+    @Option(name: .customLong("ct-log-list-date"),
+            help: ArgumentHelp("The date of log lists that carry none (Apple's; a copy without log_list_timestamp), for the policy's list-age limit (Chrome: 70 days).", valueName: "time"),
+            transform: TimeOption.parse)
+    var listDate: Date?
+
+    @Option(name: .customLong("ct-enforcement"), help: ArgumentHelp("enforce (a non-compliant certificate is not trusted; the default) or report-only (a warning).", valueName: "mode"))
+    var enforcement: CertificateTransparency.Enforcement = .enforce
+
+    @Option(name: .customLong("ct-scope"), help: ArgumentHelp("public-anchors (paths to a private anchor are exempt, as in browsers; the default) or every-anchor.", valueName: "scope"))
+    var scope: CertificateTransparency.Scope = .publiclyTrustedAnchors
+
+    @Option(name: .customLong("ct-when-unenforceable"), help: ArgumentHelp("What stale or undated log lists do: fail (the default) or allow (a warning, as Chrome does).", valueName: "action"))
+    var whenUnenforceable: CertificateTransparency.WhenUnenforceable = .fail
+
+    func validate() throws {
+        if policy != nil, logLists.isEmpty { throw ValidationError("--ct needs at least one --ct-log-list: the log lists are the only source of logs") }
+        if policy == nil, !logLists.isEmpty || listDate != nil { throw ValidationError("--ct-log-list and --ct-log-list-date need --ct chrome|apple") }
+    }
+
+    /// The requirement, or nil without `--ct`.
+    func requirement() throws(PincheckError) -> CertificateTransparency.Requirement? {
+        guard let policy else { return nil }
+        var lists: [CertificateTransparency.LogList] = []
+        for path in logLists { lists.append(try CertificateTransparency.LogList(contentsOf: path, publishedAt: listDate)) }
+        var requirement = CertificateTransparency.Requirement(policy: policy, logs: CertificateTransparency.Logs(lists), enforcement: enforcement)
+        requirement.scope = scope
+        requirement.whenUnenforceable = whenUnenforceable
+        return requirement
+    }
+}
+
+extension CertificateTransparency.Policy: ExpressibleByArgument {}
+extension CertificateTransparency.Enforcement: ExpressibleByArgument {}
+extension CertificateTransparency.Scope: ExpressibleByArgument {}
+extension CertificateTransparency.WhenUnenforceable: ExpressibleByArgument {}
 
 /// `--revocation`, `--revocation-failure`, `--crl-cache`: which revocation sources are consulted
 /// (`verify`, `check`, `scan`, `audit`).

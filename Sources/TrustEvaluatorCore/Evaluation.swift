@@ -351,12 +351,16 @@ private struct Run {
     /// A path to a private anchor (or, chain validation disabled, to no anchor) is exempt unless
     /// the requirement's scope says every anchor.
     private mutating func judgeTransparency(_ requirement: CertificateTransparency.Requirement, on anchorsPath: VerifiedPath) {
-        if requirement.scope == .publiclyTrustedAnchors {
-            guard anchorsPath.anchoring == .trustAnchor, let top = anchorsPath.certificates.last, !policy.anchors.isPrivateAnchor(top) else { return }
-        }
         let issuer = anchorsPath.certificates.count > 1 ? anchorsPath.certificates[1] : nil
-        let assessment = CertificateTransparency.assess(leaf: leaf, issuer: issuer, additionalSCTs: presentedSCTs,
+        var assessment = CertificateTransparency.assess(leaf: leaf, issuer: issuer, additionalSCTs: presentedSCTs,
                                                         policy: requirement.policy, logs: requirement.logs, at: time)
+        if requirement.scope == .publiclyTrustedAnchors {
+            let exemption: String? = switch anchorsPath.anchoring {
+            case .trustAnchor: anchorsPath.certificates.last.flatMap { policy.anchors.isPrivateAnchor($0) ? "the path ends at a private anchor (\($0.subject)), which browsers do not hold to CT" : nil }
+            case .pinnedCertificate, .signaturesOnly: "the chain was not verified against the anchors, so no public anchor makes CT apply"
+            }
+            if let exemption { assessment = assessment.exempt(exemption) }
+        }
         transparency = assessment
         let policyName = requirement.policy.rawValue
         switch assessment.compliance {

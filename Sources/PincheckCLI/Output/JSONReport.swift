@@ -22,6 +22,8 @@ struct VerdictJSON: Encodable {
     let matchedPins: [PinMatchJSON]
     /// What each CRL distribution point said (empty when none was consulted).
     let revocation: [RevocationStatusJSON]
+    /// The CT policy's answer and every SCT (absent when no CT policy was asked for, or it was not reached).
+    let certificateTransparency: TransparencyJSON?
 
     init(_ verdict: Verdict, requestedHost: String?) {
         let answer = Disposition(serverTrust: verdict)
@@ -39,6 +41,34 @@ struct VerdictJSON: Encodable {
         served = verdict.servedChain.map { CertificateJSON($0, at: verdict.evaluationTime) }
         matchedPins = verdict.matchedPins.map { PinMatchJSON(pin: $0.pin.description, depth: $0.depth) }
         revocation = verdict.revocationStatuses.map(RevocationStatusJSON.init)
+        certificateTransparency = verdict.certificateTransparency.map(TransparencyJSON.init)
+    }
+}
+
+/// A CT policy's answer: `compliant`, `not-compliant`, `not-applicable` or `unenforceable`, and each SCT.
+struct TransparencyJSON: Encodable {
+    struct SCT: Encodable {
+        let source: String
+        let logID: String
+        let log: String?
+        let logOperator: String?
+        let timestamp: String
+        let status: String
+        let counted: Bool
+        let note: String
+    }
+    let policy: String
+    let compliance: String
+    let detail: String?
+    let scts: [SCT]
+
+    init(_ assessment: CertificateTransparency.Assessment) {
+        policy = assessment.policy.rawValue
+        (compliance, detail) = Format.compliance(assessment.compliance)
+        scts = assessment.timestamps.map {
+            SCT(source: $0.sct.source.rawValue, logID: $0.sct.logIDBase64, log: $0.log?.description, logOperator: $0.log?.operatorName,
+                timestamp: Format.timestamp($0.sct.timestamp), status: $0.status.rawValue, counted: $0.counted, note: $0.note)
+        }
     }
 }
 
@@ -169,6 +199,16 @@ struct SignedCertificateTimestampJSON: Encodable {
 }
 
 enum Format {
+    /// A CT policy's answer as a word, and the reason when it has one.
+    static func compliance(_ compliance: CertificateTransparency.Compliance) -> (answer: String, detail: String?) {
+        switch compliance {
+        case .compliant: ("compliant", nil)
+        case .notCompliant(let why): ("not-compliant", why)
+        case .notApplicable(let why): ("not-applicable", why)
+        case .unenforceable(let why): ("unenforceable", why)
+        }
+    }
+
     static func timestamp(_ date: Date) -> String {
         Timestamp.iso8601(date)
     }

@@ -52,6 +52,7 @@ struct VerdictReport {
             for reason in verdict.warnings { reasonLines(reason, colour: .yellow) }
         }
         Self.revocationSection(verdict, console)
+        Self.transparencySection(verdict, console)
         if let shown = Format.reportedPath(verdict) {
             console.line()
             console.line(shown.heading)
@@ -77,6 +78,31 @@ struct VerdictReport {
             let source = Terminal.printable(status.url ?? "no distribution point")
             console.line("  \(status.depth)  \(console.paint(status.outcome.rawValue, colour))  \(source)\(dates): \(Terminal.printable(status.detail))")
         }
+    }
+
+    /// The CT policy's answer and one line per SCT: log, operator, time, verified and counted or why not.
+    static func transparencySection(_ verdict: Verdict, _ console: Console) {
+        guard let assessment = verdict.certificateTransparency else { return }
+        let (answer, detail) = Format.compliance(assessment.compliance)
+        let colour: Console.Colour = switch assessment.compliance {
+        case .compliant: .green
+        case .notApplicable: .bold
+        case .notCompliant, .unenforceable: .red
+        }
+        console.line()
+        console.line("Certificate Transparency (\(assessment.policy.rawValue) policy): \(console.paint(answer, colour))\(detail.map { ": \(Terminal.printable($0))" } ?? "")")
+        guard !assessment.timestamps.isEmpty else {
+            console.line("  no SCT: the certificate carries none, and none came in the TLS extension or a staple")
+            return
+        }
+        var table = Table()
+        for checked in assessment.timestamps {
+            let log = checked.log.map { "\($0.description) (\($0.operatorName))" } ?? checked.sct.logIDBase64
+            let status = checked.status == .verified ? console.paint("verified", .green) : console.paint(checked.status.rawValue, .red)
+            table.add([checked.sct.source.rawValue, Terminal.printable(log), Format.timestamp(checked.sct.timestamp), status,
+                       Terminal.printable(checked.note)])
+        }
+        table.render(indent: "  ").forEach(console.line)
     }
 
     private func reasonLines(_ reason: Reason, colour: Console.Colour) {

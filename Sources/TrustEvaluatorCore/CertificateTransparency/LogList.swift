@@ -101,6 +101,14 @@ public enum CertificateTransparency {
         /// Where the list was read from, for messages.
         public let source: String
 
+        /// A list of the given logs (tests, and lists built by other means).
+        init(publisher: Publisher, logs: [Log], timestamp: Date?, source: String) {
+            self.publisher = publisher
+            self.logs = logs
+            self.timestamp = timestamp
+            self.source = source
+        }
+
         /// Reads a list. Google's format is recognised by `log_list_timestamp` or `is_all_logs`,
         /// Apple's by `assetVersion` or `$schema` naming Apple; otherwise the caller must say.
         /// - Parameters:

@@ -126,7 +126,7 @@ extension CertificateTransparency {
     }
 
     /// A policy's answer.
-    public enum Compliance: Sendable, Hashable {
+    public enum Compliance: Sendable, Hashable, Equatable {
         /// The SCTs satisfy the policy.
         case compliant
         /// They do not: why.
@@ -145,6 +145,16 @@ extension CertificateTransparency {
         public let compliance: Compliance
         /// Every SCT found, in the order found: embedded, then the others.
         public let timestamps: [CheckedSCT]
+
+        /// The same SCTs, verified, under a policy that does not apply: none counts.
+        func exempt(_ why: String) -> Assessment {
+            Assessment(policy: policy, compliance: .notApplicable(why), timestamps: timestamps.map { checked in
+                var copy = checked
+                copy.counted = false
+                if checked.status == .verified { copy.note = "verified; the policy does not apply" }
+                return copy
+            })
+        }
     }
 
     /// Verifies the leaf's SCTs and judges them against `policy`.
@@ -178,10 +188,28 @@ extension CertificateTransparency {
             compliance = .notCompliant(malformed)
         } else {
             var rules = PolicyRules(policy: policy, leaf: leaf, time: time, checked: checked)
-            compliance = rules.judge()
+            let answer = rules.judge()
             checked = rules.checked
+            if case .notCompliant(let why) = answer {
+                compliance = .notCompliant(why + Self.unverifiedSummary(checked))
+            } else {
+                compliance = answer
+            }
         }
         return Assessment(policy: policy, compliance: compliance, timestamps: checked)
+    }
+
+    /// "; of 3 SCTs, 2 are from logs in none of the lists", for a failure's message.
+    private static func unverifiedSummary(_ checked: [CheckedSCT]) -> String {
+        let unverified = Dictionary(grouping: checked.filter { $0.status != .verified }, by: \.status)
+        guard !unverified.isEmpty else { return "" }
+        let words: [CheckedSCT.Status: String] = [
+            .unknownLog: "from logs in none of the given lists", .badSignature: "with a bad signature",
+            .unsupportedVersion: "not v1", .unsupportedAlgorithm: "with an algorithm the log's key does not allow",
+            .futureTimestamp: "timestamped after the verification time", .noIssuer: "unverifiable without the issuer",
+        ]
+        let parts = unverified.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value.count) \(words[$0.key] ?? $0.key.rawValue)" }
+        return "; of \(checked.count) SCT\(checked.count == 1 ? "" : "s"), \(parts.joined(separator: ", "))"
     }
 
     private static func unenforceable(policy: Policy, logs: Logs, time: Date) -> String? {

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+@testable import PincheckCLI
+
+/// `pincheck verify --ct`, on a real Let's Encrypt chain of 2024 and the log lists in ../shared/ct.
+@Suite("pincheck verify --ct")
+struct CertificateTransparencyCommandTests {
+    static let shared = CLIFixtures.repository.deletingLastPathComponent().appendingPathComponent("shared")
+    static let chain = shared.appendingPathComponent("realworld/chains/rpv-letsencrypt_org_valid-04e9d2d4.pem").path
+    static let root = shared.appendingPathComponent("realworld/roots/ISRG-Root-X1-96bcec06.pem").path
+    static let google = shared.appendingPathComponent("ct/google-all_logs_list.json").path
+    static let apple = shared.appendingPathComponent("ct/apple-current_log_list.json").path
+    static let base = ["verify", chain, "--host", "lencr.org", "--ca-file", root, "--web-pki-roots", "--at", "2024-07-15",
+                       "--ct-log-list-date", "2024-07-01"]
+
+    @Test("with both lists each SCT is printed verified and counted, with its log, operator and time, and the chain is compliant")
+    func compliant() {
+        let result = CLIFixtures.run(Self.base + ["--ct", "chrome", "--ct-log-list", Self.google, "--ct-log-list", Self.apple])
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        #expect(result.output.contains("Certificate Transparency (chrome policy): compliant"))
+        let lines = result.output.split(separator: "\n").filter { $0.hasPrefix("  certificate  ") }
+        #expect(lines.count == 2)
+        #expect(lines.allSatisfy { $0.contains("verified") && $0.contains("counted") && $0.contains("2024-06-10T18:12:26Z") })
+        #expect(lines.contains { $0.contains("Let's Encrypt 'Oak2024H2' log (Let's Encrypt)") })
+    }
+
+    @Test("with Google's list alone the logs are unknown: ct.not-compliant, exit 1, and the report says why")
+    func unknownLogs() {
+        let result = CLIFixtures.run(Self.base + ["--ct", "chrome", "--ct-log-list", Self.google])
+        #expect(result.status == 1)
+        #expect(result.output.contains("ct.not-compliant"))
+        #expect(result.output.contains("2 from logs in none of the given lists"))
+        #expect(result.output.contains("unknown-log"))
+    }
+
+    @Test("report-only turns the failure into a warning, exit 0")
+    func reportOnly() {
+        let result = CLIFixtures.run(Self.base + ["--ct", "chrome", "--ct-log-list", Self.google, "--ct-enforcement", "report-only"])
+        #expect(result.status == 0)
+        #expect(result.output.contains("ct.not-compliant"))
+        #expect(result.output.contains("(report-only)"))
+    }
+
+    @Test("--json carries the policy's answer and every SCT")
+    func json() throws {
+        let result = CLIFixtures.run(Self.base + ["--ct", "apple", "--ct-log-list", Self.apple, "--json"])
+        #expect(result.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        let transparency = try #require(object["certificateTransparency"] as? [String: Any])
+        #expect(transparency["policy"] as? String == "apple")
+        #expect(transparency["compliance"] as? String == "compliant")
+        let scts = try #require(transparency["scts"] as? [[String: Any]])
+        #expect(scts.count == 2)
+        #expect(scts.allSatisfy { $0["status"] as? String == "verified" && $0["counted"] as? Bool == true && $0["source"] as? String == "certificate" })
+    }
+
+    @Test("a list older than 70 days makes Chrome's policy unenforceable: refused by default, a warning with --ct-when-unenforceable allow")
+    func staleList() {
+        let stale = ["verify", Self.chain, "--host", "lencr.org", "--ca-file", Self.root, "--web-pki-roots", "--at", "2024-07-15",
+                     "--ct-log-list-date", "2024-04-01", "--ct", "chrome", "--ct-log-list", Self.google, "--ct-log-list", Self.apple]
+        let refused = CLIFixtures.run(stale)
+        #expect(refused.status == 1)
+        #expect(refused.output.contains("ct.unenforceable"))
+        let allowed = CLIFixtures.run(stale + ["--ct-when-unenforceable", "allow"])
+        #expect(allowed.status == 0)
+        #expect(allowed.output.contains("ct.unenforceable"))
+    }
+
+    @Test("usage errors: --ct without a list, a list without --ct, an unknown policy, a list that is not one")
+    func usage() throws {
+        #expect(CLIFixtures.run(["verify", Self.chain, "--ct", "chrome"]).status == 2)
+        #expect(CLIFixtures.run(["verify", Self.chain, "--ct-log-list", Self.google]).status == 2)
+        #expect(CLIFixtures.run(["verify", Self.chain, "--ct", "firefox", "--ct-log-list", Self.google]).status == 2)
+        let notAList = CLIFixtures.run(["verify", Self.chain, "--ct", "chrome", "--ct-log-list", Self.chain])
+        #expect(notAList.status == 2)
+        #expect(notAList.errors.contains("policy.invalid"))
+    }
+}
