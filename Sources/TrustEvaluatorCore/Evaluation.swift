@@ -78,8 +78,10 @@ final class EvaluationPlan: Sendable {
         let second = Timestamp.seconds(time)
         var cacheKey: VerdictCache.Key? = nil
         let fetchedLists = revocationLists?.lists ?? []
-        // CT judges log states at the verification time and SCTs outside the chain: never cached.
-        if let verdictCache, !checks.dependsOnVerificationTime, !stapleCheck.dependsOnVerificationTime, validation.certificateTransparency == nil {
+        // SCTs from the TLS extension change with each handshake: such verdicts are not kept. CT's
+        // dependence on the time (log states, list age, SCT timestamps) bounds the window below.
+        if let verdictCache, !checks.dependsOnVerificationTime, !stapleCheck.dependsOnVerificationTime,
+           validation.certificateTransparency == nil || presentedSCTs.isEmpty {
             // A verdict that relied on fetched CRLs is kept apart from one that did not, and per CRL.
             let key = VerdictCache.key(evaluator: identity, chain: served, host: requested?.text, revocationLists: fetchedLists)
             if let known = verdictCache.verdict(for: key, at: second) {
@@ -113,6 +115,10 @@ final class EvaluationPlan: Sendable {
             var window = validityWindow(at: second, served: served, consulted: run.consulted)
             // A verdict never outlives a CRL it relied on.
             for list in fetchedLists { window.add(list) }
+            // Nor a log state, a log list's age limit or an SCT timestamp that decided CT.
+            if let requirement = validation.certificateTransparency, let assessment = run.transparency {
+                for instant in requirement.timeBoundaries(of: assessment) { window.add(instant) }
+            }
             verdictCache.insert(verdict, for: cacheKey, from: window.from, until: window.until)
         }
         report(verdict, to: diagnostics)

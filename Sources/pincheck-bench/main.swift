@@ -18,6 +18,8 @@ struct Options {
     var profile: String? = nil
     /// A DER CRL of many entries (scripts/bench.sh makes one of 100,000 with `openssl ca`).
     var bigCRL: String? = nil
+    /// The third-party data (a real chain with SCTs, the CT log lists) for the CT measurement.
+    var shared = "../shared"
 
     static func parse() -> Options {
         var options = Options()
@@ -29,8 +31,9 @@ struct Options {
             case "--quick": options.quick = true
             case "--profile": options.profile = arguments.next()
             case "--big-crl": options.bigCRL = arguments.next()
+            case "--shared": options.shared = arguments.next() ?? options.shared
             default:
-                FileHandle.standardError.write(Data("usage: pincheck-bench [--certificates DIR] [--pincheck PATH] [--big-crl FILE] [--quick]\n".utf8))
+                FileHandle.standardError.write(Data("usage: pincheck-bench [--certificates DIR] [--pincheck PATH] [--big-crl FILE] [--shared DIR] [--quick]\n".utf8))
                 exit(2)
             }
         }
@@ -390,6 +393,47 @@ print("memory")
 print("  \(soakIterations) evaluations (parsed-certificate cache): resident \(residentBefore / 1024) KiB before, \(residentAfter / 1024) KiB after (\(residentAfter >= residentBefore ? "+" : "")\((residentAfter - residentBefore) / 1024) KiB)")
 print("  peak resident memory of this process: \(peakResidentBytes() / 1024) KiB")
 print("")
+
+// MARK: Certificate Transparency
+
+/// A real Let's Encrypt chain of 2024 with two embedded SCTs, judged with and without Chrome's CT
+/// policy (Google's and Apple's lists): the difference is one SCT list parsed, one precertificate
+/// TBS re-encoded and two ECDSA P-256 signature verifications (one per SCT) per evaluation.
+func certificateTransparencyBench() {
+    let chainPath = "\(options.shared)/realworld/chains/rpv-letsencrypt_org_valid-04e9d2d4.pem"
+    guard FileManager.default.fileExists(atPath: chainPath),
+          let served = try? Certificate.load(contentsOf: chainPath),
+          let root = try? Certificate.load(contentsOf: "\(options.shared)/realworld/roots/ISRG-Root-X1-96bcec06.pem"),
+          let anchors = try? TrustAnchors(certificates: root, webPKIRoots: true),
+          let google = try? CertificateTransparency.LogList(contentsOf: "\(options.shared)/ct/google-all_logs_list.json", publishedAt: Timestamp.parse("2024-07-01")),
+          let apple = try? CertificateTransparency.LogList(contentsOf: "\(options.shared)/ct/apple-current_log_list.json", publishedAt: Timestamp.parse("2024-07-01")) else {
+        print("certificate transparency: \(options.shared)/realworld and \(options.shared)/ct not found (--shared DIR): not measured")
+        print("")
+        return
+    }
+    let time = Timestamp.parse("2024-07-15")!
+    let der = served.map(\.derBytes)
+    var plain = TrustPolicy(anchors: anchors)
+    plain.profile = .strictWebPKI
+    var enforced = plain
+    enforced.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CertificateTransparency.Logs([google, apple]))
+    let configurations: [(String, Evaluator)] = [
+        ("no CT, uncached", Evaluator(policy: plain)),
+        ("CT enforced (chrome, 2 SCTs), uncached", Evaluator(policy: enforced)),
+        ("no CT, verdict cache hit", Evaluator(policy: plain, certificateCache: CertificateCache(), verdictCache: VerdictCache())),
+        ("CT enforced, verdict cache hit", Evaluator(policy: enforced, certificateCache: CertificateCache(), verdictCache: VerdictCache())),
+    ]
+    for (label, evaluator) in configurations {
+        expectTrusted("certificate transparency, \(label)") { try evaluator.evaluate(derEncoded: der, host: "lencr.org", at: time) }
+    }
+    let times = measure(configurations.map { _, evaluator in { _ = try? evaluator.evaluate(derEncoded: der, host: "lencr.org", at: time) } })
+    print("certificate transparency (a real Let's Encrypt chain of 2024 with 2 embedded SCTs, Google's and Apple's log lists)")
+    for (index, (label, _)) in configurations.enumerated() { print("  " + column(label, 44) + column(format(times[index], 2), 10, right: true) + " µs/eval") }
+    print("ratio ct-uncached/uncached: \(format(times[1] / times[0]))")
+    print("ratio ct-verdict-hit/verdict-hit: \(format(times[3] / times[2]))")
+    print("")
+}
+certificateTransparencyBench()
 
 // MARK: Whole process
 

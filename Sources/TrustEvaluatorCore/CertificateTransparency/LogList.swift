@@ -59,7 +59,7 @@ public enum CertificateTransparency {
         public let publisher: Publisher
 
         /// The log's state at `time`: the recorded state from its timestamp on. Before it, the state
-        /// the life cycle passes through on the way there (``LogState``): `pending` before
+        /// the life cycle passes through on the way there (``CertificateTransparency/LogState``): `pending` before
         /// `qualified`, `qualified` before `usable`, and `usable` before `readonly`, `retired` and
         /// `rejected`. A log with no recorded state has none at any time.
         public func state(at time: Date) -> LogState? {

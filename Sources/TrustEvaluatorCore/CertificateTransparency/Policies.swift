@@ -69,6 +69,22 @@ extension CertificateTransparency {
         case allow
     }
 
+    /// Every verification time (whole seconds) at which `assessment` could change: an SCT's
+    /// timestamp (before it, the SCT is in the future), a state its log entered, the list-age
+    /// limit, a policy rule's end. A cached verdict is reused only between two of them.
+    static func timeBoundaries(_ requirement: Requirement, of assessment: Assessment) -> [Int64] {
+        var instants: [Date] = []
+        for checked in assessment.timestamps {
+            instants.append(Date(timeIntervalSince1970: (Double(checked.sct.timestampMilliseconds) / 1000).rounded(.up)))
+            if let since = checked.log?.state?.since { instants.append(since) }
+        }
+        if let limit = requirement.policy.maximumListAge, let newest = requirement.logs.newestTimestamp {
+            instants.append(newest.addingTimeInterval(Double(limit.components.seconds)))
+        }
+        if requirement.policy == .chrome { instants.append(chromeRFC6962RequirementEnds) }
+        return instants.map(Timestamp.seconds)
+    }
+
     /// A host's Certificate Transparency requirement: a policy, the logs it knows, and what a failure does.
     public struct Requirement: Sendable {
         /// The browser policy.
@@ -91,7 +107,12 @@ extension CertificateTransparency {
             self.logs = logs
             self.enforcement = enforcement
         }
+
+        func timeBoundaries(of assessment: Assessment) -> [Int64] { CertificateTransparency.timeBoundaries(self, of: assessment) }
     }
+
+    /// The first instant after which Chrome no longer asks for an RFC 6962 log (`ct_policy.md`).
+    static let chromeRFC6962RequirementEnds = Date(timeIntervalSince1970: 1_776_211_200)  // 2026-04-15
 
     /// One SCT, verified or not, and whether the policy counted it.
     public struct CheckedSCT: Sendable, Hashable {
@@ -368,7 +389,7 @@ private struct PolicyRules {
         let earliest = (embedded + delivered).map { checked[$0].sct.timestamp }.min() ?? time
         let legacy = issuedBeforeOperatorDiversity
         let needed = legacy ? logsByMonths : (leaf.notAfter.timeIntervalSince(leaf.notBefore) <= 180 * 86_400 ? 2 : 3)
-        let wantsRFC6962 = time < Date(timeIntervalSince1970: 1_776_211_200)  // 2026-04-15
+        let wantsRFC6962 = time < CertificateTransparency.chromeRFC6962RequirementEnds
         let countable = embedded.filter { onceApproved($0, issued: earliest) }
         let embeddedProblem: String? =
             if !embedded.contains(where: approvedAtCheck) { "no embedded SCT from a log qualified, usable or read-only at the verification time" }

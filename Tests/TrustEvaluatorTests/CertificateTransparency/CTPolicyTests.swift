@@ -254,4 +254,21 @@ struct CTEvaluationTests {
         #expect(allowed.isTrusted)
         #expect(allowed.warnings.contains { $0.code == .ctUnenforceable })
     }
+
+    @Test("a cached verdict holds only until a log's next state: rejected from T on, the verdict after T is evaluated anew")
+    func cacheWindow() throws {
+        let change = Self.subject.time.addingTimeInterval(3600)
+        let logs = CTPolicyTests.logs { $0.state = (.rejected, change) }
+        let policy = try Self.policy(logs: logs)
+        let cache = VerdictCache()
+        let chain = try Certificate.load(contentsOf: RealWorldCorpus.folder.appendingPathComponent("chains/\(Self.subject.file)").path)
+        let evaluator = Evaluator(policy: policy, verdictCache: cache)
+        let before = try evaluator.evaluate(chain, host: nil, at: Self.subject.time)
+        #expect(before.isTrusted)
+        #expect(cache.count == 1)
+        let again = try evaluator.evaluate(chain, host: nil, at: Self.subject.time.addingTimeInterval(60))
+        #expect(again.isTrusted && again.certificateTransparency?.compliance == .compliant)
+        let after = try evaluator.evaluate(chain, host: nil, at: change.addingTimeInterval(1))
+        #expect(after.failures.map(\.code) == [.ctNotCompliant])
+    }
 }
