@@ -24,8 +24,8 @@ import TrustEvaluatorNIO
 /// - what cannot be enforced here is refused when the configuration is made
 ///   (``PincheckHTTPClient/Limit``): pins of intermediates and leaves together with root pins,
 ///   pinned intermediates or leaves in certificate pinning, a revocation policy that must fail
-///   hard, CRLs given to the policy, disabled chain validation, client-authentication purposes and
-///   required key usages. The road never weakens a policy silently.
+///   hard, CRLs given to the policy, disabled chain validation, client-authentication purposes,
+///   required key usages and Certificate Transparency. The road never weakens a policy silently.
 ///
 /// Pincheck's strict Web PKI profile runs over a verified path, which this road never sees: the
 /// chain is held to BoringSSL's checks instead, with BoringSSL's longest chain (100) rather than
@@ -51,6 +51,9 @@ public struct PincheckHTTPClient: Sendable {
         case revocation = "revocation"
         /// Client authentication or required key usages: NIOSSL checks a server's leaf its own way.
         case leafRequirements = "leaf-requirements"
+        /// A Certificate Transparency requirement: an embedded SCT is signed over the issuer's key,
+        /// and the initializer sees the leaf alone.
+        case certificateTransparency = "certificate-transparency"
     }
 
     /// The policy as given.
@@ -89,6 +92,9 @@ public struct PincheckHTTPClient: Sendable {
         }
         if !policy.revocationLists.isEmpty || policy.revocation.requireStapledOCSP || policy.revocation.distributionPointCRLs?.failure == .hard {
             throw refuse(.revocation, "no stapled OCSP response or CRL reaches the connection initializers; a policy that must fail without a revocation status would refuse every server")
+        }
+        if let transparency = policy.certificateTransparency {
+            throw refuse(.certificateTransparency, "the \(transparency.policy.rawValue) CT policy needs the leaf's issuer, whose key its embedded SCTs are signed over, and the connection initializers see the leaf alone; use the NIO verifier")
         }
         let anchors = policy.anchors.certificates
         if let notRoot = anchors.first(where: { !$0.isSelfSigned }) {

@@ -287,6 +287,8 @@ struct PincheckHTTPClientTests {
             policy = TrustPolicy(pinning: .certificates(try PinnedCertificates([intermediate])), anchors: try TrustAnchors(certificates: [root]))
         case .chainValidationDisabled: policy.chainValidation = .disabled(because: "test")
         case .leafRequirements: policy.purpose = .clientAuthentication
+        case .certificateTransparency:
+            policy.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CertificateTransparency.Logs([]), enforcement: .reportOnly)
         }
         return policy
     }

@@ -1,5 +1,5 @@
 import FoundationEssentials
-package import PincheckOpenSSL
+internal import PincheckOpenSSL
 
 /// Certificate Transparency (RFC 6962): SCT verification against the logs of published log lists,
 /// and the CT policies of Chrome and Apple.
@@ -139,7 +139,7 @@ public enum CertificateTransparency {
             }
             self.publisher = kind
             self.source = source
-            var read = LogListReader(source: source, publisher: kind)
+            let read = LogListReader(source: source, publisher: kind)
             self.logs = try read.logs(root)
             if case .string(let text)? = root["log_list_timestamp"] {
                 self.timestamp = try read.date(text, field: "log_list_timestamp")

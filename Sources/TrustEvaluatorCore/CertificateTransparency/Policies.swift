@@ -1,5 +1,5 @@
 import FoundationEssentials
-package import PincheckOpenSSL
+internal import PincheckOpenSSL
 
 extension CertificateTransparency {
     /// A browser's rules for which SCTs make a certificate CT compliant, in the version that

@@ -1,5 +1,5 @@
 import FoundationEssentials
-package import PincheckOpenSSL
+internal import PincheckOpenSSL
 
 /// A Signed Certificate Timestamp (RFC 6962 §3.2) that a server presented: a Certificate
 /// Transparency log's promise that it will publish the certificate.
