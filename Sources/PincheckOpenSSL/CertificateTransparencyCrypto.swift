@@ -11,27 +11,39 @@ package enum CertificateTransparencyCrypto {
         case rsa
     }
 
-    /// The log key's kind, or `nil` for a key that is not a SubjectPublicKeyInfo OpenSSL reads or
-    /// not one RFC 6962 allows.
-    package static func keyKind(logKey spkiDER: [UInt8]) -> KeyKind? {
-        guard let key = readKey(spkiDER) else { return nil }
-        defer { EVP_PKEY_free(key) }
-        switch EVP_PKEY_get_base_id(key) {
-        case EVP_PKEY_EC: return .ecdsa
-        case EVP_PKEY_RSA: return .rsa
-        default: return nil
-        }
-    }
+    /// A log's public key, decoded once when its list is read (OpenSSL 3's decoders cost more than
+    /// the signature check itself).
+    ///
+    /// `@unchecked Sendable`: the `EVP_PKEY` is never changed after `init`; each verification uses
+    /// its own digest context, which OpenSSL allows concurrently on one key.
+    package final class LogKey: @unchecked Sendable {
+        private let key: OpaquePointer
+        /// ECDSA or RSA.
+        package let kind: KeyKind
 
-    /// True when `signature` is a SHA-256 signature of `message` by the log key `spkiDER`.
-    package static func verify(signature: [UInt8], message: [UInt8], logKey spkiDER: [UInt8]) -> Bool {
-        guard !signature.isEmpty, let key = readKey(spkiDER) else { return false }
-        defer { EVP_PKEY_free(key) }
-        guard let context = EVP_MD_CTX_new() else { return false }
-        defer { EVP_MD_CTX_free(context) }
-        defer { OpenSSLErrorStack.clear() }
-        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key) == 1 else { return false }
-        return EVP_DigestVerify(context, signature, signature.count, message, message.count) == 1
+        /// `nil` for bytes that are not a SubjectPublicKeyInfo OpenSSL reads, or a key RFC 6962 does not allow.
+        package init?(spkiDER: [UInt8]) {
+            guard let key = CertificateTransparencyCrypto.readKey(spkiDER) else { return nil }
+            switch EVP_PKEY_get_base_id(key) {
+            case EVP_PKEY_EC: kind = .ecdsa
+            case EVP_PKEY_RSA: kind = .rsa
+            default:
+                EVP_PKEY_free(key)
+                return nil
+            }
+            self.key = key
+        }
+
+        deinit { EVP_PKEY_free(key) }
+
+        /// True when `signature` is this key's SHA-256 signature of `message`.
+        package func verify(signature: [UInt8], message: [UInt8]) -> Bool {
+            guard !signature.isEmpty, let context = EVP_MD_CTX_new() else { return false }
+            defer { EVP_MD_CTX_free(context) }
+            defer { OpenSSLErrorStack.clear() }
+            guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key) == 1 else { return false }
+            return EVP_DigestVerify(context, signature, signature.count, message, message.count) == 1
+        }
     }
 
     /// The TLS-encoded SCT list an extension carries: its value is a DER OCTET STRING holding it

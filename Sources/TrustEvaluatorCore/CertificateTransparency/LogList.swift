@@ -57,6 +57,21 @@ public enum CertificateTransparency {
         public let temporalInterval: Range<Date>?
         /// Who published the list this entry comes from.
         public let publisher: Publisher
+        /// The key, decoded once; `nil` when it is not an ECDSA or RSA key.
+        let verifier: CertificateTransparencyCrypto.LogKey?
+
+        init(logID: [UInt8], key: [UInt8], description: String, operatorName: String, isRFC6962: Bool,
+             state: (state: LogState, since: Date)?, temporalInterval: Range<Date>?, publisher: Publisher) {
+            self.logID = logID
+            self.key = key
+            self.description = description
+            self.operatorName = operatorName
+            self.isRFC6962 = isRFC6962
+            self.state = state
+            self.temporalInterval = temporalInterval
+            self.publisher = publisher
+            self.verifier = CertificateTransparencyCrypto.LogKey(spkiDER: key)
+        }
 
         /// The log's state at `time`: the recorded state from its timestamp on. Before it, the state
         /// the life cycle passes through on the way there (``CertificateTransparency/LogState``): `pending` before
@@ -211,9 +226,6 @@ private struct LogListReader {
         guard case .string(let keyText)? = log["key"], let key = Data(base64Encoded: keyText).map(Array.init), !key.isEmpty else {
             throw failure("\(position) has no base64 \"key\"")
         }
-        guard CertificateTransparencyCrypto.keyKind(logKey: key) != nil else {
-            throw failure("\(position): the key is not an ECDSA or RSA SubjectPublicKeyInfo")
-        }
         let logID = Digest.sha256(key)
         if case .string(let idText)? = log["log_id"], Data(base64Encoded: idText).map(Array.init) != logID {
             throw failure("\(position): \"log_id\" is not the SHA-256 of its key")
@@ -237,8 +249,10 @@ private struct LogListReader {
             guard from < to else { throw failure("\(position): the temporal interval ends before it starts") }
             interval = from..<to
         }
-        return CertificateTransparency.Log(logID: logID, key: key, description: description, operatorName: operatorName,
-                                           isRFC6962: isRFC6962, state: state, temporalInterval: interval, publisher: publisher)
+        let entry = CertificateTransparency.Log(logID: logID, key: key, description: description, operatorName: operatorName,
+                                                isRFC6962: isRFC6962, state: state, temporalInterval: interval, publisher: publisher)
+        guard entry.verifier != nil else { throw failure("\(position): the key is not an ECDSA or RSA SubjectPublicKeyInfo") }
+        return entry
     }
 
     func date(_ text: String, field: String) throws(PincheckError) -> Date {

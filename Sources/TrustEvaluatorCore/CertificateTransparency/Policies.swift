@@ -271,7 +271,7 @@ private struct SCTVerifier {
         if sct.timestamp > time {
             return Checked(sct: sct, log: log, status: .futureTimestamp, note: "timestamped \(Timestamp.iso8601(sct.timestamp)), after the verification time")
         }
-        let expected: String? = switch CertificateTransparencyCrypto.keyKind(logKey: log.key) {
+        let expected: String? = switch log.verifier?.kind {
         case .ecdsa: "ecdsa-with-SHA256"
         case .rsa: "sha256WithRSAEncryption"
         case nil: nil
@@ -296,7 +296,7 @@ private struct SCTVerifier {
         }
         signed.appendBigEndian(UInt64(sct.extensions.count), bytes: 2)
         signed += sct.extensions
-        guard CertificateTransparencyCrypto.verify(signature: sct.signature, message: signed, logKey: log.key) else {
+        guard let verifier = log.verifier, verifier.verify(signature: sct.signature, message: signed) else {
             return Checked(sct: sct, log: log, status: .badSignature, note: "the signature does not verify with \(log.description)'s key")
         }
         return Checked(sct: sct, log: log, status: .verified, note: "verified")
