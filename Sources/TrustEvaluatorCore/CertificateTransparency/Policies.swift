@@ -280,22 +280,16 @@ private struct SCTVerifier {
             return Checked(sct: sct, log: log, status: .unsupportedAlgorithm,
                            note: "signed with \(sct.signatureAlgorithm ?? "an unknown algorithm"); the log's key needs \(expected ?? "an algorithm RFC 6962 allows")")
         }
-        var signed: [UInt8] = [0, 0]  // v1, certificate_timestamp
-        signed.appendBigEndian(sct.timestampMilliseconds, bytes: 8)
+        let entry: SignedCertificateTimestamp.Entry
         if sct.source == .certificate {
-            guard let entry = precertificateEntry() else {
+            guard let precertificate = precertificateEntry() else {
                 return Checked(sct: sct, log: log, status: .noIssuer, note: "the verified path names no issuer, whose key hash the log signed")
             }
-            signed += [0, 1] + entry.issuerKeyHash
-            signed.appendBigEndian(UInt64(entry.tbs.count), bytes: 3)
-            signed += entry.tbs
+            entry = .precertificate(issuerKeyHash: precertificate.issuerKeyHash, tbsCertificate: precertificate.tbs)
         } else {
-            signed += [0, 0]
-            signed.appendBigEndian(UInt64(leaf.derBytes.count), bytes: 3)
-            signed += leaf.derBytes
+            entry = .certificate(leaf.derBytes)
         }
-        signed.appendBigEndian(UInt64(sct.extensions.count), bytes: 2)
-        signed += sct.extensions
+        let signed = SignedCertificateTimestamp.signedData(timestampMilliseconds: sct.timestampMilliseconds, entry: entry, extensions: sct.extensions)
         guard let verifier = log.verifier, verifier.verify(signature: sct.signature, message: signed) else {
             return Checked(sct: sct, log: log, status: .badSignature, note: "the signature does not verify with \(log.description)'s key")
         }
@@ -464,7 +458,7 @@ private struct PolicyRules {
 
 extension [UInt8] {
     /// Appends `value`'s low `bytes` bytes, most significant first.
-    fileprivate mutating func appendBigEndian(_ value: UInt64, bytes: Int) {
+    mutating func appendBigEndian(_ value: UInt64, bytes: Int) {
         for shift in stride(from: (bytes - 1) * 8, through: 0, by: -8) { append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
 }

@@ -70,6 +70,53 @@ public struct SignedCertificateTimestamp: Sendable, Hashable {
     /// ``timestampMilliseconds`` as a date.
     public var timestamp: Date { Date(timeIntervalSince1970: Double(timestampMilliseconds) / 1000) }
 
+    /// What a log's SCT signs the timestamp together with (RFC 6962 §3.2's `signed_entry`).
+    package enum Entry: Sendable {
+        /// The certificate itself (SCTs from the TLS extension or an OCSP response).
+        case certificate([UInt8])
+        /// A precertificate: the SHA-256 of the issuer's SubjectPublicKeyInfo and the
+        /// TBSCertificate without the SCT list extension (embedded SCTs).
+        case precertificate(issuerKeyHash: [UInt8], tbsCertificate: [UInt8])
+    }
+
+    /// The bytes a log signs for a v1 SCT (RFC 6962 §3.2, `digitally-signed struct`).
+    package static func signedData(timestampMilliseconds: UInt64, entry: Entry, extensions: [UInt8]) -> [UInt8] {
+        var signed: [UInt8] = [0, 0]  // v1, certificate_timestamp
+        signed.appendBigEndian(timestampMilliseconds, bytes: 8)
+        switch entry {
+        case .certificate(let der):
+            signed += [0, 0]
+            signed.appendBigEndian(UInt64(der.count), bytes: 3)
+            signed += der
+        case .precertificate(let issuerKeyHash, let tbs):
+            signed += [0, 1] + issuerKeyHash
+            signed.appendBigEndian(UInt64(tbs.count), bytes: 3)
+            signed += tbs
+        }
+        signed.appendBigEndian(UInt64(extensions.count), bytes: 2)
+        return signed + extensions
+    }
+
+    /// The TLS encoding of v1 SCTs as a SignedCertificateTimestampList (RFC 6962 §3.3): what
+    /// ``parseList(_:source:)`` reads. The signature algorithm must be one RFC 6962 allows.
+    package static func encodeList(_ timestamps: [SignedCertificateTimestamp]) -> [UInt8] {
+        var items: [UInt8] = []
+        for sct in timestamps {
+            var body: [UInt8] = [0] + sct.logID
+            body.appendBigEndian(sct.timestampMilliseconds, bytes: 8)
+            body.appendBigEndian(UInt64(sct.extensions.count), bytes: 2)
+            body += sct.extensions
+            body += [4, sct.signatureAlgorithm == "sha256WithRSAEncryption" ? 1 : 3]
+            body.appendBigEndian(UInt64(sct.signature.count), bytes: 2)
+            body += sct.signature
+            items.appendBigEndian(UInt64(body.count), bytes: 2)
+            items += body
+        }
+        var list: [UInt8] = []
+        list.appendBigEndian(UInt64(items.count), bytes: 2)
+        return list + items
+    }
+
     /// The SCTs a stapled OCSP response carries about `leaf`. A malformed list is skipped: the
     /// staple is the server's, and the certificate's own SCTs still count.
     package static func stapled(in response: [UInt8], for leaf: Certificate) -> [SignedCertificateTimestamp] {

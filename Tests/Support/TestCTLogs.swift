@@ -1,0 +1,60 @@
+import Foundation
+import PincheckOpenSSL
+import TrustEvaluatorCore
+
+/// A Certificate Transparency log made here: an ECDSA P-256 key that signs SCTs.
+public struct TestCTLog: Sendable {
+    public let name: String
+    public let operatorName: String
+    let privateKeyPEM: [UInt8]
+    public let spkiDER: [UInt8]
+    public var logID: [UInt8] { Digest.sha256(spkiDER) }
+
+    /// A new log with a fresh key.
+    public init(name: String, operatorName: String) throws {
+        let key = try CertificateTransparencyTestLog.makeKey()
+        self.name = name
+        self.operatorName = operatorName
+        self.privateKeyPEM = key.privateKeyPEM
+        self.spkiDER = key.spkiDER
+    }
+
+    /// An SCT this log signs at `time` for `entry`, as it arrives from `source`.
+    package func sct(for entry: SignedCertificateTimestamp.Entry, at time: Date,
+                    source: SignedCertificateTimestamp.Source) throws -> SignedCertificateTimestamp {
+        let milliseconds = UInt64(time.timeIntervalSince1970 * 1000)
+        let message = SignedCertificateTimestamp.signedData(timestampMilliseconds: milliseconds, entry: entry, extensions: [])
+        let signature = try CertificateTransparencyTestLog.sign(message, privateKeyPEM: privateKeyPEM)
+        return SignedCertificateTimestamp(source: source, version: 0, logID: logID, timestampMilliseconds: milliseconds,
+                                          signatureAlgorithm: "ecdsa-with-SHA256", signature: signature)
+    }
+}
+
+/// Certificates with SCTs from test logs, and a log list that knows those logs.
+public enum TestCT {
+    /// A Google v3 log list of `logs`, each `state` since `since`, dated `timestamp`, read as a user's would be.
+    public static func logList(_ logs: [TestCTLog], state: String = "usable", since: Date, timestamp: Date) throws -> CertificateTransparency.LogList {
+        let byOperator = Dictionary(grouping: logs, by: \.operatorName)
+        let operators: [[String: Any]] = byOperator.keys.sorted().map { name in
+            ["name": name, "email": ["ct@\(name.lowercased()).test"],
+             "logs": byOperator[name]!.map { log in
+                 ["description": log.name, "log_id": Data(log.logID).base64EncodedString(), "key": Data(log.spkiDER).base64EncodedString(),
+                  "url": "https://\(log.name.lowercased()).test/", "mmd": 86400,
+                  "state": [state: ["timestamp": ISO8601DateFormatter().string(from: since)]]] as [String: Any]
+             }]
+        }
+        let root: [String: Any] = ["log_list_timestamp": ISO8601DateFormatter().string(from: timestamp), "version": "1.0", "operators": operators]
+        let json = try JSONSerialization.data(withJSONObject: root)
+        return try CertificateTransparency.LogList(json: Array(json), source: "test log list")
+    }
+
+    /// `leaf` re-issued by `issuer` (whose key is `issuerKeyPEM`) with embedded SCTs from `logs`,
+    /// timestamped `time`: the SCTs sign the precertificate, the leaf without its SCT list.
+    public static func embedding(_ logs: [TestCTLog], in leaf: Certificate, issuer: Certificate, issuerKeyPEM: [UInt8], at time: Date) throws -> Certificate {
+        let precertificate = try Certificate(derEncoded: try CertificateTransparencyTestLog.reissue(leaf.handle, sctList: nil, issuerKeyPEM: issuerKeyPEM))
+        guard let tbs = precertificate.handle.precertificateTBS else { throw CocoaError(.coderInvalidValue) }
+        let entry = SignedCertificateTimestamp.Entry.precertificate(issuerKeyHash: Digest.sha256(issuer.subjectPublicKeyInfoDER), tbsCertificate: tbs)
+        let scts = try logs.map { try $0.sct(for: entry, at: time, source: .certificate) }
+        return try Certificate(derEncoded: try CertificateTransparencyTestLog.reissue(precertificate.handle, sctList: SignedCertificateTimestamp.encodeList(scts), issuerKeyPEM: issuerKeyPEM))
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import PincheckTestSupport
+import Testing
+@testable import TrustEvaluatorCore
+
+/// SCTs from logs made here, embedded in the test PKI's leaf and sent as from the TLS extension.
+@Suite("Certificate Transparency with test logs")
+struct CTTestLogTests {
+    typealias CT = CertificateTransparency
+
+    static let logs: [TestCTLog] = [("Alpha 2030", "Alpha"), ("Alpha 2030b", "Alpha"), ("Beta 2030", "Beta")].map { try! TestCTLog(name: $0.0, operatorName: $0.1) }
+    static let intermediate = TestPKI.certificate("rsa-intermediate")
+    static let intermediateKey = Array(try! Data(contentsOf: URL(fileURLWithPath: TestPKI.path("keys/rsa-intermediate.key"))))
+    static let issued = TestPKI.time.addingTimeInterval(-86_400)
+
+    static func leaf(with logs: [TestCTLog]) throws -> Certificate {
+        try TestCT.embedding(logs, in: TestPKI.certificate("rsa-leaf"), issuer: intermediate, issuerKeyPEM: intermediateKey, at: issued)
+    }
+
+    static func known(_ logs: [TestCTLog] = Self.logs) throws -> CT.Logs {
+        CT.Logs([try TestCT.logList(logs, since: issued.addingTimeInterval(-86_400 * 365), timestamp: TestPKI.time)])
+    }
+
+    static func assess(_ leaf: Certificate, extra: [SignedCertificateTimestamp] = [], logs: CT.Logs? = nil) throws -> CT.Assessment {
+        CT.assess(leaf: leaf, issuer: intermediate, additionalSCTs: extra, policy: .chrome, logs: try logs ?? known(), at: TestPKI.time)
+    }
+
+    @Test("three embedded SCTs from two operators: verified, counted, compliant (the leaf's lifetime is over 180 days)")
+    func compliant() throws {
+        let assessment = try Self.assess(try Self.leaf(with: Self.logs))
+        #expect(assessment.compliance == .compliant)
+        #expect(assessment.timestamps.count == 3)
+        #expect(assessment.timestamps.allSatisfy { $0.status == .verified && $0.counted })
+    }
+
+    @Test("too few SCTs: two where the lifetime needs three")
+    func tooFew() throws {
+        let assessment = try Self.assess(try Self.leaf(with: [Self.logs[0], Self.logs[2]]))
+        guard case .notCompliant(let why) = assessment.compliance else { Issue.record("\(assessment.compliance)"); return }
+        #expect(why.contains("3 needed"))
+    }
+
+    @Test("one operator only: three SCTs of Alpha's logs, listed under one operator")
+    func oneOperator() throws {
+        let alphas = [try TestCTLog(name: "Alpha c", operatorName: "Alpha"), Self.logs[0], Self.logs[1]]
+        let assessment = try Self.assess(try Self.leaf(with: alphas), logs: try Self.known(alphas))
+        guard case .notCompliant(let why) = assessment.compliance else { Issue.record("\(assessment.compliance)"); return }
+        #expect(why.contains("one operator"))
+    }
+
+    @Test("a log retired before its SCT does not count")
+    func retiredBefore() throws {
+        let retired = CT.Logs([try TestCT.logList(Self.logs, state: "retired", since: Self.issued.addingTimeInterval(-60), timestamp: TestPKI.time)])
+        let assessment = try Self.assess(try Self.leaf(with: Self.logs), logs: retired)
+        #expect(assessment.timestamps.allSatisfy { $0.status == .verified && !$0.counted })
+        #expect(assessment.compliance != .compliant)
+    }
+
+    @Test("SCTs from the TLS extension: two from approved logs of two operators make a leaf without embedded SCTs compliant; one does not")
+    func tlsExtension() throws {
+        let leaf = TestPKI.certificate("rsa-leaf")
+        let delivered = try [Self.logs[0], Self.logs[2]].map { try $0.sct(for: .certificate(leaf.derBytes), at: Self.issued, source: .tlsExtension) }
+        #expect(try Self.assess(leaf, extra: delivered).compliance == .compliant)
+        #expect(try Self.assess(leaf, extra: [delivered[0]]).compliance != .compliant)
+        // A tampered one fails its signature.
+        let tampered = SignedCertificateTimestamp(source: .tlsExtension, version: 0, logID: delivered[1].logID, timestampMilliseconds: delivered[1].timestampMilliseconds + 1,
+                                                  signatureAlgorithm: delivered[1].signatureAlgorithm, signature: delivered[1].signature)
+        let assessment = try Self.assess(leaf, extra: [delivered[0], tampered])
+        #expect(assessment.timestamps.last?.status == .badSignature)
+        #expect(assessment.compliance != .compliant)
+    }
+
+    @Test("an SCT timestamped after the verification time does not count")
+    func future() throws {
+        let leaf = try TestCT.embedding(Self.logs, in: TestPKI.certificate("rsa-leaf"), issuer: Self.intermediate, issuerKeyPEM: Self.intermediateKey,
+                                        at: TestPKI.time.addingTimeInterval(60))
+        let assessment = try Self.assess(leaf)
+        #expect(assessment.timestamps.allSatisfy { $0.status == .futureTimestamp })
+    }
+}
