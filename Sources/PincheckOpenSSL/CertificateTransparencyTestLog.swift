@@ -12,13 +12,7 @@ package enum CertificateTransparencyTestLog {
         guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_ec_paramgen_curve_nid(context, NID_X9_62_prime256v1) == 1,
               EVP_PKEY_keygen(context, &key) == 1, let key else { throw failure("key generation failed") }
         defer { EVP_PKEY_free(key) }
-        guard let bio = BIO_new(BIO_s_mem()) else { throw failure("cannot create a memory BIO") }
-        defer { BIO_free(bio) }
-        guard PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil) == 1 else { throw failure("cannot encode the private key") }
-        var pointer: UnsafeMutablePointer<CChar>? = nil
-        let length = shim_BIO_get_mem_data(bio, &pointer)
-        guard length > 0, let pointer else { throw failure("cannot read the encoded key") }
-        let pem = Array(UnsafeRawBufferPointer(start: pointer, count: Int(length)))
+        guard let pem = PrivateKeyPEM.write(key) else { throw failure("cannot encode the private key") }
         var out: UnsafeMutablePointer<UInt8>? = nil
         let spkiLength = i2d_PUBKEY(key, &out)
         guard spkiLength > 0, let out else { throw failure("cannot encode the public key") }

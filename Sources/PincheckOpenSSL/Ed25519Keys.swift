@@ -32,14 +32,8 @@ package enum Ed25519Keys {
         var key: OpaquePointer? = nil
         guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_keygen(context, &key) == 1, let key else { throw failure("key generation failed") }
         defer { EVP_PKEY_free(key) }
-        guard let bio = BIO_new(BIO_s_mem()) else { throw failure("cannot create a memory BIO") }
-        defer { BIO_free(bio) }
-        guard PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil) == 1 else { throw failure("cannot encode the private key") }
-        var pointer: UnsafeMutablePointer<CChar>? = nil
-        let length = shim_BIO_get_mem_data(bio, &pointer)
-        guard length > 0, let pointer else { throw failure("cannot read the encoded key") }
-        let pem = String(decoding: UnsafeRawBufferPointer(start: pointer, count: Int(length)), as: UTF8.self)
-        return (pem, try rawPublicKey(key))
+        guard let pem = PrivateKeyPEM.write(key) else { throw failure("cannot encode the private key") }
+        return (String(decoding: pem, as: UTF8.self), try rawPublicKey(key))
     }
 
     /// Signs `message` with a PEM private key; returns the signature and the raw public key.

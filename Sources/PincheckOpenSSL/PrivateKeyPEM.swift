@@ -14,6 +14,17 @@ enum PrivateKeyPEM {
         return text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED")
     }
 
+    /// `key`'s private key as unencrypted PKCS #8 PEM, or nil when OpenSSL cannot encode it.
+    static func write(_ key: OpaquePointer) -> [UInt8]? {
+        guard let bio = BIO_new(BIO_s_mem()) else { return nil }
+        defer { BIO_free(bio) }
+        guard PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil) == 1 else { return nil }
+        var pointer: UnsafeMutablePointer<CChar>? = nil
+        let length = shim_BIO_get_mem_data(bio, &pointer)
+        guard length > 0, let pointer else { return nil }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: Int(length)))
+    }
+
     /// Parses the first private key in `bytes` (an `EVP_PKEY` the caller frees; it never leaves this module).
     /// - Parameter passphrase: For an encrypted key; nil refuses one without prompting.
     /// - Throws: ``OpenSSLFailure`` `.malformedPEM` for an encrypted key without a
