@@ -16,20 +16,9 @@ struct CertificateTransparencyHandshakeTests {
     /// A TLS echo server on 127.0.0.1 serving `leaf` (the rsa-leaf key) and rsa-intermediate.
     static func withServer<T: Sendable>(leaf: Certificate, _ body: (any EventLoopGroup, Int) async throws -> T) async throws -> T {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let chain = [try NIOSSLCertificate(bytes: leaf.derBytes, format: .der)] + (try NIOSSLCertificate.fromPEMFile(PKI.path("rsa-intermediate.pem")))
-        let key = try NIOSSLPrivateKey(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: PKI.path("keys/rsa-leaf.key")))), format: .pem)
-        let context = try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key)))
-        let server = try await ServerBootstrap(group: group)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
-                    try channel.pipeline.syncOperations.addHandler(EchoHandler())
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0).get()
-        let result = await capture { try await body(group, server.localAddress!.port!) }
-        try await server.close()
+        let server = try await TLSEchoServer.start(group: group, chain: [try NIOSSLCertificate(bytes: leaf.derBytes, format: .der)], key: "rsa-leaf")
+        let result = await capture { try await body(group, server.port) }
+        try await server.stop()
         try await group.shutdownGracefully()
         return try result.get()
     }

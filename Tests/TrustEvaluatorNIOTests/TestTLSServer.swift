@@ -23,8 +23,13 @@ struct TLSEchoServer {
     var port: Int { channel.localAddress!.port! }
 
     static func start(group: any EventLoopGroup, leaf: String, key: String, intermediate: String = "rsa-intermediate") async throws -> TLSEchoServer {
-        let chain = try NIOSSLCertificate.fromPEMFile(PKI.path("\(leaf).pem"))
-            + NIOSSLCertificate.fromPEMFile(PKI.path("\(intermediate).pem"))
+        try await start(group: group, chain: try NIOSSLCertificate.fromPEMFile(PKI.path("\(leaf).pem")), key: key, intermediate: intermediate)
+    }
+
+    /// The same, serving the certificates `chain` (leaf first) and then `intermediate`.
+    static func start(group: any EventLoopGroup, chain served: [NIOSSLCertificate], key: String,
+                      intermediate: String = "rsa-intermediate") async throws -> TLSEchoServer {
+        let chain = served + (try NIOSSLCertificate.fromPEMFile(PKI.path("\(intermediate).pem")))
         let privateKey = try NIOSSLPrivateKey(file: PKI.path("keys/\(key).key"), format: .pem)
         let configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
