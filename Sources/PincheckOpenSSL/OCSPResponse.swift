@@ -134,9 +134,7 @@ package enum OCSPResponse {
             if let leafID {
                 guard OCSP_id_cmp(id, leafID) == 0 else { continue }
             } else {
-                let answered = ASN1OutParameters(1)
-                guard OCSP_id_get0_info(nil, nil, nil, answered.slot(0), id) == 1, let number = answered.value(0),
-                      ASN1_INTEGER_cmp(number.openSSL(), serial) == 0 else { continue }
+                guard Self.isAnswer(id, about: serial) else { continue }
             }
             var reason: Int32 = -1
             let times = ASN1OutParameters(3)
@@ -159,10 +157,8 @@ package enum OCSPResponse {
         defer { OCSP_BASICRESP_free(basic) }
         var lists: [[UInt8]] = []
         for index in 0..<max(0, OCSP_resp_count(basic)) {
-            guard let single = OCSP_resp_get0(basic, index), let id = OCSP_SINGLERESP_get0_id(single) else { continue }
-            let answered = ASN1OutParameters(1)
-            guard OCSP_id_get0_info(nil, nil, nil, answered.slot(0), id) == 1, let number = answered.value(0),
-                  ASN1_INTEGER_cmp(number.openSSL(), serial) == 0 else { continue }
+            guard let single = OCSP_resp_get0(basic, index), let id = OCSP_SINGLERESP_get0_id(single),
+                  isAnswer(id, about: serial) else { continue }
             let position = OCSP_SINGLERESP_get_ext_by_NID(single, NID_ct_cert_scts, -1)
             guard position >= 0, let list = CertificateTransparencyCrypto.sctList(in: OCSP_SINGLERESP_get_ext(single, position)) else { continue }
             lists.append(list)
@@ -179,6 +175,13 @@ package enum OCSPResponse {
         guard case .answers(let answers) = read(der, about: leaf, issuer: nil) else { return nil }
         let nextUpdates = answers.compactMap(\.nextUpdate)
         return nextUpdates.count == answers.count ? nextUpdates.min() : nil
+    }
+
+    /// Whether a response's answer (its CertID) is about a certificate with this serial number.
+    private static func isAnswer(_ id: OpaquePointer, about serial: UnsafePointer<ASN1_INTEGER>) -> Bool {
+        let answered = ASN1OutParameters(1)
+        guard OCSP_id_get0_info(nil, nil, nil, answered.slot(0), id) == 1, let number = answered.value(0) else { return false }
+        return ASN1_INTEGER_cmp(number.openSSL(), serial) == 0
     }
 
     private static func date(_ time: ASN1Value?) -> Date? {
