@@ -2,7 +2,7 @@
 # Builds Pincheck and runs every test suite, installing what a fresh Debian machine lacks.
 #   scripts/test.sh            all suites, then ThreadSanitizer and AddressSanitizer over the engine
 #   SANITIZERS=0 scripts/test.sh   skip the sanitizer runs (quicker local loop)
-#   FUZZ_SECONDS=N scripts/test.sh fuzz each target N seconds (default 60; 0 skips the smoke)
+#   FUZZ_SECONDS=N scripts/test.sh fuzz each target N seconds (default 30; 0 skips the smoke)
 #   SOAK_ITERATIONS=N scripts/test.sh  evaluations in the flat-memory check (default 100000)
 #   SECOND_LEG=0 scripts/test.sh   skip the second leg: Debian 13 with OpenSSL 3.5 (scripts/debian13.sh),
 #                                  where the build, every suite, the demo and x509-limbo run again
@@ -15,7 +15,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-log() { printf '\n==> %s\n' "$*"; }
+# Each step is stamped with the minutes and seconds since the script started, so a CI log shows
+# where the time goes.
+log() { printf '\n==> [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
 source scripts/setup.sh
 system=$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-$ID}" || uname -s)
@@ -116,10 +118,10 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   discard_in_ci .build-asan
 fi
 
-if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
+if [ "${FUZZ_SECONDS:-30}" != 0 ]; then
   # The corpora were replayed by the tests above; here each target explores for a bounded time.
-  log "fuzz smoke: ${FUZZ_SECONDS:-60} s per target"
-  scripts/fuzz.sh all "${FUZZ_SECONDS:-60}"
+  log "fuzz smoke: ${FUZZ_SECONDS:-30} s per target"
+  scripts/fuzz.sh all "${FUZZ_SECONDS:-30}"
 fi
 
 # One closing line that counts the main run (Swift Testing prints its own above).
@@ -143,5 +145,6 @@ if [ "${SECOND_LEG:-1}" != 0 ]; then
 fi
 
 echo
+log "done"
 echo "$this_leg"
 if [ "${SECOND_LEG:-1}" != 0 ]; then echo "$second_leg"; fi

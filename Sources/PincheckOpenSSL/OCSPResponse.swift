@@ -127,7 +127,7 @@ package enum OCSPResponse {
         defer { OCSP_BASICRESP_free(basic) }
         let leafID = issuer.flatMap { OCSP_cert_to_id(nil, leaf.ref, $0.ref) }
         defer { if let leafID { OCSP_CERTID_free(leafID) } }
-        guard issuer == nil || leafID != nil, let serial = X509_get0_serialNumber(leaf.ref) else { return .answers([]) }
+        guard issuer == nil || leafID != nil, let serial = ASN1Value(X509_get0_serialNumber(leaf.ref)) else { return .answers([]) }
         var answers: [Answer] = []
         for index in 0..<max(0, OCSP_resp_count(basic)) {
             guard let single = OCSP_resp_get0(basic, index), let id = OCSP_SINGLERESP_get0_id(single) else { continue }
@@ -153,7 +153,7 @@ package enum OCSPResponse {
         guard let response = DERDecoding.decode(der, with: { d2i_OCSP_RESPONSE(nil, $0, $1) }).object else { return [] }
         defer { OCSP_RESPONSE_free(response) }
         guard OCSP_response_status(response) == OCSP_RESPONSE_STATUS_SUCCESSFUL, let basic = OCSP_response_get1_basic(response),
-              let serial = X509_get0_serialNumber(leaf.ref) else { return [] }
+              let serial = ASN1Value(X509_get0_serialNumber(leaf.ref)) else { return [] }
         defer { OCSP_BASICRESP_free(basic) }
         var lists: [[UInt8]] = []
         for index in 0..<max(0, OCSP_resp_count(basic)) {
@@ -178,10 +178,10 @@ package enum OCSPResponse {
     }
 
     /// Whether a response's answer (its CertID) is about a certificate with this serial number.
-    private static func isAnswer(_ id: OpaquePointer, about serial: UnsafePointer<ASN1_INTEGER>) -> Bool {
+    private static func isAnswer(_ id: OpaquePointer, about serial: ASN1Value) -> Bool {
         let answered = ASN1OutParameters(1)
         guard OCSP_id_get0_info(nil, nil, nil, answered.slot(0), id) == 1, let number = answered.value(0) else { return false }
-        return ASN1_INTEGER_cmp(number.openSSL(), serial) == 0
+        return ASN1_INTEGER_cmp(number.openSSL(), serial.openSSL()) == 0
     }
 
     private static func date(_ time: ASN1Value?) -> Date? {
