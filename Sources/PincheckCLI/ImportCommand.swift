@@ -24,7 +24,10 @@ struct Import: ConsoleCommand {
         let data = Data(try InputFile.read(file, limit: InputFile.configurationLimit, what: "configuration file"))
         let json = try ConfigurationImporter.pincheckJSON(from: data, format: kind, source: file, androidRawFolder: androidRaw)
         // Check that what was printed loads (patterns, pins), so a bad import fails here, not later.
-        _ = try Configuration.decode(Data(json.utf8), source: file, baseDirectory: ".")
+        // The CT log lists are the loader's to give (--ct-log-list, or certificateTransparencyLogLists
+        // added to the file): here an empty set of logs stands in for them.
+        _ = try Configuration.decode(Data(json.utf8), source: file, baseDirectory: ".",
+                                     certificateTransparencyLogs: CertificateTransparency.Logs([]))
         console.line(json)
         return .trusted
     }

@@ -88,8 +88,10 @@ struct PolicyOptions: ParsableArguments {
         if config != nil {
             guard mode == nil, pins.isEmpty, pinCertificates.isEmpty, !allowInvalidCertificates, !noValidateDomainName,
                   crlFiles.isEmpty, !requireStaple, transparency.policy == nil else {
-                throw ValidationError("--config sets the pins and checks per host: it cannot be combined with --mode, --pin, --pin-cert, --allow-invalid-certificates, --no-validate-domain-name, --crl, --require-staple or --ct")
+                throw ValidationError("--config sets the pins and checks per host: it cannot be combined with --mode, --pin, --pin-cert, --allow-invalid-certificates, --no-validate-domain-name, --crl, --require-staple or --ct (its hosts' \"certificateTransparency\" take their logs from --ct-log-list)")
             }
+        } else if transparency.policy == nil, !transparency.logLists.isEmpty || transparency.listDate != nil {
+            throw ValidationError("--ct-log-list and --ct-log-list-date need --ct chrome|apple (or --config, whose hosts' \"certificateTransparency\" they serve)")
         }
         switch effectiveMode {
         case .none where !pins.isEmpty || !pinCertificates.isEmpty:
@@ -115,8 +117,10 @@ struct PolicyOptions: ParsableArguments {
         // A configuration's hosts say which CRLs they check; the fetcher serves those that do.
         let fetcher = revocationOptions.fetcher
         if let config {
-            let anchors = caFiles.isEmpty ? nil : try TrustAnchors(contentsOf: caFiles)
-            let configured = try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw, format: configFormat).trustManager
+            let anchors = caFiles.isEmpty ? nil : try caFileAnchors()
+            // --ct-log-list serves the file's CT requirements in place of its own lists.
+            let configured = try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw, format: configFormat,
+                                                    certificateTransparencyLogs: try transparency.logs()).trustManager
             // A host whose configuration says nothing of distribution points gets the command's.
             return Judge(.manager(revocationOptions.apply(to: configured, default: defaultRevocation)), fetcher: fetcher)
         }
@@ -124,12 +128,16 @@ struct PolicyOptions: ParsableArguments {
         return Judge(.policy(Evaluator(policy: policy)), fetcher: policy.revocation.distributionPointCRLs == nil ? nil : fetcher)
     }
 
+    /// The `--ca-file` certificates, declared public Web PKI roots with `--web-pki-roots`.
+    func caFileAnchors() throws -> TrustAnchors {
+        guard webPKIRoots else { return try TrustAnchors(contentsOf: caFiles) }
+        return try TrustAnchors(certificates: caFiles.flatMap { path throws(PincheckError) in try Certificate.load(contentsOf: path) }, webPKIRoots: true)
+    }
+
     /// Reads the named files and builds the policy.
     /// - Throws: `PincheckError` naming a file or pin that cannot be used.
     func makePolicy(defaultRevocation: RevocationArgument = .staple) throws -> TrustPolicy {
-        let anchors = caFiles.isEmpty ? TrustAnchors.system
-            : webPKIRoots ? try TrustAnchors(certificates: caFiles.flatMap { path throws(PincheckError) in try Certificate.load(contentsOf: path) }, webPKIRoots: true)
-            : try TrustAnchors(contentsOf: caFiles)
+        let anchors = caFiles.isEmpty ? TrustAnchors.system : try caFileAnchors()
         var pinned: [Certificate] = []
         for path in pinCertificates { pinned += try Certificate.load(contentsOf: path) }
         let pinning: TrustPolicy.Pinning
@@ -175,15 +183,20 @@ struct TransparencyOptions: ParsableArguments {
 
     func validate() throws {
         if policy != nil, logLists.isEmpty { throw ValidationError("--ct needs at least one --ct-log-list: the log lists are the only source of logs") }
-        if policy == nil, !logLists.isEmpty || listDate != nil { throw ValidationError("--ct-log-list and --ct-log-list-date need --ct chrome|apple") }
+    }
+
+    /// The logs of the `--ct-log-list` files, or nil when none is given.
+    func logs() throws(PincheckError) -> CertificateTransparency.Logs? {
+        guard !logLists.isEmpty else { return nil }
+        var lists: [CertificateTransparency.LogList] = []
+        for path in logLists { lists.append(try CertificateTransparency.LogList(contentsOf: path, publishedAt: listDate)) }
+        return CertificateTransparency.Logs(lists)
     }
 
     /// The requirement, or nil without `--ct`.
     func requirement() throws(PincheckError) -> CertificateTransparency.Requirement? {
-        guard let policy else { return nil }
-        var lists: [CertificateTransparency.LogList] = []
-        for path in logLists { lists.append(try CertificateTransparency.LogList(contentsOf: path, publishedAt: listDate)) }
-        var requirement = CertificateTransparency.Requirement(policy: policy, logs: CertificateTransparency.Logs(lists), enforcement: enforcement)
+        guard let policy, let logs = try logs() else { return nil }
+        var requirement = CertificateTransparency.Requirement(policy: policy, logs: logs, enforcement: enforcement)
         requirement.scope = scope
         requirement.whenUnenforceable = whenUnenforceable
         return requirement

@@ -8,9 +8,18 @@ import TrustEvaluatorCore
 ///   "hosts": [ { "pattern": "api.example.com", "includeSubdomains": false, "mode": "public-key",
 ///                "pins": ["sha256/…", "sha256/…"], "pinnedCertificates": ["certs/api.pem"],
 ///                "enforce": true, "expires": "2027-06-30", "validatesDomainName": true,
-///                "allowInvalidCertificates": false, "reportURIs": ["https://reports.example.com/pins"] } ] }
+///                "allowInvalidCertificates": false, "reportURIs": ["https://reports.example.com/pins"],
+///                "certificateTransparency": { "policy": "chrome", "enforcement": "enforce" } } ],
+///   "certificateTransparencyLogLists": ["ct/log_list.json"] }
 /// ```
 /// Unknown keys are errors naming their path; relative file paths resolve against the file's folder.
+///
+/// `certificateTransparency` (`policy`: `chrome`, `apple` or `off`; `enforcement`: `enforce` or
+/// `report-only`; `scope`: `public-anchors` or `every-anchor`; `whenUnenforceable`: `fail` or
+/// `allow`) sets a host's Certificate Transparency requirement; at the top level it is the
+/// requirement of every host that sets none and of hosts no entry names. Its logs are those of
+/// the lists the caller gives at load, or else of `certificateTransparencyLogLists`; a requirement
+/// with neither is a load error.
 public struct Configuration: Sendable {
     /// The decoded trust manager.
     public let trustManager: TrustManager
@@ -40,10 +49,29 @@ public struct Configuration: Sendable {
     public static func load(contentsOf path: String, anchors: TrustAnchors? = nil, androidRawFolder: String? = nil,
                             format: ConfigurationFormat? = nil,
                             publicSuffixes: PublicSuffixList? = PublicSuffixList.system) throws(PincheckError) -> Configuration {
+        try load(contentsOf: path, anchors: anchors, androidRawFolder: androidRawFolder, format: format,
+                 publicSuffixes: publicSuffixes, certificateTransparencyLogs: nil)
+    }
+
+    /// Reads and decodes a configuration file whose Certificate Transparency requirements take
+    /// their logs from the lists given here (the file's `certificateTransparencyLogLists` are then
+    /// not read).
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - anchors: What the file's "system" means; nil: the system store.
+    ///   - androidRawFolder: Where an Android file's `@raw/NAME` resources are.
+    ///   - format: The file's format; nil: detected.
+    ///   - publicSuffixes: For refusing subdomain patterns on public suffixes.
+    ///   - certificateTransparencyLogs: The logs every CT requirement knows; nil: the file's lists.
+    /// - Throws: `PincheckError` naming the file and the key path of the first problem.
+    public static func load(contentsOf path: String, anchors: TrustAnchors? = nil, androidRawFolder: String? = nil,
+                            format: ConfigurationFormat? = nil, publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
+                            certificateTransparencyLogs: CertificateTransparency.Logs?) throws(PincheckError) -> Configuration {
         let data = Data(try InputFile.read(path, limit: InputFile.configurationLimit, what: "configuration file"))
         let directory = FilePath.directory(of: path)
         return try decode(data, source: path, baseDirectory: directory.isEmpty ? "." : directory,
-                          anchors: anchors, androidRawFolder: androidRawFolder, format: format, publicSuffixes: publicSuffixes)
+                          anchors: anchors, androidRawFolder: androidRawFolder, format: format, publicSuffixes: publicSuffixes,
+                          certificateTransparencyLogs: certificateTransparencyLogs)
     }
 
     /// Decodes a configuration in any supported format (Pincheck JSON unless detected or named otherwise).
@@ -51,6 +79,16 @@ public struct Configuration: Sendable {
                               anchors anchorOverride: TrustAnchors? = nil, androidRawFolder: String? = nil,
                               format: ConfigurationFormat? = nil,
                               publicSuffixes: PublicSuffixList? = PublicSuffixList.system) throws(PincheckError) -> Configuration {
+        try decode(data, source: source, baseDirectory: baseDirectory, anchors: anchorOverride, androidRawFolder: androidRawFolder,
+                   format: format, publicSuffixes: publicSuffixes, certificateTransparencyLogs: nil)
+    }
+
+    /// Decodes a configuration whose Certificate Transparency requirements take their logs from
+    /// `certificateTransparencyLogs` (nil: from the file's `certificateTransparencyLogLists`).
+    public static func decode(_ data: Data, source: String = "<configuration>", baseDirectory: String,
+                              anchors anchorOverride: TrustAnchors? = nil, androidRawFolder: String? = nil,
+                              format: ConfigurationFormat? = nil, publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
+                              certificateTransparencyLogs: CertificateTransparency.Logs?) throws(PincheckError) -> Configuration {
         let raw: RawConfiguration
         do {
             if let imported = try ConfigurationImporter.importIfForeign(data, format: format, source: source, androidRawFolder: androidRawFolder) {
@@ -119,6 +157,46 @@ public struct Configuration: Sendable {
             }
         }
         let anchors = try resolveAnchors(raw.anchors ?? .system, at: "anchors")
+
+        // Certificate Transparency: the logs are the caller's, else the file's lists, read once.
+        var logs = certificateTransparencyLogs
+        if logs == nil, let files = raw.certificateTransparencyLogLists {
+            var lists: [CertificateTransparency.LogList] = []
+            for (index, file) in files.enumerated() {
+                do { lists.append(try CertificateTransparency.LogList(contentsOf: resolve(file))) } catch {
+                    throw fail("certificateTransparencyLogLists[\(index)]", error.description)
+                }
+            }
+            logs = CertificateTransparency.Logs(lists)
+        }
+        func transparency(_ raw: RawTransparency?, at key: String) throws(PincheckError) -> CertificateTransparency.Requirement? {
+            guard let raw else { return nil }
+            func value<Value: RawRepresentable<String> & CaseIterable>(_ text: String?, _ field: String, default fallback: Value) throws(PincheckError) -> Value {
+                guard let text else { return fallback }
+                guard let value = Value(rawValue: text) else {
+                    throw fail("\(key).\(field)", "\"\(text)\" is not \(Value.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+                }
+                return value
+            }
+            if raw.policy == RawTransparency.off {
+                guard raw.enforcement == nil, raw.scope == nil, raw.whenUnenforceable == nil else {
+                    throw fail(key, "policy \"off\" takes no enforcement, scope or whenUnenforceable")
+                }
+                return nil
+            }
+            guard let policy = CertificateTransparency.Policy(rawValue: raw.policy) else {
+                throw fail("\(key).policy", "\"\(raw.policy)\" is not \"chrome\", \"apple\" or \"off\"")
+            }
+            guard let logs else {
+                throw fail(key, "a Certificate Transparency policy needs log lists: certificateTransparencyLogLists in the file, or lists given at load (--ct-log-list)")
+            }
+            var requirement = CertificateTransparency.Requirement(policy: policy, logs: logs,
+                                                                  enforcement: try value(raw.enforcement, "enforcement", default: .enforce))
+            requirement.scope = try value(raw.scope, "scope", default: .publiclyTrustedAnchors)
+            requirement.whenUnenforceable = try value(raw.whenUnenforceable, "whenUnenforceable", default: .fail)
+            return requirement
+        }
+        let defaultTransparency = try transparency(raw.certificateTransparency, at: "certificateTransparency")
 
         var entries: [HostEntry] = []
         var seen: [HostPattern: String] = [:]
@@ -221,6 +299,8 @@ public struct Configuration: Sendable {
                 nameValidation: host.validatesDomainName == false ? .disabled(because: "validatesDomainName false in \(path)") : .required)
             validation.revocationLists = revocationLists
             validation.revocationScope = revocationScope
+            validation.certificateTransparency = host.certificateTransparency == nil
+                ? defaultTransparency : try transparency(host.certificateTransparency, at: "\(path).certificateTransparency")
             var revocation = RevocationPolicy(requireStapledOCSP: host.revocation?.requireStapledOCSP ?? false)
             switch host.revocation?.distributionPoints ?? "off" {
             case "off": break
@@ -243,8 +323,10 @@ public struct Configuration: Sendable {
             }
         case let other: throw fail("patternMatching", "\"\(other)\" is not \"most-specific\" or \"all-matching\"")
         }
+        var defaultValidation = TrustPolicy(anchors: anchors)
+        defaultValidation.certificateTransparency = defaultTransparency
         var manager = TrustManager(policies: entries.map(\.policy), allHostsMustBeEvaluated: raw.allHostsMustBeEvaluated ?? true,
-                                   defaultValidation: TrustPolicy(anchors: anchors))
+                                   defaultValidation: defaultValidation)
         manager.patternMatching = patternMatching
         return Configuration(trustManager: manager, hosts: entries, backupPinsRequired: backupPinsRequired)
     }
@@ -260,16 +342,26 @@ struct RawConfiguration: Codable {
     /// "most-specific" (the default: TrustKit, Android, Alamofire) or "all-matching" (OkHttp).
     let patternMatching: String?
     let hosts: [RawHost]
+    /// The CT requirement of hosts that set none, and of hosts no entry names.
+    let certificateTransparency: RawTransparency?
+    /// Log lists (Google v3, Apple v5) for the CT requirements, when the caller gives none.
+    let certificateTransparencyLogLists: [String]?
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case version, allHostsMustBeEvaluated, anchors, backupPins, patternMatching, hosts }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case version, allHostsMustBeEvaluated, anchors, backupPins, patternMatching, hosts
+        case certificateTransparency, certificateTransparencyLogLists
+    }
 
-    init(allHostsMustBeEvaluated: Bool?, patternMatching: String? = nil, anchors: RawAnchors? = nil, hosts: [RawHost]) {
+    init(allHostsMustBeEvaluated: Bool?, patternMatching: String? = nil, anchors: RawAnchors? = nil, hosts: [RawHost],
+         certificateTransparency: RawTransparency? = nil) {
         version = 1
         self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
         self.anchors = anchors
         backupPins = nil
         self.patternMatching = patternMatching
         self.hosts = hosts
+        self.certificateTransparency = certificateTransparency
+        certificateTransparencyLogLists = nil
     }
 
     init(from decoder: any Decoder) throws {
@@ -281,6 +373,8 @@ struct RawConfiguration: Codable {
         backupPins = try container.decodeIfPresent(String.self, forKey: .backupPins)
         patternMatching = try container.decodeIfPresent(String.self, forKey: .patternMatching)
         hosts = try container.decode([RawHost].self, forKey: .hosts)
+        certificateTransparency = try container.decodeIfPresent(RawTransparency.self, forKey: .certificateTransparency)
+        certificateTransparencyLogLists = try container.decodeIfPresent([String].self, forKey: .certificateTransparencyLogLists)
     }
 }
 
@@ -331,10 +425,13 @@ struct RawHost: Codable {
     let anchors: RawAnchors?
     /// Anchors whose chains skip the pins (Android's overridePins="true").
     let pinOverrideAnchors: RawAnchors?
+    /// This host's CT requirement; absent: the file's.
+    var certificateTransparency: RawTransparency?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case pattern, includeSubdomains, mode, pins, pinnedCertificates, enforce, expires
         case validatesDomainName, allowInvalidCertificates, reportURIs, revocation, leafPins, caPins, anchors, pinOverrideAnchors
+        case certificateTransparency
     }
 
     init(pattern: String, includeSubdomains: Bool? = nil, mode: String? = nil, pins: [String]? = nil,
@@ -355,6 +452,7 @@ struct RawHost: Codable {
         self.allowInvalidCertificates = nil
         self.reportURIs = reportURIs
         self.revocation = nil
+        certificateTransparency = nil
     }
 
     init(from decoder: any Decoder) throws {
@@ -375,6 +473,36 @@ struct RawHost: Codable {
         caPins = try c.decodeIfPresent([String].self, forKey: .caPins)
         anchors = try c.decodeIfPresent(RawAnchors.self, forKey: .anchors)
         pinOverrideAnchors = try c.decodeIfPresent(RawAnchors.self, forKey: .pinOverrideAnchors)
+        certificateTransparency = try c.decodeIfPresent(RawTransparency.self, forKey: .certificateTransparency)
+    }
+}
+
+/// `"certificateTransparency": { "policy": "chrome", "enforcement": "enforce" }`.
+struct RawTransparency: Codable, Equatable {
+    /// "chrome", "apple", or "off" (none, where the file's would apply).
+    let policy: String
+    let enforcement: String?
+    let scope: String?
+    let whenUnenforceable: String?
+
+    static let off = "off"
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case policy, enforcement, scope, whenUnenforceable }
+
+    init(policy: String, enforcement: String? = nil, scope: String? = nil, whenUnenforceable: String? = nil) {
+        self.policy = policy
+        self.enforcement = enforcement
+        self.scope = scope
+        self.whenUnenforceable = whenUnenforceable
+    }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        policy = try c.decode(String.self, forKey: .policy)
+        enforcement = try c.decodeIfPresent(String.self, forKey: .enforcement)
+        scope = try c.decodeIfPresent(String.self, forKey: .scope)
+        whenUnenforceable = try c.decodeIfPresent(String.self, forKey: .whenUnenforceable)
     }
 }
 

@@ -341,7 +341,7 @@ public enum ConfigurationImporter {
                 throw PincheckError(.invalidPolicy, error.message, source: source)
             }
         }
-        return RawConfiguration(allHostsMustBeEvaluated: false, anchors: walker.baseAnchors, hosts: walker.hosts)
+        return walker.configuration()
     }
 
     /// Where `@raw/NAME` resources live: the app's `res/raw/`, the `raw/` folder beside the folder
@@ -367,10 +367,20 @@ public enum ConfigurationImporter {
 }
 
 /// Walks `network_security_config.xml` as Android's `XmlConfigSource` reads it: a nested
-/// `domain-config` inherits what it does not set (pins, trust anchors) from its parent, then
-/// from `base-config`, then from the platform default (the system store); `<trust-anchors>`
-/// replaces what it would inherit, and an empty one trusts nothing. `debug-overrides` applies to
-/// debuggable builds only and is ignored.
+/// `domain-config` inherits what it does not set (pins, trust anchors, Certificate Transparency)
+/// from its parent, then from `base-config`, then from the platform default (the system store,
+/// CT not required); `<trust-anchors>` replaces what it would inherit, and an empty one trusts
+/// nothing. As in Android's `NetworkSecurityConfig.Builder`, what is inherited is resolved once
+/// the whole file is read, so the order of the elements inside a `domain-config` does not matter.
+/// `debug-overrides` applies to debuggable builds only and is ignored.
+///
+/// `<certificateTransparency enabled="true|false"/>` (base-config and domain-config only; a
+/// bare element means false) is resolved as `Builder.getCertificateTransparencyVerificationRequired`
+/// does: the element, if the config has one; else false when the config's own `<certificates>`
+/// include a user-controlled source (`user` or `@raw/NAME`); else the parent's answer; else the
+/// platform default, which Pincheck takes as not required (an app targeting API 36 or lower).
+/// Where CT is required the host gets Chrome's policy on every anchor's paths, since Android's
+/// conscrypt checks SCTs whatever the anchor.
 private struct NetworkSecurityConfigReader {
     /// What in a well-formed file cannot be imported; the first one ends the import.
     struct Failure: Error {
@@ -382,22 +392,30 @@ private struct NetworkSecurityConfigReader {
     private struct Source {
         let file: String?
         let overridesPins: Bool
+        /// `user` or `@raw/NAME`: a source the app's user or developer controls, which turns CT
+        /// off unless the config asks for it (`CertificatesEntryRef.disableCT`).
+        let disablesTransparency: Bool
     }
 
-    private struct Frame {
+    /// One `domain-config` (or base-config) as written: what it sets itself, nil where it inherits.
+    private struct Config {
+        /// The enclosing domain-config; nil: base-config (or, for base-config, the platform default).
+        var parent: Int?
         var domains: [(name: String, includeSubdomains: Bool)] = []
         var pins: [String]?
         var expiration: String?
-        /// nil: inherited (from the parent domain-config, base-config, or the system store).
         var anchors: [Source]?
+        var transparency: Bool?
     }
 
     let rawFolder: String
-    private(set) var hosts: [RawHost] = []
-    /// base-config's trust anchors, for hosts no domain-config names (nil: the system store).
-    private(set) var baseAnchors: RawAnchors?
-    private var baseSources: [Source]?
-    private var stack: [Frame] = []
+    /// The domain-configs in document order (a parent before its children).
+    private var configs: [Config] = []
+    private var base = Config()
+    /// Indices into `configs` of the domain-configs being read, innermost last.
+    private var stack: [Int] = []
+    /// Indices into `configs` in the order their elements closed (the order hosts are listed in).
+    private var closed: [Int] = []
     private var text = ""
     private var pendingDomain: Bool?
     private var pendingDigest: String?
@@ -426,24 +444,26 @@ private struct NetworkSecurityConfigReader {
         }
     }
 
+    /// The config an element inside a `domain-config` or `base-config` sets.
+    private mutating func withCurrent(_ change: (inout Config) -> Void) {
+        if let index = stack.last { change(&configs[index]) } else if inBaseConfig { change(&base) }
+    }
+
     private mutating func start(_ element: String, attributes: [String: String], line: Int) throws(Failure) {
         text = ""
         switch element {
         case "base-config":
             inBaseConfig = true
         case "domain-config":
-            var frame = Frame()
-            frame.pins = stack.last?.pins
-            frame.expiration = stack.last?.expiration
-            frame.anchors = stack.last?.anchors
-            stack.append(frame)
+            configs.append(Config(parent: stack.last))
+            stack.append(configs.count - 1)
         case "domain":
             pendingDomain = attributes["includeSubdomains"] == "true"
         case "pin-set":
-            guard !stack.isEmpty else { throw Failure(message: "<pin-set> outside <domain-config>") }
+            guard let index = stack.last else { throw Failure(message: "<pin-set> outside <domain-config>") }
             inPinSet = true
-            stack[stack.count - 1].pins = []
-            stack[stack.count - 1].expiration = attributes["expiration"]
+            configs[index].pins = []
+            configs[index].expiration = attributes["expiration"]
         case "pin":
             pendingDigest = attributes["digest"] ?? ""
         case "trust-anchors":
@@ -454,13 +474,17 @@ private struct NetworkSecurityConfigReader {
             let src = attributes["src"] ?? ""
             switch src {
             case "system", "user":
-                trustAnchors?.append(Source(file: nil, overridesPins: overrides))
+                trustAnchors?.append(Source(file: nil, overridesPins: overrides, disablesTransparency: src == "user"))
             case let reference where reference.hasPrefix("@raw/") && reference.count > 5:
                 let file = try resolve(String(reference.dropFirst(5)), line: line)
-                trustAnchors?.append(Source(file: file, overridesPins: overrides))
+                trustAnchors?.append(Source(file: file, overridesPins: overrides, disablesTransparency: true))
             default:
                 throw Failure(message: "line \(line): certificates src \"\(src)\" is not system, user or @raw/NAME")
             }
+        case "certificateTransparency":
+            // XmlConfigSource.parseCertificateTransparency: getAttributeBooleanValue("enabled", false).
+            let enabled = attributes["enabled"] == "true"
+            withCurrent { $0.transparency = enabled }
         default:
             break
         }
@@ -495,51 +519,101 @@ private struct NetworkSecurityConfigReader {
         text = ""
         switch element {
         case "domain":
-            guard !stack.isEmpty else { throw Failure(message: "<domain> outside <domain-config>") }
-            stack[stack.count - 1].domains.append((value, pendingDomain ?? false))
+            guard let index = stack.last else { throw Failure(message: "<domain> outside <domain-config>") }
+            configs[index].domains.append((value, pendingDomain ?? false))
             pendingDomain = nil
         case "pin":
-            guard inPinSet, !stack.isEmpty else { throw Failure(message: "line \(line): <pin> outside <pin-set>") }
+            guard inPinSet, let index = stack.last else { throw Failure(message: "line \(line): <pin> outside <pin-set>") }
             guard pendingDigest == "SHA-256" else {
                 throw Failure(message: "line \(line): pin digest \"\(pendingDigest ?? "")\" is not SHA-256 (Android accepts only SHA-256)")
             }
-            stack[stack.count - 1].pins?.append("sha256/" + value)
+            configs[index].pins?.append("sha256/" + value)
             pendingDigest = nil
         case "pin-set":
             inPinSet = false
         case "trust-anchors":
             let sources = trustAnchors ?? []
             trustAnchors = nil
-            if !stack.isEmpty {
-                stack[stack.count - 1].anchors = sources
-            } else if inBaseConfig {
-                baseSources = sources
-                baseAnchors = Self.anchors(sources)
-            }
+            withCurrent { $0.anchors = sources }
         case "base-config":
             inBaseConfig = false
         case "domain-config":
-            guard let frame = stack.popLast() else { throw Failure(message: "line \(line): unbalanced </domain-config>") }
+            guard let index = stack.popLast() else { throw Failure(message: "line \(line): unbalanced </domain-config>") }
             // XmlConfigSource.parseConfigEntry: a domain-config must name its domains.
-            guard !frame.domains.isEmpty else {
+            guard !configs[index].domains.isEmpty else {
                 throw Failure(message: "line \(line): no <domain> elements in <domain-config> (Android refuses the file: \"No domain elements in domain-config\")")
             }
-            // What the domain-config did not set comes from base-config, then the system store.
-            let sources = frame.anchors ?? baseSources
-            let anchors = sources.map(Self.anchors)
-            let overrides = sources.flatMap(Self.overriding)
-            for domain in frame.domains {
-                let subdomains = domain.includeSubdomains ? true : nil
-                if let pins = frame.pins, !pins.isEmpty {
-                    hosts.append(RawHost(pattern: domain.name, includeSubdomains: subdomains, mode: "public-key", pins: pins,
-                                         expires: frame.expiration, anchors: anchors, pinOverrideAnchors: overrides))
-                } else {
-                    hosts.append(RawHost(pattern: domain.name, includeSubdomains: subdomains, mode: "none", anchors: anchors))
-                }
-            }
+            closed.append(index)
         default:
             break
         }
+    }
+
+    // MARK: Inheritance, resolved once the file is read
+
+    /// The config `index` takes `field` from: itself, else its nearest parent that sets it, else
+    /// base-config (which may not set it either).
+    private func owner(_ index: Int, setting field: (Config) -> Bool) -> Config {
+        var current: Int? = index
+        while let at = current, configs.indices.contains(at) {
+            if field(configs[at]) { return configs[at] }
+            current = configs[at].parent
+        }
+        return base
+    }
+
+    /// Whether `config` requires CT (`Builder.getCertificateTransparencyVerificationRequired`).
+    private static func requiresTransparency(_ config: Config, parent: () -> Bool) -> Bool {
+        if let explicit = config.transparency { return explicit }
+        if config.anchors?.contains(where: \.disablesTransparency) == true { return false }
+        return parent()
+    }
+
+    private var baseRequiresTransparency: Bool { Self.requiresTransparency(base) { false } }
+
+    private func requiresTransparency(_ index: Int) -> Bool {
+        guard configs.indices.contains(index) else { return baseRequiresTransparency }
+        return Self.requiresTransparency(configs[index]) {
+            configs[index].parent.map(requiresTransparency) ?? baseRequiresTransparency
+        }
+    }
+
+    /// Chrome's policy on every anchor's paths, or "off" where the file's would apply and must not.
+    private static func transparency(_ required: Bool) -> RawTransparency {
+        required ? RawTransparency(policy: CertificateTransparency.Policy.chrome.rawValue,
+                                   scope: CertificateTransparency.Scope.everyAnchor.rawValue)
+                 : RawTransparency(policy: RawTransparency.off)
+    }
+
+    /// The imported document.
+    func configuration() -> RawConfiguration {
+        let baseCT = baseRequiresTransparency
+        var hosts: [RawHost] = []
+        for index in closed {
+            let config = configs[index]
+            let pinning = owner(index) { $0.pins != nil }
+            let pins = pinning.pins
+            let expiration = pinning.expiration
+            let sources = owner(index) { $0.anchors != nil }.anchors
+            let anchors = sources.map(Self.anchors)
+            let overrides = sources.flatMap(Self.overriding)
+            let ct = requiresTransparency(index)
+            for domain in config.domains {
+                let subdomains = domain.includeSubdomains ? true : nil
+                var host: RawHost
+                if let pins, !pins.isEmpty {
+                    host = RawHost(pattern: domain.name, includeSubdomains: subdomains, mode: "public-key", pins: pins,
+                                   expires: expiration, anchors: anchors, pinOverrideAnchors: overrides)
+                } else {
+                    host = RawHost(pattern: domain.name, includeSubdomains: subdomains, mode: "none", anchors: anchors)
+                }
+                // Only where the host's answer differs from the file's (base-config's) answer.
+                if ct != baseCT { host.certificateTransparency = Self.transparency(ct) }
+                hosts.append(host)
+            }
+        }
+        return RawConfiguration(allHostsMustBeEvaluated: false, anchors: base.anchors.map(Self.anchors), hosts: hosts,
+                                certificateTransparency: baseCT ? Self.transparency(true) : nil)
     }
 }
 

@@ -66,6 +66,28 @@ struct CertificateTransparencyCommandTests {
         #expect(allowed.output.contains("ct.unenforceable"))
     }
 
+    @Test("--config: a host's \"certificateTransparency\" takes its logs from --ct-log-list; without lists the file is refused; --ct itself is not combined with --config")
+    func configuration() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-ct-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = folder.appendingPathComponent("pincheck.json").path
+        try #"{ "version": 1, "hosts": [ { "pattern": "lencr.org", "mode": "none", "certificateTransparency": { "policy": "chrome" } } ] }"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let withConfig = ["verify", Self.chain, "--host", "lencr.org", "--ca-file", Self.root, "--web-pki-roots", "--at", "2024-07-15",
+                          "--config", config, "--ct-log-list-date", "2024-07-01"]
+        let compliant = CLIFixtures.run(withConfig + ["--ct-log-list", Self.google, "--ct-log-list", Self.apple])
+        #expect(compliant.status == 0, "\(compliant.output)\(compliant.errors)")
+        #expect(compliant.output.contains("Certificate Transparency (chrome policy): compliant"))
+        let unknown = CLIFixtures.run(withConfig + ["--ct-log-list", Self.google])
+        #expect(unknown.status == 1)
+        #expect(unknown.output.contains("ct.not-compliant"))
+        let noLists = CLIFixtures.run(withConfig)
+        #expect(noLists.status == 2)
+        #expect(noLists.errors.contains("hosts[0].certificateTransparency: a Certificate Transparency policy needs log lists"))
+        #expect(CLIFixtures.run(withConfig + ["--ct", "chrome", "--ct-log-list", Self.google]).status == 2)
+    }
+
     @Test("usage errors: --ct without a list, a list without --ct, an unknown policy, a list that is not one")
     func usage() throws {
         #expect(CLIFixtures.run(["verify", Self.chain, "--ct", "chrome"]).status == 2)

@@ -34,6 +34,12 @@ public struct TestCTLog: Sendable {
 public enum TestCT {
     /// A Google v3 log list of `logs`, each `state` since `since`, dated `timestamp`, read as a user's would be.
     public static func logList(_ logs: [TestCTLog], state: String = "usable", since: Date, timestamp: Date) throws -> CertificateTransparency.LogList {
+        let json = try logListJSON(logs, state: state, since: since, timestamp: timestamp)
+        return try CertificateTransparency.LogList(json: Array(json), source: "test log list")
+    }
+
+    /// The JSON of `logList(_:state:since:timestamp:)`, as a file a user names would hold.
+    public static func logListJSON(_ logs: [TestCTLog], state: String = "usable", since: Date, timestamp: Date) throws -> Data {
         let byOperator = Dictionary(grouping: logs, by: \.operatorName)
         let operators: [[String: Any]] = byOperator.keys.sorted().map { name in
             ["name": name, "email": ["ct@\(name.lowercased()).test"],
@@ -44,8 +50,7 @@ public enum TestCT {
              }]
         }
         let root: [String: Any] = ["log_list_timestamp": ISO8601DateFormatter().string(from: timestamp), "version": "1.0", "operators": operators]
-        let json = try JSONSerialization.data(withJSONObject: root)
-        return try CertificateTransparency.LogList(json: Array(json), source: "test log list")
+        return try JSONSerialization.data(withJSONObject: root)
     }
 
     /// `leaf` re-issued by `issuer` (whose key is `issuerKeyPEM`) with embedded SCTs from `logs`,
