@@ -122,8 +122,11 @@ struct HostCheck: Sendable {
         let sni = servername ?? name
         do {
             let result = try probe.probe(target, serverName: sni)
+            // The embedded SCTs and the staple's are read by the engine from the chain and the
+            // staple; those libssl saw in the TLS extension reach it only from here.
             let verdict = try judge.judge(result.servedChain, host: name, port: Int(target.port), at: time,
-                                          stapledOCSPResponse: result.stapledOCSPResponse)
+                                          stapledOCSPResponse: result.stapledOCSPResponse,
+                                          presentedSCTs: result.signedCertificateTimestamps.filter { $0.source == .tlsExtension })
             return CheckOutcome(target: target, host: name, result: .evaluated(result, verdict),
                                 extraWarnings: Self.warnings(verdict, result, policy: judge.commandLinePolicy))
         } catch let error as ProbeError {
@@ -354,7 +357,10 @@ struct CheckReport {
         console.line()
         console.line("Served chain (\(probe.servedChain.count) certificate\(probe.servedChain.count == 1 ? "" : "s"), as sent):")
         table(probe.servedChain, time: verdict.evaluationTime, matched: [])
-        if !probe.signedCertificateTimestamps.isEmpty {
+        if verdict.certificateTransparency != nil {
+            // Under a CT policy every SCT is verified and judged: the policy's section says how.
+            VerdictReport.transparencySection(verdict, console)
+        } else if !probe.signedCertificateTimestamps.isEmpty {
             console.line()
             console.line("Signed certificate timestamps (captured, not verified):")
             sctTable(probe.signedCertificateTimestamps)

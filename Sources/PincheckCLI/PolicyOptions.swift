@@ -280,26 +280,20 @@ struct Judge: Sendable {
         return nil
     }
 
+    /// - Parameters:
+    ///   - presentedSCTs: SCTs the server sent in the TLS extension (libssl's), for a CT policy.
     /// - Returns: What happened; `Disposition(serverTrust:)` says what a challenge handler does about it.
     func judge(_ chain: [Certificate], host: String?, port: Int = 443, at time: Date,
-               stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Verdict {
-        if case .manager = kind, host == nil { throw PincheckError(.invalidHost, "--config chooses policies by host name: give --host") }
-        guard let fetcher else {
-            switch kind {
-            case .policy(let evaluator):
-                return try evaluator.evaluate(chain, host: host, at: time, stapledOCSPResponse: stapledOCSPResponse)
-            case .manager(let manager):
-                return try manager.evaluate(chain, host: host ?? "", port: port, at: time, stapledOCSPResponse: stapledOCSPResponse)
-            }
-        }
-        // The command's own thread waits while the CRLs are fetched on the fetcher's threads.
+               stapledOCSPResponse: [UInt8]? = nil, presentedSCTs: [SignedCertificateTimestamp] = []) throws(PincheckError) -> Verdict {
+        // The command's own thread waits while the CRLs (if any) are fetched on the fetcher's threads.
         switch kind {
         case .policy(let evaluator):
             return try evaluator.evaluate(chain, host: host, at: time, stapledOCSPResponse: stapledOCSPResponse,
-                                          waitingForRevocationListsFrom: fetcher)
+                                          presentedSCTs: presentedSCTs, waitingForRevocationListsFrom: fetcher)
         case .manager(let manager):
-            return try manager.evaluate(chain, host: host ?? "", port: port, at: time, stapledOCSPResponse: stapledOCSPResponse,
-                                        waitingForRevocationListsFrom: fetcher)
+            guard let host else { throw PincheckError(.invalidHost, "--config chooses policies by host name: give --host") }
+            return try manager.evaluate(chain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse,
+                                        presentedSCTs: presentedSCTs, waitingForRevocationListsFrom: fetcher)
         }
     }
 }

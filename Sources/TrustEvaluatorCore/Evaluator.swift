@@ -119,15 +119,17 @@ extension Evaluator {
                              verdictCache: verdictCache, diagnostics: diagnostics)
     }
 
-    /// The same, blocking the calling thread while CRLs are fetched: for a command-line tool's own
-    /// thread, never an event loop or Swift's cooperative pool.
+    /// The same, blocking the calling thread while CRLs are fetched (none when `fetcher` is nil):
+    /// for a command-line tool's own thread, never an event loop or Swift's cooperative pool.
+    /// - Parameter presentedSCTs: SCTs the server sent in the TLS extension, for the CT policy.
     package func evaluate(_ servedChain: [Certificate], host: String?, at time: Date, stapledOCSPResponse: [UInt8]? = nil,
-                          waitingForRevocationListsFrom fetcher: RevocationListFetcher) throws(PincheckError) -> Verdict {
+                          presentedSCTs: [SignedCertificateTimestamp] = [],
+                          waitingForRevocationListsFrom fetcher: RevocationListFetcher?) throws(PincheckError) -> Verdict {
         guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
         let peer = try host.map { host throws(PincheckError) in try HostName.peerName(for: host) }
-        let lists = plan.revocationListsWaiting(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher)
+        let lists = fetcher.flatMap { plan.revocationListsWaiting(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: $0) }
         return plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, revocationLists: lists,
-                             verdictCache: verdictCache, diagnostics: diagnostics)
+                             presentedSCTs: presentedSCTs, verdictCache: verdictCache, diagnostics: diagnostics)
     }
 }
 

@@ -1,8 +1,10 @@
 import Foundation
+import PincheckTestSupport
 import Testing
 @testable import PincheckCLI
 @testable import PincheckTLS
 import TrustEvaluator
+@testable import TrustEvaluatorCore
 
 /// `pincheck check` shows the SCTs a server presented (Certificates/sct, scripts/make-sct-fixtures.sh):
 /// one line each in the report, an `scts` array in the JSON; captured, never judged.
@@ -95,5 +97,69 @@ struct CheckSCTTests {
         #expect(json.version == "unknown-1")
         #expect(json.logID == nil && json.timestamp == nil && json.timestampMilliseconds == nil)
         #expect(Format.timestamp(milliseconds: 1_709_294_400_007) == "2024-03-01T12:00:00.007Z")
+    }
+
+    // MARK: Judged under a CT policy (--ct): the TLS extension's SCTs reach the evaluation
+
+    /// Two test logs of two operators, a Google v3 list of them, and a serverinfo file in which each
+    /// signs rsa-leaf (x509_entry) for the TLS extension; `count` of them are sent.
+    struct ExtensionSCTs {
+        let folder: URL
+        var list: String { folder.appendingPathComponent("logs.json").path }
+        var serverinfo: String { folder.appendingPathComponent("serverinfo.pem").path }
+
+        init(count: Int) throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-check-ct-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let logs = [try TestCTLog(name: "Alpha", operatorName: "Alpha"), try TestCTLog(name: "Beta", operatorName: "Beta")]
+            let day = TimeInterval(86_400)
+            try TestCT.logListJSON(logs, since: TestPKI.time.addingTimeInterval(-365 * day), timestamp: TestPKI.time)
+                .write(to: URL(fileURLWithPath: list))
+            let leaf = TestPKI.certificate("rsa-leaf").derBytes
+            let scts = try logs.prefix(count).map { try $0.sct(for: .certificate(leaf), at: TestPKI.time.addingTimeInterval(-day), source: .tlsExtension) }
+            // serverinfo V2: context 0x11C0 (ClientHello, TLS 1.2 ServerHello, TLS 1.3 Certificate, not on
+            // resumption), extension type 18, length, data.
+            let list = SignedCertificateTimestamp.encodeList(scts)
+            let entry: [UInt8] = [0x00, 0x00, 0x11, 0xC0, 0x00, 0x12, UInt8(list.count >> 8), UInt8(list.count & 0xFF)] + list
+            let base64 = Array(Data(entry).base64EncodedString())
+            let lines = stride(from: 0, to: base64.count, by: 64).map { String(base64[$0..<min($0 + 64, base64.count)]) }
+            try (["-----BEGIN SERVERINFOV2 FOR SIGNED CERTIFICATE TIMESTAMPS-----"] + lines + ["-----END SERVERINFOV2 FOR SIGNED CERTIFICATE TIMESTAMPS-----", ""])
+                .joined(separator: "\n").write(toFile: serverinfo, atomically: true, encoding: .utf8)
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: folder) }
+
+        /// check's arguments for Chrome's policy on the test PKI (a private anchor, so every-anchor).
+        var arguments: [String] { CheckSCTTests.arguments + ["--ct", "chrome", "--ct-log-list", list, "--ct-scope", "every-anchor"] }
+    }
+
+    @Test("--ct: two verified SCTs of two operators in the TLS extension make rsa-leaf compliant; the report lists them instead of the captured table")
+    func extensionSCTsCompliant() throws {
+        let scts = try ExtensionSCTs(count: 2)
+        defer { scts.remove() }
+        let server = try CheckTLSServer(certificate: "rsa-leaf", chain: ["rsa-intermediate"], extra: ["-serverinfo", scts.serverinfo])
+        defer { server.stop() }
+        let result = F.run(["check", server.target] + scts.arguments)
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        #expect(result.output.contains("Certificate Transparency (chrome policy): compliant"))
+        let lines = result.output.split(separator: "\n").filter { $0.hasPrefix("  tls-extension  ") }
+        #expect(lines.count == 2)
+        #expect(lines.allSatisfy { $0.contains("verified") && $0.contains("counted") })
+        #expect(!result.output.contains("captured, not verified"))
+        let json = try F.json(F.run(["check", server.target, "--json"] + scts.arguments).output)
+        let transparency = try #require(json["certificateTransparency"] as? [String: Any])
+        #expect(transparency["compliance"] as? String == "compliant")
+    }
+
+    @Test("--ct: one SCT in the TLS extension is too few (two operators needed): ct.not-compliant, exit 1")
+    func extensionSCTsTooFew() throws {
+        let scts = try ExtensionSCTs(count: 1)
+        defer { scts.remove() }
+        let server = try CheckTLSServer(certificate: "rsa-leaf", chain: ["rsa-intermediate"], extra: ["-serverinfo", scts.serverinfo])
+        defer { server.stop() }
+        let result = F.run(["check", server.target] + scts.arguments)
+        #expect(result.status == 1)
+        #expect(result.output.contains("ct.not-compliant"))
+        #expect(result.output.split(separator: "\n").contains { $0.hasPrefix("  tls-extension  ") && $0.contains("verified") })
     }
 }

@@ -181,25 +181,28 @@ public struct TrustManager: Sendable {
     /// The same as ``evaluate(_:host:port:at:stapledOCSPResponse:fetchingRevocationListsWith:)``,
     /// blocking the calling thread while CRLs are fetched: for a command-line tool's own thread,
     /// never an event loop or Swift's cooperative pool.
+    /// - Parameter presentedSCTs: SCTs the server sent in the TLS extension, for the CT policy.
     package func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
-                          stapledOCSPResponse: [UInt8]? = nil,
-                          waitingForRevocationListsFrom fetcher: RevocationListFetcher) throws(PincheckError) -> Verdict {
+                          stapledOCSPResponse: [UInt8]? = nil, presentedSCTs: [SignedCertificateTimestamp] = [],
+                          waitingForRevocationListsFrom fetcher: RevocationListFetcher?) throws(PincheckError) -> Verdict {
         guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
         let peer = try HostName.peerName(for: host)
-        let lists = plan(for: peer).revocationListsWaiting(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher)
-        return try evaluate(servedChain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse, revocationLists: lists)
+        let lists = fetcher.flatMap { plan(for: peer).revocationListsWaiting(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: $0) }
+        return try evaluate(servedChain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse, revocationLists: lists,
+                            presentedSCTs: presentedSCTs)
     }
 
     /// Judges a served chain with CRLs already fetched for it.
     package func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
-                          stapledOCSPResponse: [UInt8]?, revocationLists: FetchedRevocationLists?) throws(PincheckError) -> Verdict {
+                          stapledOCSPResponse: [UInt8]?, revocationLists: FetchedRevocationLists?,
+                          presentedSCTs: [SignedCertificateTimestamp] = []) throws(PincheckError) -> Verdict {
         guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
         let peer = try HostName.peerName(for: host)
         let plan = plan(for: peer)
         // The plans know which rule they are (the verdict's coverage), so a cached verdict is
         // returned as it is; only failure reports are made per evaluation.
         let verdict = plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, revocationLists: revocationLists,
-                                    verdictCache: verdictCache, diagnostics: diagnostics)
+                                    presentedSCTs: presentedSCTs, verdictCache: verdictCache, diagnostics: diagnostics)
         guard plan.reports, !verdict.isTrusted || !verdict.reportOnlyFailures.isEmpty, let policy = plan.hostPolicy else { return verdict }
         let active = policy.pinSets.filter { $0.isActive(at: time) }
         return verdict.adding(reports: [
