@@ -90,7 +90,7 @@ struct PolicyOptions: ParsableArguments {
                   crlFiles.isEmpty, !requireStaple, transparency.policy == nil else {
                 throw ValidationError("--config sets the pins and checks per host: it cannot be combined with --mode, --pin, --pin-cert, --allow-invalid-certificates, --no-validate-domain-name, --crl, --require-staple or --ct (its hosts' \"certificateTransparency\" take their logs from --ct-log-list)")
             }
-        } else if transparency.policy == nil, !transparency.logLists.isEmpty || transparency.listDate != nil {
+        } else if transparency.policy == nil, !transparency.logLists.isEmpty || transparency.listDate != nil || !transparency.signatures.isEmpty {
             throw ValidationError("--ct-log-list and --ct-log-list-date need --ct chrome|apple (or --config, whose hosts' \"certificateTransparency\" they serve)")
         }
         switch effectiveMode {
@@ -167,6 +167,14 @@ struct TransparencyOptions: ParsableArguments {
     @Option(name: .customLong("ct-log-list"), help: ArgumentHelp("A CT log list (Google v3 or Apple v5 JSON); repeatable. The only logs known: an SCT from a log in none of them never counts.", valueName: "file"))
     var logLists: [String] = []
 
+    @Option(name: .customLong("ct-log-list-signature"),
+            help: ArgumentHelp("The detached signature of a --ct-log-list (Google's log_list.sig); repeatable, the n-th signs the n-th list. Given, every list needs one, and a list that does not verify is refused.", valueName: "file"))
+    var signatures: [String] = []
+
+    @Option(name: .customLong("ct-log-list-key"),
+            help: ArgumentHelp("The publisher's public key the signatures verify with (Google's log_list_pubkey.pem; PEM or DER): one for every list, or one per list in order.", valueName: "file"))
+    var publisherKeys: [String] = []
+
     @Option(name: .customLong("ct-log-list-date"),
             help: ArgumentHelp("The date of log lists that carry none (Apple's; a copy without log_list_timestamp), for the policy's list-age limit (Chrome: 70 days).", valueName: "time"),
             transform: TimeOption.parse)
@@ -183,13 +191,30 @@ struct TransparencyOptions: ParsableArguments {
 
     func validate() throws {
         if policy != nil, logLists.isEmpty { throw ValidationError("--ct needs at least one --ct-log-list: the log lists are the only source of logs") }
+        if !signatures.isEmpty || !publisherKeys.isEmpty {
+            guard signatures.count == logLists.count else {
+                throw ValidationError("--ct-log-list-signature: \(signatures.count) signature(s) for \(logLists.count) list(s); give one per --ct-log-list, in the same order")
+            }
+            guard publisherKeys.count == 1 || publisherKeys.count == logLists.count else {
+                throw ValidationError("--ct-log-list-key: give one key for every list, or one per --ct-log-list in the same order (signatures verify only with a key)")
+            }
+        }
     }
 
-    /// The logs of the `--ct-log-list` files, or nil when none is given.
+    /// The logs of the `--ct-log-list` files (each checked against its signature when signatures
+    /// are given), or nil when none is given.
     func logs() throws(PincheckError) -> CertificateTransparency.Logs? {
         guard !logLists.isEmpty else { return nil }
         var lists: [CertificateTransparency.LogList] = []
-        for path in logLists { lists.append(try CertificateTransparency.LogList(contentsOf: path, publishedAt: listDate)) }
+        for (index, path) in logLists.enumerated() {
+            if signatures.isEmpty {
+                lists.append(try CertificateTransparency.LogList(contentsOf: path, publishedAt: listDate))
+            } else {
+                lists.append(try CertificateTransparency.LogList(contentsOf: path, signature: signatures[index],
+                                                                 publisherKey: publisherKeys[publisherKeys.count == 1 ? 0 : index],
+                                                                 publishedAt: listDate))
+            }
+        }
         return CertificateTransparency.Logs(lists)
     }
 

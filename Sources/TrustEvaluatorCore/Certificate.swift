@@ -223,18 +223,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     public var publicKeySHA1Pin: PublicKeyPin { PublicKeyPin(algorithm: .sha1, unchecked: Digest.sha1(handle.spkiDER)) }
 
     /// The PEM encoding of ``derBytes``.
-    public var pemEncoded: String {
-        let body = Base64.encode(derBytes)
-        var lines = ["-----BEGIN CERTIFICATE-----"]
-        var index = body.startIndex
-        while index < body.endIndex {
-            let end = body.index(index, offsetBy: 64, limitedBy: body.endIndex) ?? body.endIndex
-            lines.append(String(body[index..<end]))
-            index = end
-        }
-        lines.append("-----END CERTIFICATE-----")
-        return lines.joined(separator: "\n") + "\n"
-    }
+    public var pemEncoded: String { PEM.encode(derBytes, label: "CERTIFICATE") }
 
     public static func == (lhs: Certificate, rhs: Certificate) -> Bool {
         lhs.handle === rhs.handle || lhs.fingerprint == rhs.fingerprint && lhs.handle.der == rhs.handle.der

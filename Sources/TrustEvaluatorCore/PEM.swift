@@ -25,6 +25,20 @@ package enum PEM {
         }
     }
 
+    /// `bytes` as one PEM block labelled `label`: base64 in lines of 64 characters, ending in a newline.
+    package static func encode(_ bytes: [UInt8], label: String) -> String {
+        let body = Base64.encode(bytes)
+        var lines = ["-----BEGIN \(label)-----"]
+        var index = body.startIndex
+        while index < body.endIndex {
+            let end = body.index(index, offsetBy: 64, limitedBy: body.endIndex) ?? body.endIndex
+            lines.append(String(body[index..<end]))
+            index = end
+        }
+        lines.append("-----END \(label)-----")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     /// Whether the bytes hold a PEM private key (any kind: PKCS #8, encrypted, RSA, EC, OpenSSH):
     /// a file that must not be read as a host list or echoed line by line in error messages.
     package static func containsPrivateKey(_ bytes: some Collection<UInt8>) -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+import PincheckTestSupport
 import Testing
 @testable import PincheckCLI
 
@@ -86,6 +87,28 @@ struct CertificateTransparencyCommandTests {
         #expect(noLists.status == 2)
         #expect(noLists.errors.contains("hosts[0].certificateTransparency: a Certificate Transparency policy needs log lists"))
         #expect(CLIFixtures.run(withConfig + ["--ct", "chrome", "--ct-log-list", Self.google]).status == 2)
+    }
+
+    @Test("--ct-log-list-signature: lists signed with an RSA key (openssl dgst -sha256 -sign, as Google signs log_list.json) are read; a list that does not match its signature is refused, exit 2")
+    func signedLists() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-ct-sig-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func file(_ name: String) -> String { folder.appendingPathComponent(name).path }
+        try #require(try OpenSSLCLI.run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", file("publisher.key")]) == 0)
+        try #require(try OpenSSLCLI.run(["pkey", "-in", file("publisher.key"), "-pubout", "-out", file("publisher.pem")]) == 0)
+        for (list, name) in [(Self.google, "google.sig"), (Self.apple, "apple.sig"), (Self.chain, "wrong.sig")] {
+            try #require(try OpenSSLCLI.run(["dgst", "-sha256", "-sign", file("publisher.key"), "-out", file(name), list]) == 0)
+        }
+        let signed = Self.base + ["--ct", "chrome", "--ct-log-list", Self.google, "--ct-log-list", Self.apple, "--ct-log-list-key", file("publisher.pem")]
+        let good = CLIFixtures.run(signed + ["--ct-log-list-signature", file("google.sig"), "--ct-log-list-signature", file("apple.sig")])
+        #expect(good.status == 0, "\(good.output)\(good.errors)")
+        #expect(good.output.contains("Certificate Transparency (chrome policy): compliant"))
+        let wrong = CLIFixtures.run(signed + ["--ct-log-list-signature", file("google.sig"), "--ct-log-list-signature", file("wrong.sig")])
+        #expect(wrong.status == 2)
+        #expect(wrong.errors.contains("signature does not verify"))
+        #expect(wrong.errors.contains("apple-current_log_list.json"))
+        #expect(CLIFixtures.run(signed + ["--ct-log-list-signature", file("google.sig")]).status == 2)
     }
 
     @Test("usage errors: --ct without a list, a list without --ct, an unknown policy, a list that is not one")

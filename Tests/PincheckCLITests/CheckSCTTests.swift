@@ -121,10 +121,7 @@ struct CheckSCTTests {
             // resumption), extension type 18, length, data.
             let list = SignedCertificateTimestamp.encodeList(scts)
             let entry: [UInt8] = [0x00, 0x00, 0x11, 0xC0, 0x00, 0x12, UInt8(list.count >> 8), UInt8(list.count & 0xFF)] + list
-            let base64 = Array(Data(entry).base64EncodedString())
-            let lines = stride(from: 0, to: base64.count, by: 64).map { String(base64[$0..<min($0 + 64, base64.count)]) }
-            try (["-----BEGIN SERVERINFOV2 FOR SIGNED CERTIFICATE TIMESTAMPS-----"] + lines + ["-----END SERVERINFOV2 FOR SIGNED CERTIFICATE TIMESTAMPS-----", ""])
-                .joined(separator: "\n").write(toFile: serverinfo, atomically: true, encoding: .utf8)
+            try PEM.encode(entry, label: "SERVERINFOV2 FOR SIGNED CERTIFICATE TIMESTAMPS").write(toFile: serverinfo, atomically: true, encoding: .utf8)
         }
 
         func remove() { try? FileManager.default.removeItem(at: folder) }

@@ -167,6 +167,50 @@ public enum CertificateTransparency {
         public init(contentsOf path: String, publisher: Publisher? = nil, publishedAt: Date? = nil) throws(PincheckError) {
             try self.init(json: InputFile.read(path, limit: 16 << 20, what: "CT log list"), source: path, publisher: publisher, publishedAt: publishedAt)
         }
+
+        /// Reads a list after checking its publisher's detached signature over the file's bytes, as
+        /// Google publishes `log_list.sig` beside `log_list.json` (a SHA-256 signature, RSA
+        /// PKCS #1 v1.5 or ECDSA, by the key of `log_list_pubkey.pem`).
+        /// - Parameters:
+        ///   - json: The list's bytes, exactly as signed.
+        ///   - source: Its file name, for messages.
+        ///   - signature: The detached signature.
+        ///   - publisherKey: The publisher's public key: PEM (`PUBLIC KEY`) or DER SubjectPublicKeyInfo.
+        ///   - publisher: The format, when the list does not say.
+        ///   - publishedAt: The list's date, for a list that carries none.
+        /// - Throws: ``PincheckError`` `.invalidPolicy` when the key cannot be read or the signature
+        ///   does not verify (nothing of the list is read then), or as ``init(json:source:publisher:publishedAt:)``.
+        public init(json: [UInt8], source: String, signature: [UInt8], publisherKey: [UInt8],
+                    publisher: Publisher? = nil, publishedAt: Date? = nil) throws(PincheckError) {
+            let spki: [UInt8]
+            do {
+                spki = try PublicKeyReader.read(publisherKey)?.subjectPublicKeyInfo ?? publisherKey
+            } catch {
+                throw PincheckError(.invalidPolicy, "the log list publisher's key cannot be read: \(error)", source: source)
+            }
+            guard let key = CertificateTransparencyCrypto.LogKey(spkiDER: spki) else {
+                throw PincheckError(.invalidPolicy, "the log list publisher's key is not an RSA or ECDSA public key (PEM or DER)", source: source)
+            }
+            guard key.verify(signature: signature, message: json) else {
+                throw PincheckError(.invalidPolicy, "the log list's signature does not verify with the publisher's key: the list was changed or is not the one signed", source: source)
+            }
+            try self.init(json: json, source: source, publisher: publisher, publishedAt: publishedAt)
+        }
+
+        /// Reads a list from a file after checking its detached signature (files of at most 16 MiB).
+        /// - Parameters:
+        ///   - path: The list.
+        ///   - signaturePath: Its detached signature (`log_list.sig`).
+        ///   - publisherKeyPath: The publisher's public key (`log_list_pubkey.pem`).
+        ///   - publisher: The format, when the list does not say.
+        ///   - publishedAt: The list's date, for a list that carries none.
+        public init(contentsOf path: String, signature signaturePath: String, publisherKey publisherKeyPath: String,
+                    publisher: Publisher? = nil, publishedAt: Date? = nil) throws(PincheckError) {
+            try self.init(json: InputFile.read(path, limit: 16 << 20, what: "CT log list"), source: path,
+                          signature: InputFile.read(signaturePath, limit: 64 << 10, what: "CT log list signature"),
+                          publisherKey: InputFile.read(publisherKeyPath, limit: 64 << 10, what: "CT log list publisher key"),
+                          publisher: publisher, publishedAt: publishedAt)
+        }
     }
 
     /// The logs of one or more lists: the only logs an evaluation knows. A log in several lists is
