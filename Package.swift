@@ -221,12 +221,13 @@ let package = Package(
         .executableTarget(name: "limbo-harness", dependencies: ["TrustEvaluator"]),
         // Fuzzing: the targets' logic (replayed by the tests) and one libFuzzer executable per target,
         // built by scripts/fuzz.sh with -DFUZZING -sanitize=fuzzer,address (empty executables otherwise).
-        .target(name: "PincheckFuzzing", dependencies: ["TrustEvaluator", "ServerTrust", "PincheckOpenSSL"]),
+        .target(name: "PincheckFuzzing", dependencies: ["TrustEvaluator", "TrustEvaluatorCore", "ServerTrust", "PincheckOpenSSL"]),
         .executableTarget(name: "FuzzCertificate", dependencies: ["PincheckFuzzing"]),
         .executableTarget(name: "FuzzChain", dependencies: ["PincheckFuzzing"]),
         .executableTarget(name: "FuzzConfiguration", dependencies: ["PincheckFuzzing"]),
         .executableTarget(name: "FuzzRevocation", dependencies: ["PincheckFuzzing"]),
         .executableTarget(name: "FuzzChallenge", dependencies: ["PincheckFuzzing"]),
+        .executableTarget(name: "FuzzTransparency", dependencies: ["PincheckFuzzing"]),
         // 100,000 evaluations of every kind; resident memory must stay flat (scripts/test.sh).
         .executableTarget(name: "pincheck-soak", dependencies: ["PincheckFuzzing"]),
         // The benchmark (scripts/bench.sh, release): Pincheck against OpenSSL called directly from C.

@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Leak checking stays on; only leaks inside Foundation itself are suppressed (see the file).
 export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-targets=(FuzzCertificate FuzzChain FuzzConfiguration FuzzRevocation FuzzChallenge)
+targets=(FuzzCertificate FuzzChain FuzzConfiguration FuzzRevocation FuzzChallenge FuzzTransparency)
 
 build() {
   swift build -c debug --product "$1" --scratch-path .build-fuzz \

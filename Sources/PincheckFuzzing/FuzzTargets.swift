@@ -17,6 +17,7 @@ public enum FuzzTargets {
         ("FuzzConfiguration", configuration),
         ("FuzzRevocation", revocation),
         ("FuzzChallenge", challenge),
+        ("FuzzTransparency", transparency),
     ]
 
     /// DER, PEM and PEM bundles, and every accessor on what parsed.
@@ -33,6 +34,11 @@ public enum FuzzTargets {
             _ = certificate.isSelfSigned
             _ = certificate.isCertificateAuthority
             _ = certificate.publicKeySHA1Pin
+            // Certificate Transparency: the embedded SCT list and the precertificate TBS.
+            if case .list(let list) = certificate.handle.embeddedSCTs {
+                _ = try? SignedCertificateTimestamp.parseList(list, source: .certificate)
+                _ = certificate.handle.precertificateTBS
+            }
             for url in certificate.handle.crlDistributionPointURLs {
                 precondition(url.lowercased().hasPrefix("http://"), "only http distribution points are fetched")
             }
@@ -165,6 +171,9 @@ struct ChainFixture: Sendable {
     let updateKeyPEM: [UInt8]
     let updateKey: PinSetVerificationKey
     let updateFloor: TrustManager
+    /// Two logs whose keys are made at start-up, listed (Google v3, dated the fixture's time):
+    /// what the transparency target's SCTs are verified against.
+    let transparencyLogs: CertificateTransparency.Logs
 
     init() {
         let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -192,6 +201,13 @@ struct ChainFixture: Sendable {
         updateKeyPEM = Array(pair.privateKeyPEM.utf8)
         updateKey = try! PinSetVerificationKey(rawRepresentation: pair.publicKey)
         updateFloor = TrustManager(policies: [try! HostPolicy("www.example.test", policy: policies[1].0)])
+        let logs = (0..<2).map { index in
+            let key = try! CertificateTransparencyTestLog.makeKey()
+            return #"{"description": "Fuzz \#(index)", "log_id": "\#(Data(Digest.sha256(key.spkiDER)).base64EncodedString())", "key": "\#(Data(key.spkiDER).base64EncodedString())", "url": "https://fuzz\#(index).test/", "mmd": 86400, "state": {"usable": {"timestamp": "2020-01-01T00:00:00Z"}}}"#
+        }
+        let operators = logs.enumerated().map { #"{"name": "Operator \#($0.offset)", "email": ["ct@fuzz.test"], "logs": [\#($0.element)]}"# }
+        let json = #"{"version": "1.0", "log_list_timestamp": "2030-05-31T00:00:00Z", "operators": [\#(operators.joined(separator: ", "))]}"#
+        transparencyLogs = CertificateTransparency.Logs([try! CertificateTransparency.LogList(json: Array(json.utf8), source: "fuzz fixture")])
     }
 }
 
