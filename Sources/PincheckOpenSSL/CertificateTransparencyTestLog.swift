@@ -1,4 +1,5 @@
 internal import COpenSSL
+import FoundationEssentials
 
 /// A Certificate Transparency log of one's own, for tests and local demonstrations: an ECDSA P-256
 /// key that signs SCTs, and a CA that re-issues a certificate with an SCT list embedded. Never
@@ -47,11 +48,7 @@ package enum CertificateTransparencyTestLog {
             X509_EXTENSION_free(removed)
         }
         if let sctList {
-            let inner = try derOctetString(sctList)
-            guard let value = ASN1_OCTET_STRING_new() else { throw failure("out of memory") }
-            defer { ASN1_OCTET_STRING_free(value) }
-            guard ASN1_OCTET_STRING_set(value, inner, Int32(inner.count)) == 1,
-                  let ext = X509_EXTENSION_create_by_NID(nil, NID_ct_precert_scts, 0, value) else { throw failure("cannot make the SCT list extension") }
+            let ext = try sctListExtension(sctList, nid: NID_ct_precert_scts)
             defer { X509_EXTENSION_free(ext) }
             guard X509_add_ext(copy, ext, -1) == 1 else { throw failure("cannot add the SCT list extension") }
         }
@@ -61,6 +58,49 @@ package enum CertificateTransparencyTestLog {
         guard length > 0, let out else { throw failure("cannot encode the certificate") }
         defer { shim_OPENSSL_free(out) }
         return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
+
+    /// A successful OCSP response, signed by the issuer itself (SHA-256), saying *good* for `leaf`
+    /// from `thisUpdate` to `nextUpdate`, whose SingleResponse carries `sctList` (TLS-encoded) in
+    /// the SCT list extension (RFC 6962 §3.3, 1.3.6.1.4.1.11129.2.4.5).
+    /// - Returns: The response's DER, as a server staples it.
+    package static func stapledResponse(for leaf: X509Handle, issuer: X509Handle, issuerKeyPEM: [UInt8], sctList: [UInt8],
+                                        thisUpdate: Date, nextUpdate: Date) throws(OpenSSLFailure) -> [UInt8] {
+        let key = try PrivateKeyPEM.read(issuerKeyPEM, passphrase: nil, what: "issuer key")
+        defer { EVP_PKEY_free(key) }
+        guard let basic = OCSP_BASICRESP_new() else { throw failure("out of memory") }
+        defer { OCSP_BASICRESP_free(basic) }
+        // OCSP_basic_add1_status copies the ID and the times.
+        guard let id = OCSP_cert_to_id(nil, leaf.ref, issuer.ref) else { throw failure("cannot make the certificate ID") }
+        defer { OCSP_CERTID_free(id) }
+        let from = ASN1_TIME_set(nil, time_t(thisUpdate.timeIntervalSince1970))
+        let until = ASN1_TIME_set(nil, time_t(nextUpdate.timeIntervalSince1970))
+        defer { ASN1_TIME_free(from); ASN1_TIME_free(until) }
+        guard let single = OCSP_basic_add1_status(basic, id, V_OCSP_CERTSTATUS_GOOD, 0, nil, from, until) else {
+            throw failure("cannot add the answer")
+        }
+        let ext = try sctListExtension(sctList, nid: NID_ct_cert_scts)
+        defer { X509_EXTENSION_free(ext) }
+        guard OCSP_SINGLERESP_add_ext(single, ext, -1) == 1 else { throw failure("cannot add the SCT list extension") }
+        guard OCSP_basic_sign(basic, issuer.ref, key, EVP_sha256(), nil, 0) == 1,
+              let response = OCSP_response_create(Int32(OCSP_RESPONSE_STATUS_SUCCESSFUL), basic) else { throw failure("cannot sign the response") }
+        defer { OCSP_RESPONSE_free(response) }
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_OCSP_RESPONSE(response, &out)
+        guard length > 0, let out else { throw failure("cannot encode the response") }
+        defer { shim_OPENSSL_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
+
+    /// An SCT list extension (`nid`: a certificate's or an OCSP SingleResponse's) whose value is
+    /// the DER OCTET STRING holding `sctList`. The caller frees it.
+    private static func sctListExtension(_ sctList: [UInt8], nid: Int32) throws(OpenSSLFailure) -> OpaquePointer {
+        let inner = try derOctetString(sctList)
+        guard let value = ASN1_OCTET_STRING_new() else { throw failure("out of memory") }
+        defer { ASN1_OCTET_STRING_free(value) }
+        guard ASN1_OCTET_STRING_set(value, inner, Int32(inner.count)) == 1,
+              let ext = X509_EXTENSION_create_by_NID(nil, nid, 0, value) else { throw failure("cannot make the SCT list extension") }
+        return ext
     }
 
     private static func derOctetString(_ bytes: [UInt8]) throws(OpenSSLFailure) -> [UInt8] {

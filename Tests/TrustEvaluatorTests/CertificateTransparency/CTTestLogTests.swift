@@ -1,4 +1,5 @@
 import Foundation
+import PincheckOpenSSL
 import PincheckTestSupport
 import Testing
 @testable import TrustEvaluatorCore
@@ -76,5 +77,44 @@ struct CTTestLogTests {
                                         at: TestPKI.time.addingTimeInterval(60))
         let assessment = try Self.assess(leaf)
         #expect(assessment.timestamps.allSatisfy { $0.status == .futureTimestamp })
+    }
+
+    /// A staple the intermediate signs for rsa-leaf, *good*, carrying `scts` in its SingleResponse.
+    static func staple(_ scts: [SignedCertificateTimestamp]) throws -> [UInt8] {
+        try CertificateTransparencyTestLog.stapledResponse(
+            for: TestPKI.certificate("rsa-leaf").handle, issuer: intermediate.handle, issuerKeyPEM: intermediateKey,
+            sctList: SignedCertificateTimestamp.encodeList(scts), thisUpdate: TestPKI.time.addingTimeInterval(-3_600),
+            nextUpdate: TestPKI.time.addingTimeInterval(7 * 86_400))
+    }
+
+    @Test("SCTs in a stapled OCSP response, end to end: the evaluator reads them from the staple it verifies; two of two operators are compliant, one is not, a tampered one fails its signature")
+    func stapledResponse() throws {
+        let leaf = TestPKI.certificate("rsa-leaf")
+        let scts = try [Self.logs[0], Self.logs[2]].map { try $0.sct(for: .certificate(leaf.derBytes), at: Self.issued, source: .ocspResponse) }
+        var policy = TrustPolicy(anchors: try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")]))
+        var requirement = CT.Requirement(policy: .chrome, logs: try Self.known())
+        requirement.scope = .everyAnchor
+        policy.certificateTransparency = requirement
+        let evaluator = Evaluator(policy: policy)
+        let chain = [leaf, Self.intermediate]
+
+        let both = try evaluator.evaluate(chain, host: "www.example.test", at: TestPKI.time, stapledOCSPResponse: try Self.staple(scts))
+        #expect(both.isTrusted, "\(both.failures)")
+        let assessment = try #require(both.certificateTransparency)
+        #expect(assessment.compliance == .compliant)
+        #expect(assessment.timestamps.map(\.sct.source) == [.ocspResponse, .ocspResponse])
+        #expect(assessment.timestamps.allSatisfy { $0.status == .verified && $0.counted })
+
+        let one = try evaluator.evaluate(chain, host: "www.example.test", at: TestPKI.time, stapledOCSPResponse: try Self.staple([scts[0]]))
+        #expect(one.failureCodes == [.ctNotCompliant])
+
+        let tampered = SignedCertificateTimestamp(source: .ocspResponse, version: 0, logID: scts[1].logID, timestampMilliseconds: scts[1].timestampMilliseconds + 1,
+                                                  signatureAlgorithm: scts[1].signatureAlgorithm, signature: scts[1].signature)
+        let bad = try evaluator.evaluate(chain, host: "www.example.test", at: TestPKI.time, stapledOCSPResponse: try Self.staple([scts[0], tampered]))
+        #expect(bad.failureCodes == [.ctNotCompliant])
+        #expect(bad.certificateTransparency?.timestamps.last?.status == .badSignature)
+
+        // Without a staple the same leaf has no SCT at all.
+        #expect(try evaluator.evaluate(chain, host: "www.example.test", at: TestPKI.time).failureCodes == [.ctNotCompliant])
     }
 }
