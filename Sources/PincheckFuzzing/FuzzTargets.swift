@@ -171,9 +171,10 @@ struct ChainFixture: Sendable {
     let updateKeyPEM: [UInt8]
     let updateKey: PinSetVerificationKey
     let updateFloor: TrustManager
-    /// Two logs whose keys are made at start-up, listed (Google v3, dated the fixture's time):
-    /// what the transparency target's SCTs are verified against.
-    let transparencyLogs: CertificateTransparency.Logs
+    /// One manager per CT policy (Chrome's, Apple's), enforced on every anchor's paths for
+    /// www.example.test, knowing two logs whose keys are made at start-up (a Google v3 list dated
+    /// the day before the fixture's time): what the transparency target's SCTs are judged by.
+    let transparencyManagers: [TrustManager]
 
     init() {
         let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -207,7 +208,14 @@ struct ChainFixture: Sendable {
         }
         let operators = logs.enumerated().map { #"{"name": "Operator \#($0.offset)", "email": ["ct@fuzz.test"], "logs": [\#($0.element)]}"# }
         let json = #"{"version": "1.0", "log_list_timestamp": "2030-05-31T00:00:00Z", "operators": [\#(operators.joined(separator: ", "))]}"#
-        transparencyLogs = CertificateTransparency.Logs([try! CertificateTransparency.LogList(json: Array(json.utf8), source: "fuzz fixture")])
+        let transparencyLogs = CertificateTransparency.Logs([try! CertificateTransparency.LogList(json: Array(json.utf8), source: "fuzz fixture")])
+        transparencyManagers = CertificateTransparency.Policy.allCases.map { policy in
+            var requirement = CertificateTransparency.Requirement(policy: policy, logs: transparencyLogs)
+            requirement.scope = .everyAnchor
+            var validation = TrustPolicy(anchors: anchorSet)
+            validation.certificateTransparency = requirement
+            return TrustManager(policies: [try! HostPolicy("www.example.test", policy: validation)])
+        }
     }
 }
 

@@ -11,7 +11,8 @@ extension FuzzTargets {
     /// enforced policy only when the policy's answer is compliant (or it does not apply), and
     /// only verified SCTs count.
     public static func transparency(_ bytes: [UInt8]) {
-        if let timestamps = try? SignedCertificateTimestamp.parseList(bytes, source: .tlsExtension) {
+        let parsed = try? SignedCertificateTimestamp.parseList(bytes, source: .tlsExtension)
+        if let timestamps = parsed {
             let readable = timestamps.filter {
                 $0.isVersion1 && ["ecdsa-with-SHA256", "sha256WithRSAEncryption"].contains($0.signatureAlgorithm ?? "")
             }
@@ -28,15 +29,9 @@ extension FuzzTargets {
                 _ = log.state(at: Date(timeIntervalSince1970: 0))
             }
         }
-        let presented = (try? SignedCertificateTimestamp.parseList(bytes, source: .tlsExtension)) ?? []
-        for policy in CertificateTransparency.Policy.allCases {
-            var requirement = CertificateTransparency.Requirement(policy: policy, logs: fixture.transparencyLogs)
-            requirement.scope = .everyAnchor
-            var validation = fixture.policies[0].0
-            validation.certificateTransparency = requirement
-            let manager = TrustManager(policies: [try! HostPolicy("www.example.test", policy: validation)])
+        for manager in fixture.transparencyManagers {
             guard let verdict = try? manager.evaluate(fixture.goodChain, host: "www.example.test", at: fixture.time,
-                                                      stapledOCSPResponse: nil, revocationLists: nil, presentedSCTs: presented),
+                                                      stapledOCSPResponse: nil, revocationLists: nil, presentedSCTs: parsed ?? []),
                   let assessment = verdict.certificateTransparency else { continue }
             precondition(assessment.timestamps.allSatisfy { !$0.counted || $0.status == .verified }, "only verified SCTs count")
             if verdict.isTrusted {
