@@ -78,12 +78,16 @@ final class EvaluationPlan: Sendable {
         let second = Timestamp.seconds(time)
         var cacheKey: VerdictCache.Key? = nil
         let fetchedLists = revocationLists?.lists ?? []
+        // The CT logs are read once: an update of their store during this evaluation is not seen
+        // by it, and the verdict is kept under the generation it was judged with.
+        let transparencyLogs = validation.certificateTransparency?.logSnapshot
         // SCTs from the TLS extension change with each handshake: such verdicts are not kept. CT's
         // dependence on the time (log states, list age, SCT timestamps) bounds the window below.
         if let verdictCache, !checks.dependsOnVerificationTime, !stapleCheck.dependsOnVerificationTime,
            validation.certificateTransparency == nil || presentedSCTs.isEmpty {
             // A verdict that relied on fetched CRLs is kept apart from one that did not, and per CRL.
-            let key = VerdictCache.key(evaluator: identity, chain: served, host: requested?.text, revocationLists: fetchedLists)
+            let key = VerdictCache.key(evaluator: identity, chain: served, host: requested?.text, revocationLists: fetchedLists,
+                                       logGeneration: transparencyLogs?.generation ?? 0)
             if let known = verdictCache.verdict(for: key, at: second) {
                 let verdict = known.reused(at: time, servedChain: served)
                 report(verdict, to: diagnostics)
@@ -94,6 +98,7 @@ final class EvaluationPlan: Sendable {
 
         var run = Run(plan: self, served: served, leaf: leaf, time: time, staple: stapleCheck, tracksConsulted: cacheKey != nil)
         run.fetchedLists = revocationLists
+        run.transparencyLogs = transparencyLogs?.logs
         if validation.certificateTransparency != nil {
             run.presentedSCTs = presentedSCTs + (staple.map { SignedCertificateTimestamp.stapled(in: $0, for: leaf) } ?? [])
         }
@@ -116,8 +121,8 @@ final class EvaluationPlan: Sendable {
             // A verdict never outlives a CRL it relied on.
             for list in fetchedLists { window.add(list) }
             // Nor a log state, a log list's age limit or an SCT timestamp that decided CT.
-            if let requirement = validation.certificateTransparency, let assessment = run.transparency {
-                for instant in requirement.timeBoundaries(of: assessment) { window.add(instant) }
+            if let requirement = validation.certificateTransparency, let logs = transparencyLogs?.logs, let assessment = run.transparency {
+                for instant in CertificateTransparency.timeBoundaries(requirement.policy, logs: logs, of: assessment) { window.add(instant) }
             }
             verdictCache.insert(verdict, for: cacheKey, from: window.from, until: window.until)
         }
@@ -197,6 +202,8 @@ private struct Run {
     var revocationStatuses: [RevocationStatus] = []
     /// The path revocation was judged on (the anchors' path, or the one linked by signatures).
     var revocationPath: [Certificate]?
+    /// The CT logs this evaluation judges with, read once from the requirement.
+    var transparencyLogs: CertificateTransparency.Logs?
     /// What the Certificate Transparency requirement found, when the policy has one.
     var transparency: CertificateTransparency.Assessment?
     /// SCTs the peer sent outside the certificate: the TLS extension's and the staple's.
@@ -340,7 +347,9 @@ private struct Run {
         if let staple {
             let anchorsPath = basePath ?? linkedBySignatures()
             judgeRevocation(staple, on: anchorsPath)
-            if let requirement = policy.certificateTransparency { judgeTransparency(requirement, on: anchorsPath) }
+            if let requirement = policy.certificateTransparency, let logs = transparencyLogs {
+                judgeTransparency(requirement, logs: logs, on: anchorsPath)
+            }
         }
     }
 
@@ -356,10 +365,11 @@ private struct Run {
     /// certificate, and the leaf's issuer (whose key hash a log signed) is the anchors' path's.
     /// A path to a private anchor (or, chain validation disabled, to no anchor) is exempt unless
     /// the requirement's scope says every anchor.
-    private mutating func judgeTransparency(_ requirement: CertificateTransparency.Requirement, on anchorsPath: VerifiedPath) {
+    private mutating func judgeTransparency(_ requirement: CertificateTransparency.Requirement, logs: CertificateTransparency.Logs,
+                                            on anchorsPath: VerifiedPath) {
         let issuer = anchorsPath.certificates.count > 1 ? anchorsPath.certificates[1] : nil
         var assessment = CertificateTransparency.assess(leaf: leaf, issuer: issuer, additionalSCTs: presentedSCTs,
-                                                        policy: requirement.policy, logs: requirement.logs, at: time)
+                                                        policy: requirement.policy, logs: logs, at: time)
         if requirement.scope == .publiclyTrustedAnchors {
             let exemption: String? = switch anchorsPath.anchoring {
             case .trustAnchor: anchorsPath.certificates.last.flatMap { policy.anchors.isPrivateAnchor($0) ? "the path ends at a private anchor (\($0.subject)), which browsers do not hold to CT" : nil }

@@ -89,6 +89,47 @@ public struct Configuration: Sendable {
                               anchors anchorOverride: TrustAnchors? = nil, androidRawFolder: String? = nil,
                               format: ConfigurationFormat? = nil, publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
                               certificateTransparencyLogs: CertificateTransparency.Logs?) throws(PincheckError) -> Configuration {
+        try decode(data, source: source, baseDirectory: baseDirectory, anchors: anchorOverride, androidRawFolder: androidRawFolder,
+                   format: format, publicSuffixes: publicSuffixes, logs: certificateTransparencyLogs, logStore: nil)
+    }
+
+    /// Reads and decodes a configuration file whose Certificate Transparency requirements read
+    /// their logs from `certificateTransparencyLogStore` once per evaluation, so an update of the
+    /// store reaches every host at once while the process runs (the file's
+    /// `certificateTransparencyLogLists` are not read).
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - anchors: What the file's "system" means; nil: the system store.
+    ///   - androidRawFolder: Where an Android file's `@raw/NAME` resources are.
+    ///   - format: The file's format; nil: detected.
+    ///   - publicSuffixes: For refusing subdomain patterns on public suffixes.
+    ///   - certificateTransparencyLogStore: The lists every CT requirement reads.
+    /// - Throws: `PincheckError` naming the file and the key path of the first problem.
+    public static func load(contentsOf path: String, anchors: TrustAnchors? = nil, androidRawFolder: String? = nil,
+                            format: ConfigurationFormat? = nil, publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
+                            certificateTransparencyLogStore: CertificateTransparency.LogStore) throws(PincheckError) -> Configuration {
+        let data = Data(try InputFile.read(path, limit: InputFile.configurationLimit, what: "configuration file"))
+        let directory = FilePath.directory(of: path)
+        return try decode(data, source: path, baseDirectory: directory.isEmpty ? "." : directory,
+                          anchors: anchors, androidRawFolder: androidRawFolder, format: format, publicSuffixes: publicSuffixes,
+                          logs: nil, logStore: certificateTransparencyLogStore)
+    }
+
+    /// Decodes a configuration whose Certificate Transparency requirements read their logs from
+    /// `certificateTransparencyLogStore` once per evaluation.
+    public static func decode(_ data: Data, source: String = "<configuration>", baseDirectory: String,
+                              anchors anchorOverride: TrustAnchors? = nil, androidRawFolder: String? = nil,
+                              format: ConfigurationFormat? = nil, publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
+                              certificateTransparencyLogStore: CertificateTransparency.LogStore) throws(PincheckError) -> Configuration {
+        try decode(data, source: source, baseDirectory: baseDirectory, anchors: anchorOverride, androidRawFolder: androidRawFolder,
+                   format: format, publicSuffixes: publicSuffixes, logs: nil, logStore: certificateTransparencyLogStore)
+    }
+
+    /// The decoder: CT requirements read `logStore` when there is one, else `logs`, else the file's lists.
+    private static func decode(_ data: Data, source: String, baseDirectory: String, anchors anchorOverride: TrustAnchors?,
+                               androidRawFolder: String?, format: ConfigurationFormat?, publicSuffixes: PublicSuffixList?,
+                               logs certificateTransparencyLogs: CertificateTransparency.Logs?,
+                               logStore: CertificateTransparency.LogStore?) throws(PincheckError) -> Configuration {
         let raw: RawConfiguration
         do {
             if let imported = try ConfigurationImporter.importIfForeign(data, format: format, source: source, androidRawFolder: androidRawFolder) {
@@ -158,9 +199,10 @@ public struct Configuration: Sendable {
         }
         let anchors = try resolveAnchors(raw.anchors ?? .system, at: "anchors")
 
-        // Certificate Transparency: the logs are the caller's, else the file's lists, read once.
+        // Certificate Transparency: the logs are the caller's (a store, or fixed lists), else the
+        // file's lists, read once.
         var logs = certificateTransparencyLogs
-        if logs == nil, let files = raw.certificateTransparencyLogLists {
+        if logStore == nil, logs == nil, let files = raw.certificateTransparencyLogLists {
             var lists: [CertificateTransparency.LogList] = []
             for (index, file) in files.enumerated() {
                 do { lists.append(try CertificateTransparency.LogList(contentsOf: resolve(file))) } catch {
@@ -187,11 +229,15 @@ public struct Configuration: Sendable {
             guard let policy = CertificateTransparency.Policy(rawValue: raw.policy) else {
                 throw fail("\(key).policy", "\"\(raw.policy)\" is not \"chrome\", \"apple\" or \"off\"")
             }
-            guard let logs else {
+            let enforcement: CertificateTransparency.Enforcement = try value(raw.enforcement, "enforcement", default: .enforce)
+            var requirement: CertificateTransparency.Requirement
+            if let logStore {
+                requirement = CertificateTransparency.Requirement(policy: policy, logStore: logStore, enforcement: enforcement)
+            } else if let logs {
+                requirement = CertificateTransparency.Requirement(policy: policy, logs: logs, enforcement: enforcement)
+            } else {
                 throw fail(key, "a Certificate Transparency policy needs log lists: certificateTransparencyLogLists in the file, or lists given at load (--ct-log-list)")
             }
-            var requirement = CertificateTransparency.Requirement(policy: policy, logs: logs,
-                                                                  enforcement: try value(raw.enforcement, "enforcement", default: .enforce))
             requirement.scope = try value(raw.scope, "scope", default: .publiclyTrustedAnchors)
             requirement.whenUnenforceable = try value(raw.whenUnenforceable, "whenUnenforceable", default: .fail)
             return requirement

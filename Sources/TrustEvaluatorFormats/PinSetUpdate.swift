@@ -92,7 +92,8 @@ struct PinSetUpdate {
     /// - Throws: ``PinSetUpdateError`` in the order: signature, form, expiry, configuration, pins.
     static func verify(document: [UInt8], signature: [UInt8], keys: [PinSetVerificationKey], at time: Date,
                        baseDirectory: String, anchors: TrustAnchors?, floor: TrustManager? = nil,
-                       acceptsPinRemoval: Bool = false) throws(PinSetUpdateError) -> PinSetUpdate {
+                       acceptsPinRemoval: Bool = false,
+                       logStore: CertificateTransparency.LogStore? = nil) throws(PinSetUpdateError) -> PinSetUpdate {
         let raw: [UInt8]
         if signature.count == Ed25519.signatureLength {
             raw = signature
@@ -123,7 +124,12 @@ struct PinSetUpdate {
         let configuration: Configuration
         do {
             let json = try JSONEncoder().encode(envelope.configuration)
-            configuration = try Configuration.decode(json, source: "update \(envelope.serial)", baseDirectory: baseDirectory, anchors: anchors)
+            let source = "update \(envelope.serial)"
+            configuration = if let logStore {
+                try Configuration.decode(json, source: source, baseDirectory: baseDirectory, anchors: anchors, certificateTransparencyLogStore: logStore)
+            } else {
+                try Configuration.decode(json, source: source, baseDirectory: baseDirectory, anchors: anchors)
+            }
         } catch let error as PincheckError {
             throw PinSetUpdateError(.invalidConfiguration, error.description)
         } catch {

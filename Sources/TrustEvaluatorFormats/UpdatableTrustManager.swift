@@ -37,6 +37,8 @@ public final class UpdatableTrustManager: TrustManagerSource {
     private let storageDirectory: String?
     private let baseDirectory: String
     private let anchors: TrustAnchors?
+    /// The CT log lists an update's `certificateTransparency` requirements read; nil: the update's own lists.
+    private let logStore: CertificateTransparency.LogStore?
     private let events: (@Sendable (Event) -> Void)?
     /// The update in force, read with one atomic load.
     private let inForce: Atomic<Unmanaged<InForce>>
@@ -69,9 +71,32 @@ public final class UpdatableTrustManager: TrustManagerSource {
     ///     (or let unlisted hosts through where `compiledIn` refuses them). False by default: such
     ///     an update is refused (`update.removes-pins`), so a stolen signing key cannot unpin the
     ///     app. When true, the update must still say so itself, with `"removesPins": true`.
+    public convenience init(compiledIn: TrustManager, keys: [PinSetVerificationKey], storageDirectory: String? = nil,
+                            baseDirectory: String = ".", anchors: TrustAnchors? = nil, at time: Date = Date(),
+                            acceptsPinRemoval: Bool = false, events: (@Sendable (Event) -> Void)? = nil) {
+        self.init(compiledIn: compiledIn, keys: keys, storageDirectory: storageDirectory, baseDirectory: baseDirectory, anchors: anchors,
+                  certificateTransparencyLogStore: nil, at: time, acceptsPinRemoval: acceptsPinRemoval, events: events)
+    }
+
+    /// A manager whose updates' Certificate Transparency requirements read their logs from
+    /// `certificateTransparencyLogStore` (as the compiled-in configuration's can): a log-list
+    /// update and a pin-set update are applied independently, each atomically.
+    /// - Parameters:
+    ///   - compiledIn: The configuration compiled into the app.
+    ///   - keys: The public keys whose signatures are accepted (at least one).
+    ///   - storageDirectory: Where the accepted update is kept for the next start; nil: in memory only.
+    ///   - baseDirectory: Where relative file names in an update's configuration resolve.
+    ///   - anchors: What an update's "system" means.
+    ///   - certificateTransparencyLogStore: The lists an update's CT requirements read; nil: the
+    ///     update's own `certificateTransparencyLogLists`.
+    ///   - time: The time a stored update is judged at.
+    ///   - acceptsPinRemoval: Whether an update may leave a host that `compiledIn` pins unpinned.
+    ///   - events: Told of every acceptance and refusal.
     public init(compiledIn: TrustManager, keys: [PinSetVerificationKey], storageDirectory: String? = nil,
-                baseDirectory: String = ".", anchors: TrustAnchors? = nil, at time: Date = Date(),
+                baseDirectory: String = ".", anchors: TrustAnchors? = nil,
+                certificateTransparencyLogStore: CertificateTransparency.LogStore?, at time: Date = Date(),
                 acceptsPinRemoval: Bool = false, events: (@Sendable (Event) -> Void)? = nil) {
+        self.logStore = certificateTransparencyLogStore
         self.compiledIn = compiledIn
         self.keys = keys
         self.acceptsPinRemoval = acceptsPinRemoval
@@ -131,7 +156,7 @@ public final class UpdatableTrustManager: TrustManagerSource {
     private func apply(document: [UInt8], signature: [UInt8], at time: Date, store: Bool) throws(PinSetUpdateError) -> Int {
         let update = try PinSetUpdate.verify(document: document, signature: signature, keys: keys, at: time,
                                              baseDirectory: baseDirectory, anchors: anchors, floor: compiledIn,
-                                             acceptsPinRemoval: acceptsPinRemoval)
+                                             acceptsPinRemoval: acceptsPinRemoval, logStore: logStore)
         // One update at a time: the rollback check, the store and the swap happen together.
         let outcome = published.withLock { (published: inout [InForce]) -> Result<Int, PinSetUpdateError> in
             let highest = published.last?.serial ?? 0

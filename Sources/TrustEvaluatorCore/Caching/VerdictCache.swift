@@ -8,7 +8,10 @@ internal import PincheckOpenSSL
 /// hosts pays for signatures once per chain instead of once per handshake. An entry is keyed by
 /// the served chain (the SHA-256 of its certificates' fingerprints), the checked host and the
 /// identity of the ``Evaluator`` that made it; an evaluator's policy, anchors and revocation lists
-/// never change, so a changed policy is a new evaluator and can never hit an old entry.
+/// never change, so a changed policy is a new evaluator and can never hit an old entry. The one
+/// input an evaluator reads afresh is a Certificate Transparency ``CertificateTransparency/LogStore``:
+/// an entry also carries the generation of the logs it was judged with, so an updated store never
+/// hits a verdict of its old lists.
 ///
 /// Time is the one input that changes on its own. An entry remembers the span of verification
 /// times in which no certificate it depended on (the served chain, the verified path, the
@@ -24,6 +27,8 @@ public final class VerdictCache: Sendable {
         let evaluator: UInt64
         let chain: SHA256Digest
         let host: String?
+        /// The generation of the CT logs the verdict was judged with (0: none, or fixed logs).
+        let logGeneration: UInt64
     }
 
     struct Entry: Sendable {
@@ -59,7 +64,8 @@ public final class VerdictCache: Sendable {
     }
 
     /// The key of a served chain: one SHA-256 over its certificates' fingerprints, in order.
-    static func key(evaluator: UInt64, chain: [Certificate], host: String?, revocationLists: [CertificateRevocationList] = []) -> Key {
+    static func key(evaluator: UInt64, chain: [Certificate], host: String?, revocationLists: [CertificateRevocationList] = [],
+                    logGeneration: UInt64 = 0) -> Key {
         let count = chain.count + revocationLists.count
         let digest = withUnsafeTemporaryAllocation(of: SHA256Digest.self, capacity: count) { buffer in
             for (index, certificate) in chain.enumerated() { buffer.initializeElement(at: index, to: certificate.fingerprint) }
@@ -67,7 +73,7 @@ public final class VerdictCache: Sendable {
             defer { buffer.deinitialize() }
             return SHA256Digest(hashing: UnsafeRawBufferPointer(buffer))
         }
-        return Key(evaluator: evaluator, chain: digest, host: host)
+        return Key(evaluator: evaluator, chain: digest, host: host, logGeneration: logGeneration)
     }
 }
 

@@ -69,28 +69,33 @@ extension CertificateTransparency {
         case allow
     }
 
-    /// Every verification time (whole seconds) at which `assessment` could change: an SCT's
-    /// timestamp (before it, the SCT is in the future), a state its log entered, the list-age
-    /// limit, a policy rule's end. A cached verdict is reused only between two of them.
-    static func timeBoundaries(_ requirement: Requirement, of assessment: Assessment) -> [Int64] {
+    /// Every verification time (whole seconds) at which `assessment`, judged with `logs`, could
+    /// change: an SCT's timestamp (before it, the SCT is in the future), a state its log entered,
+    /// the list-age limit, a policy rule's end. A cached verdict is reused only between two of them.
+    static func timeBoundaries(_ policy: Policy, logs: Logs, of assessment: Assessment) -> [Int64] {
         var instants: [Date] = []
         for checked in assessment.timestamps {
             instants.append(Date(timeIntervalSince1970: (Double(checked.sct.timestampMilliseconds) / 1000).rounded(.up)))
             if let since = checked.log?.state?.since { instants.append(since) }
         }
-        if let limit = requirement.policy.maximumListAge, let newest = requirement.logs.newestTimestamp {
+        if let limit = policy.maximumListAge, let newest = logs.newestTimestamp {
             instants.append(newest.addingTimeInterval(Double(limit.components.seconds)))
         }
-        if requirement.policy == .chrome { instants.append(chromeRFC6962RequirementEnds) }
+        if policy == .chrome { instants.append(chromeRFC6962RequirementEnds) }
         return instants.map(Timestamp.seconds)
     }
 
     /// A host's Certificate Transparency requirement: a policy, the logs it knows, and what a failure does.
     public struct Requirement: Sendable {
+        /// Where the logs come from: fixed here, or a store updated while the process runs.
+        private enum LogSource: Sendable {
+            case fixed(Logs)
+            case store(LogStore)
+        }
+
         /// The browser policy.
         public var policy: Policy
-        /// The only logs the evaluation knows.
-        public var logs: Logs
+        private var logSource: LogSource
         /// Enforced or report-only.
         public var enforcement: Enforcement
         /// Which paths it applies to.
@@ -104,11 +109,41 @@ extension CertificateTransparency {
         ///   - enforcement: `.enforce` by default.
         public init(policy: Policy, logs: Logs, enforcement: Enforcement = .enforce) {
             self.policy = policy
-            self.logs = logs
+            self.logSource = .fixed(logs)
             self.enforcement = enforcement
         }
 
-        func timeBoundaries(of assessment: Assessment) -> [Int64] { CertificateTransparency.timeBoundaries(self, of: assessment) }
+        /// A requirement whose logs are `store`'s, read once per evaluation, so an update of the
+        /// store reaches evaluations that start after it.
+        /// - Parameters:
+        ///   - policy: The browser policy.
+        ///   - store: The lists the caller trusts, replaced as their publishers update them.
+        ///   - enforcement: `.enforce` by default.
+        public init(policy: Policy, logStore store: LogStore, enforcement: Enforcement = .enforce) {
+            self.policy = policy
+            self.logSource = .store(store)
+            self.enforcement = enforcement
+        }
+
+        /// The only logs the evaluation knows: the store's logs in force, when the requirement
+        /// reads a ``LogStore``. Setting it fixes the logs (the store is no longer read).
+        public var logs: Logs {
+            get { logSnapshot.logs }
+            set { logSource = .fixed(newValue) }
+        }
+
+        /// The store the logs are read from; nil when they are fixed.
+        public var logStore: LogStore? {
+            if case .store(let store) = logSource { store } else { nil }
+        }
+
+        /// The logs an evaluation judges with, read once, and their generation (0: fixed logs).
+        package var logSnapshot: LogStore.Snapshot {
+            switch logSource {
+            case .fixed(let logs): LogStore.Snapshot(logs: logs, generation: 0)
+            case .store(let store): store.snapshot
+            }
+        }
     }
 
     /// The first instant after which Chrome no longer asks for an RFC 6962 log (`ct_policy.md`).
