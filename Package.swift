@@ -179,14 +179,14 @@ let package = Package(
             name: "ahc-pinned-client",
             dependencies: [
                 "TrustEvaluator", "TrustEvaluatorNIO", "PincheckAsyncHTTPClient",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
             ],
             path: "Examples/AsyncHTTPClientPinned"),
         .executableTarget(
             name: "vapor-mtls-server",
             dependencies: [
                 "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO", "PincheckVapor",
-                .product(name: "Vapor", package: "vapor"),
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Examples/VaporMTLSServer"),
@@ -194,15 +194,15 @@ let package = Package(
             name: "vapor-pinned-client",
             dependencies: [
                 "TrustEvaluator", "TrustEvaluatorNIO", "PincheckAsyncHTTPClient",
-                .product(name: "Vapor", package: "vapor"),
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
             ],
             path: "Examples/VaporPinnedClient"),
         .executableTarget(
             name: "hummingbird-mtls-server",
             dependencies: [
                 "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO", "PincheckHummingbird",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "HummingbirdTLS", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Examples/HummingbirdMTLSServer"),
@@ -210,9 +210,9 @@ let package = Package(
             name: "openapi-pinned-client",
             dependencies: [
                 "TrustEvaluator", "TrustEvaluatorNIO", "PincheckAsyncHTTPClient",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Examples/OpenAPIPinnedClient",
@@ -244,7 +244,7 @@ let package = Package(
             name: "pincheck-stack-bench",
             dependencies: [
                 "TrustEvaluator", "TrustEvaluatorNIO", "PincheckAsyncHTTPClient",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ] + nio),
         // The HTTPS client with a client certificate that the framework servers' mTLS tests share.
@@ -252,7 +252,7 @@ let package = Package(
             name: "PincheckMTLSTestSupport",
             dependencies: [
                 "PincheckTestSupport", "ServerTrust", "TrustEvaluator", "TrustEvaluatorNIO",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Vapor", "Hummingbird"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Tests/MTLSSupport"),
@@ -294,7 +294,7 @@ let package = Package(
             name: "PincheckAsyncHTTPClientTests",
             dependencies: [
                 "PincheckAsyncHTTPClient", "TrustEvaluator", "TrustEvaluatorNIO", "PincheckTestSupport",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ] + nio),
@@ -303,8 +303,8 @@ let package = Package(
             dependencies: [
                 "PincheckMTLSTestSupport",
                 "PincheckVapor", "PincheckAsyncHTTPClient", "TrustEvaluator", "TrustEvaluatorNIO", "ServerTrust", "PincheckTestSupport",
-                .product(name: "Vapor", package: "vapor"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Vapor"])),
             ] + nio),
         .testTarget(
             name: "PincheckHummingbirdTests",
@@ -312,9 +312,9 @@ let package = Package(
                 "PincheckMTLSTestSupport",
                 "PincheckHummingbird", "TrustEvaluator", "TrustEvaluatorNIO", "ServerTrust", "PincheckTestSupport",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "HummingbirdTLS", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Hummingbird"])),
             ] + nio),
         .testTarget(name: "PincheckCLITests", dependencies: ["TrustEvaluatorCore", "TrustEvaluatorFormats", "PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "PincheckOpenSSL", "pincheck", "PincheckTestSupport"]),
     ]

@@ -6,8 +6,8 @@ import TrustEvaluator
 struct Lint: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "lint",
-        abstract: "Check a configuration's pin health: backup pins, expiring leaf pins, public-root pins, SHA-1 pins, expired pin sets.",
-        discussion: "Exits 1 when a finding is at error level (a missing backup pin on an enforced host, an expired pin set), 0 otherwise.")
+        abstract: "Check a configuration's pin health: backup pins, expiring leaf pins, public-root pins, SHA-1 pins, expired pin sets, CT requirements that never apply or whose log lists are too old.",
+        discussion: "Exits 1 when a finding is at error level (a missing backup pin on an enforced host, an expired pin set, CT log lists too old for a policy that then refuses the host), 0 otherwise.")
 
     @Argument(help: ArgumentHelp("A configuration: Pincheck JSON, TrustKit plist, Android XML, OkHttp pins or ATS Info.plist.", valueName: "config"))
     var config: String
@@ -23,6 +23,14 @@ struct Lint: ConsoleCommand {
     @Option(name: .customLong("config-format"), help: ArgumentHelp("The configuration's format (pincheck, trustkit, android, okhttp, ats). Default: detected; an empty file is then refused.", valueName: "format"))
     var configFormat: ConfigurationFormat?
 
+    @Option(name: .customLong("ct-log-list"), help: ArgumentHelp("A CT log list for the configuration's certificateTransparency requirements, in place of the file's certificateTransparencyLogLists; repeatable. Lists too old for their policy are findings.", valueName: "file"))
+    var ctLogLists: [String] = []
+
+    @Option(name: .customLong("ct-log-list-date"),
+            help: ArgumentHelp("The date of log lists that carry none (Apple's), for the policy's list-age limit.", valueName: "time"),
+            transform: TimeOption.parse)
+    var ctListDate: Date?
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -30,7 +38,14 @@ struct Lint: ConsoleCommand {
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
-        let configuration = try Configuration.load(contentsOf: config, androidRawFolder: androidRaw, format: configFormat)
+        var logs: CertificateTransparency.Logs? = nil
+        if !ctLogLists.isEmpty {
+            var lists: [CertificateTransparency.LogList] = []
+            for path in ctLogLists { lists.append(try CertificateTransparency.LogList(contentsOf: path, publishedAt: ctListDate)) }
+            logs = CertificateTransparency.Logs(lists)
+        }
+        let configuration = try Configuration.load(contentsOf: config, androidRawFolder: androidRaw, format: configFormat,
+                                                   certificateTransparencyLogs: logs)
         let time = when.time
         // Pins on the system's roots are over-broad; an absent system bundle just skips that check.
         var roots: [Certificate] = []

@@ -28,7 +28,9 @@ extension Configuration {
     ///   - days: Pinned leaf certificates expiring within this many days are flagged.
     ///   - publicRoots: Roots of the public Web PKI (the system store); pinning one is over-broad.
     /// - Returns: Findings, errors first. Errors: an enforced pin set without a backup pin, an
-    ///   expired pin set. Warnings: everything else.
+    ///   expired pin set, CT log lists too old (or undated) for a policy that then refuses every
+    ///   connection. Warnings: everything else, among them a CT requirement whose scope exempts
+    ///   every anchor the host has, and lists that become too old within `days`.
     public func lint(at time: Date, expiringWithinDays days: Int = 30, publicRoots: [Certificate] = []) -> [LintFinding] {
         var findings: [LintFinding] = []
         let rootPins = Set(publicRoots.map(\.publicKeyPin))
@@ -36,6 +38,12 @@ extension Configuration {
             let pattern = entry.policy.pattern.description
             func add(_ level: LintFinding.Level, _ code: String, _ message: String) {
                 findings.append(LintFinding(level: level, code: code, path: entry.path, pattern: pattern, message: message))
+            }
+            if let requirement = entry.policy.validation.certificateTransparency {
+                for (level, code, message) in Self.transparencyFindings(requirement, anchors: entry.policy.validation.anchors,
+                                                                         at: time, expiringWithinDays: days) {
+                    add(level, code, message)
+                }
             }
             guard let set = entry.policy.pinSets.first else {
                 add(.warning, "no-pins", "no pins: this host gets default validation only")
@@ -72,5 +80,35 @@ extension Configuration {
             }
         }
         return findings.sorted { ($0.level, $1.path) > ($1.level, $0.path) }
+    }
+
+    /// A CT requirement that can never apply, or whose lists are (or soon are) too old for its policy.
+    private static func transparencyFindings(_ requirement: CertificateTransparency.Requirement, anchors: TrustAnchors, at time: Date,
+                                             expiringWithinDays days: Int) -> [(LintFinding.Level, String, String)] {
+        var findings: [(LintFinding.Level, String, String)] = []
+        let policy = requirement.policy.rawValue
+        if requirement.scope == .publiclyTrustedAnchors, anchors.origin == .certificates, !anchors.certificatesAreWebPKIRoots {
+            findings.append((.warning, "ct-never-applies",
+                             "the \(policy) CT policy never applies here: every anchor of this host is a private one, and scope \"public-anchors\" exempts paths to private anchors, as browsers do (\"scope\": \"every-anchor\" checks this PKI's SCTs)"))
+        }
+        guard let limit = requirement.policy.maximumListAge else { return findings }
+        let refuses = requirement.enforcement == .enforce && requirement.whenUnenforceable == .fail
+        let outcome = refuses ? "every connection to this host is refused (ct.unenforceable)" : "connections are accepted with a ct.unenforceable warning"
+        let limitDays = Int(limit.components.seconds / 86_400)
+        guard let newest = requirement.logs.newestTimestamp else {
+            findings.append((refuses ? .error : .warning, "ct-lists-stale",
+                             "the log lists are undated, so the \(policy) CT policy (lists at most \(limitDays) days old) cannot be enforced: \(outcome)"))
+            return findings
+        }
+        let stale = newest.addingTimeInterval(Double(limit.components.seconds))
+        if stale <= time {
+            findings.append((refuses ? .error : .warning, "ct-lists-stale",
+                             "the newest log list is dated \(Timestamp.day(newest)), more than \(limitDays) days ago: the \(policy) CT policy cannot be enforced and \(outcome); update the lists"))
+        } else if stale.timeIntervalSince(time) <= Double(days) * 86_400 {
+            let left = Int(stale.timeIntervalSince(time) / 86_400)
+            findings.append((.warning, "ct-lists-expiring",
+                             "the newest log list is dated \(Timestamp.day(newest)): in \(left) days (\(Timestamp.day(stale))) it is too old for the \(policy) CT policy and \(outcome); update the lists"))
+        }
+        return findings
     }
 }

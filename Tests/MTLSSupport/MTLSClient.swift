@@ -1,3 +1,6 @@
+// Built with the Vapor or Hummingbird trait, whose suites use it (its AsyncHTTPClient dependency is
+// conditional on them in Package.swift).
+#if Vapor || Hummingbird
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -114,3 +117,4 @@ public struct MTLSExampleError: Error, CustomStringConvertible {
     public let message: String
     public var description: String { message }
 }
+#endif  // Vapor || Hummingbird

@@ -1,4 +1,5 @@
 import Foundation
+import PincheckTestSupport
 import Testing
 @testable import PincheckCLI
 
@@ -78,6 +79,32 @@ struct ConfigAndLintCommandTests {
         #expect(good.status == 0)
         #expect(good.output.contains("no findings"))
         #expect(F.run(["lint", "/nonexistent.json"]).status == 2)
+    }
+
+    @Test("lint --ct-log-list: the lists given replace the file's; lists too old for an enforced Chrome policy exit 1, fresh ones 0")
+    func lintTransparency() throws {
+        let log = try TestCTLog(name: "Lint 2030", operatorName: "Lint")
+        let stale = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-stale-\(UUID().uuidString).json").path
+        let fresh = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-fresh-\(UUID().uuidString).json").path
+        try TestCT.logListJSON([log], since: TestPKI.time.addingTimeInterval(-86_400 * 400), timestamp: TestPKI.time.addingTimeInterval(-86_400 * 71))
+            .write(to: URL(fileURLWithPath: stale))
+        try TestCT.logListJSON([log], since: TestPKI.time.addingTimeInterval(-86_400 * 400), timestamp: TestPKI.time.addingTimeInterval(-86_400))
+            .write(to: URL(fileURLWithPath: fresh))
+        let config = try Self.write("""
+            { "version": 1, "anchors": ["CERTS/rsa-root.pem"], "hosts": [ { "pattern": "a.example.test",
+              "pins": ["\(try Self.pin("rsa-intermediate"))", "\(try Self.pin("ec-intermediate"))"],
+              "certificateTransparency": { "policy": "chrome", "scope": "every-anchor" } } ] }
+            """)
+        defer { for path in [stale, fresh, config] { try? FileManager.default.removeItem(atPath: path) } }
+        let old = F.run(["lint", config, "--at", "2030-06-01", "--ct-log-list", stale])
+        #expect(old.status == 1, "\(old.errors)")
+        #expect(old.output.contains("more than 70 days ago"))
+        let new = F.run(["lint", config, "--at", "2030-06-01", "--ct-log-list", fresh])
+        #expect(new.status == 0, "\(new.output)\(new.errors)")
+        // Without lists the file cannot be read: its requirement names none.
+        let none = F.run(["lint", config, "--at", "2030-06-01"])
+        #expect(none.status == 2)
+        #expect(none.errors.contains("certificateTransparency"))
     }
 
     @Test("import prints Pincheck JSON for each format, and exits 2 on what it cannot import", arguments: [

@@ -9,15 +9,13 @@ import Testing
 @Suite("Certificate Transparency log-list updates")
 struct CTLogStoreTests {
     typealias CT = CertificateTransparency
-
-    static let logs = CTTestLogTests.logs
-    static let since = CTTestLogTests.issued.addingTimeInterval(-86_400 * 365)
-    /// The test PKI's chain with three embedded SCTs of the test logs.
-    static let logged = { [try! CTTestLogTests.leaf(with: logs), CTTestLogTests.intermediate] }()
+    /// The test PKI's chain with three embedded SCTs of the test logs (compliant under Chrome's policy).
+    static let logged = CTConfigurationTests.logged
 
     /// A Google list of the test logs, each in `state` since a year before the SCTs, dated `day` days before the test time.
     static func list(_ state: String, day: Int) throws -> CT.Logs {
-        CT.Logs([try TestCT.logList(logs, state: state, since: since, timestamp: TestPKI.time.addingTimeInterval(Double(-86_400 * day)))])
+        CT.Logs([try TestCT.logList(CTTestLogTests.logs, state: state, since: CTConfigurationTests.since,
+                                    timestamp: TestPKI.time.addingTimeInterval(Double(-86_400 * day)))])
     }
 
     static func evaluator(_ store: CT.LogStore, cache: VerdictCache? = nil) throws -> Evaluator {
@@ -54,7 +52,7 @@ struct CTLogStoreTests {
         let store = CT.LogStore(try Self.list("usable", day: 2))
         let generation = store.generation
         #expect(throws: PincheckError.self) { try store.update(try Self.list("usable", day: 3)) }
-        var json = try JSONSerialization.jsonObject(with: TestCT.logListJSON(Self.logs, since: Self.since, timestamp: TestPKI.time)) as! [String: Any]
+        var json = try JSONSerialization.jsonObject(with: TestCT.logListJSON(CTTestLogTests.logs, since: CTConfigurationTests.since, timestamp: TestPKI.time)) as! [String: Any]
         json["log_list_timestamp"] = nil
         let undated = try CT.LogList(json: Array(try JSONSerialization.data(withJSONObject: json)), source: "undated.json", publisher: .google)
         #expect(undated.timestamp == nil)
