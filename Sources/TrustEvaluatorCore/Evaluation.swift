@@ -178,6 +178,15 @@ private struct Findings {
     }
 }
 
+/// What one pin set found over its path: the pins' mismatches, which the set's enforcement
+/// decides (reject, report only, or Android's overridePins), kept apart from the chain and name
+/// failures met on the way, which reject whatever the enforcement.
+private struct PinSetOutcome {
+    var mismatches: [Reason] = []
+    var findings = Findings()
+    var matches: [PinMatch] = []
+}
+
 /// The state of one evaluation.
 private struct Run {
     let plan: EvaluationPlan
@@ -298,36 +307,34 @@ private struct Run {
         // 4–6. Each pin set is a check over that path.
         var overridesPins: Bool? = nil
         for set in active {
-            var outcome = Findings()
-            var setMatches: [PinMatch] = []
+            var outcome = PinSetOutcome()
             let setPath: VerifiedPath?
             switch set.pinning {
             case .none:
                 continue
             case .publicKeys(let pinned):
                 setPath = basePath
-                if let basePath { matchPublicKeys(pinned, on: basePath, into: &outcome, matches: &setMatches) }
+                if let basePath { matchPublicKeys(pinned, on: basePath, into: &outcome) }
             case .certificates(let pinned):
-                setPath = evaluateCertificatePins(pinned, into: &outcome, matches: &setMatches)
+                setPath = evaluateCertificatePins(pinned, into: &outcome)
             }
-            outcome.warnings.forEach { found.warn($0) }
-            let pinFailures = outcome.failures.filter { $0.code == .pinMismatch || $0.code == .noUsablePins }
+            outcome.findings.warnings.forEach { found.warn($0) }
             // A broken chain or name is rejected whatever the pin set's enforcement.
-            outcome.failures.filter { !pinFailures.contains($0) }.forEach { found.fail($0) }
-            if !pinFailures.isEmpty {
+            outcome.findings.failures.forEach { found.fail($0) }
+            if !outcome.mismatches.isEmpty {
                 switch set.enforcement {
-                case .enforce where pinFailures.count == outcome.failures.count && pinsOverridden(&overridesPins):
+                case .enforce where outcome.findings.failures.isEmpty && pinsOverridden(&overridesPins):
                     warn(.pinMismatch, "\(pinsName) did not match, but the chain ends at a trust anchor that overrides pins (Android overridePins); accepted on its validation")
                 case .enforce:
-                    pinFailures.forEach { found.fail($0) }
+                    outcome.mismatches.forEach { found.fail($0) }
                 case .reportOnly:
-                    reportOnly += pinFailures
+                    reportOnly += outcome.mismatches
                     warn(.reportOnlyFailure, "the report-only \(pinsNoun) did not match; the connection is allowed and a report is due")
                 }
                 continue
             }
-            guard outcome.failures.isEmpty else { continue }
-            matches += setMatches
+            guard outcome.findings.failures.isEmpty else { continue }
+            matches += outcome.matches
             if case .certificates = set.pinning, let setPath { path = setPath }
             if plan.warnsWithoutBackupPin, set.enforcement == .enforce, let setPath,
                set.pinCount < 2 || set.matchesAll(of: setPath.certificates) {
@@ -558,8 +565,7 @@ private struct Run {
 
     /// Step 5: re-anchor on the pinned certificates (partial chains allowed). Name and validity
     /// still apply, even with chain validation disabled. Returns the re-anchored path.
-    private mutating func evaluateCertificatePins(_ pinned: PinnedCertificates, into outcome: inout Findings,
-                                                  matches: inout [PinMatch]) -> VerifiedPath? {
+    private mutating func evaluateCertificatePins(_ pinned: PinnedCertificates, into outcome: inout PinSetOutcome) -> VerifiedPath? {
         let result = ChainVerifier.verify(ChainVerificationRequest(
             leaf: leaf, untrusted: untrusted, anchors: pinned.anchors, peer: peer, time: time,
             allowPartialChain: true, maximumDepth: policy.maximumChainDepth,
@@ -569,12 +575,12 @@ private struct Run {
         tolerate(result)
         let configured = pinned.certificates.map(\.publicKeyPin)
         if !result.succeeded && result.errors.allSatisfy(\.isMissingIssuer) {
-            outcome.fail(pinMismatch(configured: configured, path: result.builtChain, what: "pinned certificates"))
+            outcome.mismatches.append(pinMismatch(configured: configured, path: result.builtChain, what: "pinned certificates"))
             warnAboutPinsOutside(result.builtChain) { pinned.certificates.contains($0) }
             return nil
         }
         guard result.succeeded else {
-            recordChainErrors(result.errors, into: &outcome)
+            recordChainErrors(result.errors, into: &outcome.findings)
             return nil
         }
         // A pinned leaf is trusted directly, but OpenSSL keeps the issuers it had already found
@@ -585,30 +591,29 @@ private struct Run {
         let verified = VerifiedPath(anchored, anchoring: .pinnedCertificate)
         // Walked root first, as AFNetworking does; any byte-equal certificate decides.
         for (depth, certificate) in verified.certificates.enumerated().reversed() where pinned.certificates.contains(certificate) {
-            matches.append(PinMatch(pin: certificate.publicKeyPin, depth: depth, certificate: certificate))
+            outcome.matches.append(PinMatch(pin: certificate.publicKeyPin, depth: depth, certificate: certificate))
         }
-        if matches.isEmpty {
-            outcome.fail(pinMismatch(configured: configured, path: verified.certificates, what: "pinned certificates"))
+        if outcome.matches.isEmpty {
+            outcome.mismatches.append(pinMismatch(configured: configured, path: verified.certificates, what: "pinned certificates"))
         }
         warnAboutPinsOutside(verified.certificates) { pinned.certificates.contains($0) }
         return verified
     }
 
     /// Step 6: some certificate of the path has a pinned key.
-    private mutating func matchPublicKeys(_ pinned: PinnedPublicKeys, on verified: VerifiedPath, into outcome: inout Findings,
-                                          matches: inout [PinMatch]) {
+    private mutating func matchPublicKeys(_ pinned: PinnedPublicKeys, on verified: VerifiedPath, into outcome: inout PinSetOutcome) {
         for (depth, certificate) in verified.certificates.enumerated() where pinned.admits(depth: depth) {
             for pin in pinned.matches(certificate) {
-                matches.append(PinMatch(pin: pin, depth: depth, certificate: certificate))
+                outcome.matches.append(PinMatch(pin: pin, depth: depth, certificate: certificate))
             }
         }
-        if matches.isEmpty {
+        if outcome.matches.isEmpty {
             let what = switch pinned.scope {
             case .anyCertificate: "pins"
             case .leaf: "pins for the leaf"
             case .certificateAuthorities: "pins for the certificates above the leaf"
             }
-            outcome.fail(pinMismatch(configured: pinned.pins.sorted(), path: verified.certificates, what: what))
+            outcome.mismatches.append(pinMismatch(configured: pinned.pins.sorted(), path: verified.certificates, what: what))
         }
         if pinned.pins.contains(where: { $0.algorithm == .sha1 }) {
             warn(.weakPin, "SHA-1 pins are configured; replace them with sha256/ pins")
