@@ -26,9 +26,12 @@ struct Import: ConsoleCommand {
         // Check that what was printed loads (patterns, pins), so a bad import fails here, not later.
         // The CT log lists are the loader's to give (--ct-log-list, or certificateTransparencyLogLists
         // added to the file): here an empty set of logs stands in for them.
-        _ = try Configuration.decode(Data(json.utf8), source: file, baseDirectory: ".",
-                                     certificateTransparencyLogs: CertificateTransparency.Logs([]))
+        let imported = try Configuration.decode(Data(json.utf8), source: file, baseDirectory: ".",
+                                                certificateTransparencyLogs: CertificateTransparency.Logs([]))
         console.line(json)
+        if imported.hosts.contains(where: { $0.policy.validation.certificateTransparency != nil }) {
+            Console.standardError.line("pincheck: note: the imported configuration requires Certificate Transparency; it loads only with log lists (--ct-log-list, or \"certificateTransparencyLogLists\" added to it)")
+        }
         return .trusted
     }
 }

@@ -59,7 +59,7 @@ struct Lint: ConsoleCommand {
             var table = Table()
             for finding in findings {
                 let level = finding.level == .error ? console.paint("error", .red) : console.paint("warning", .yellow)
-                table.add([level, finding.path, finding.pattern, finding.message])
+                table.add([level, finding.path, finding.pattern, "\(finding.message) [\(finding.code)]"])
             }
             table.render().forEach(console.line)
         }

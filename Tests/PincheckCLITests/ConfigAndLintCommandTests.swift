@@ -99,12 +99,37 @@ struct ConfigAndLintCommandTests {
         let old = F.run(["lint", config, "--at", "2030-06-01", "--ct-log-list", stale])
         #expect(old.status == 1, "\(old.errors)")
         #expect(old.output.contains("more than 70 days ago"))
+        #expect(old.output.contains("[ct-lists-stale]"))
         let new = F.run(["lint", config, "--at", "2030-06-01", "--ct-log-list", fresh])
         #expect(new.status == 0, "\(new.output)\(new.errors)")
         // Without lists the file cannot be read: its requirement names none.
         let none = F.run(["lint", config, "--at", "2030-06-01"])
         #expect(none.status == 2)
         #expect(none.errors.contains("certificateTransparency"))
+    }
+
+    @Test("import of an Android file that turns CT on: the JSON carries the requirement, and a note says it loads only with log lists")
+    func importTransparency() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-nsc-\(UUID().uuidString).xml").path
+        try """
+            <?xml version="1.0" encoding="utf-8"?>
+            <network-security-config>
+              <domain-config>
+                <domain includeSubdomains="true">example.com</domain>
+                <certificateTransparency enabled="true" />
+              </domain-config>
+            </network-security-config>
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // The binary, whose standard error the note goes to.
+        let result = try F.runBinary(["import", "android", path])
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output.contains("certificateTransparency"))
+        #expect(result.errors.contains("requires Certificate Transparency"))
+        // Without CT, no note.
+        let plain = try F.runBinary(["import", "android", F.repository.appendingPathComponent("Tests/TrustEvaluatorTests/Importers/network_security_config.xml").path])
+        #expect(plain.status == 0)
+        #expect(!plain.errors.contains("Certificate Transparency"))
     }
 
     @Test("import prints Pincheck JSON for each format, and exits 2 on what it cannot import", arguments: [
