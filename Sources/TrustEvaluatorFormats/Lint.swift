@@ -92,6 +92,7 @@ extension Configuration {
                              "the \(policy) CT policy never applies here: every anchor of this host is a private one, and scope \"public-anchors\" exempts paths to private anchors, as browsers do (\"scope\": \"every-anchor\" checks this PKI's SCTs)"))
         }
         guard let limit = requirement.policy.maximumListAge else { return findings }
+        // The evaluation's own rule: unenforceable only after the last instant the lists are young enough.
         let refuses = requirement.enforcement == .enforce && requirement.whenUnenforceable == .fail
         let outcome = refuses ? "every connection to this host is refused (ct.unenforceable)" : "connections are accepted with a ct.unenforceable warning"
         let limitDays = Int(limit.components.seconds / 86_400)
@@ -100,8 +101,8 @@ extension Configuration {
                              "the log lists are undated, so the \(policy) CT policy (lists at most \(limitDays) days old) cannot be enforced: \(outcome)"))
             return findings
         }
-        let stale = newest.addingTimeInterval(Double(limit.components.seconds))
-        if stale <= time {
+        let stale = requirement.policy.listsYoungEnough(newest: newest) ?? .distantFuture
+        if time > stale {
             findings.append((refuses ? .error : .warning, "ct-lists-stale",
                              "the newest log list is dated \(Timestamp.day(newest)), more than \(limitDays) days ago: the \(policy) CT policy cannot be enforced and \(outcome); update the lists"))
         } else if stale.timeIntervalSince(time) <= Double(days) * 86_400 {

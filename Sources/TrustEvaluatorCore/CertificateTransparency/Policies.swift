@@ -41,6 +41,12 @@ extension CertificateTransparency {
         /// How old the newest log list may be before the policy cannot be enforced.
         public var maximumListAge: Duration? { self == .chrome ? .seconds(70 * 86_400) : nil }
 
+        /// The last instant at which lists whose newest is dated `newest` are young enough for this
+        /// policy; after it the policy is unenforceable (nil: the policy has no age limit).
+        package func listsYoungEnough(newest: Date) -> Date? {
+            maximumListAge.map { newest.addingTimeInterval(Double($0.components.seconds)) }
+        }
+
         var name: String { self == .chrome ? "Chrome" : "Apple" }
     }
 
@@ -78,9 +84,7 @@ extension CertificateTransparency {
             instants.append(Date(timeIntervalSince1970: (Double(checked.sct.timestampMilliseconds) / 1000).rounded(.up)))
             if let since = checked.log?.state?.since { instants.append(since) }
         }
-        if let limit = policy.maximumListAge, let newest = logs.newestTimestamp {
-            instants.append(newest.addingTimeInterval(Double(limit.components.seconds)))
-        }
+        if let newest = logs.newestTimestamp, let until = policy.listsYoungEnough(newest: newest) { instants.append(until) }
         if policy == .chrome { instants.append(chromeRFC6962RequirementEnds) }
         return instants.map(Timestamp.seconds)
     }
@@ -273,8 +277,8 @@ extension CertificateTransparency {
         guard let newest = logs.newestTimestamp else {
             return "no log list carries its date, so its age against \(policy.name)'s \(limit.components.seconds / 86_400)-day limit is unknown (give the date)"
         }
+        guard let until = policy.listsYoungEnough(newest: newest), time > until else { return nil }
         let age = time.timeIntervalSince(newest)
-        guard age > Double(limit.components.seconds) else { return nil }
         return "the newest log list is from \(Timestamp.day(newest)), \(Int(age / 86_400)) days before the verification time; \(policy.name) enforces CT with lists up to \(limit.components.seconds / 86_400) days old"
     }
 }

@@ -42,6 +42,8 @@ struct CTLintTests {
         #expect(Self.codes(try Self.findings(#"{ "policy": "chrome", "scope": "every-anchor", "enforcement": "report-only" }"#, listAge: 71))
                 == ["ct-lists-stale": .warning])
         #expect(try Self.findings(#"{ "policy": "apple", "scope": "every-anchor" }"#, listAge: 400).isEmpty)
+        // Exactly 70 days old, the lists are still young enough, as the evaluation judges them.
+        #expect(Self.codes(try Self.findings(#"{ "policy": "chrome", "scope": "every-anchor" }"#, listAge: 70)) == ["ct-lists-expiring": .warning])
     }
 
     @Test("lists that become too old within the lint's days: a warning naming the day")
