@@ -139,20 +139,16 @@ public struct PincheckHTTPClient: Sendable {
 
     /// A client whose leaf is checked against pin sets, with their enforcement and expiry.
     /// - Parameters:
-    ///   - validation: Anchors and checks, as for ``init(policy:now:)``; its own pinning must be
-    ///     `.none` (pins it held would not be the pin sets').
+    ///   - validation: Anchors and checks, as for ``init(policy:now:)``.
     ///   - pinSets: Public-key pin sets of the server's leaf. A set of certificates, of pins that
     ///     may match above the leaf, or of an anchor's key, is refused (``Limit``): those would be
     ///     enforced through the trust roots, which cannot be report-only or expire.
     ///   - now: The clock pin sets expire by and verdicts are dated with.
     ///   - onReportOnlyFailure: Receives the verdict when a report-only set does not match.
     /// - Throws: `PincheckError` (`policy.invalid`), naming the ``Limit`` a set runs into.
-    public init(validation: TrustPolicy, pinSets: [PinSet], now: @escaping @Sendable () -> Date = { Date() },
+    public init(validation: ValidationPolicy, pinSets: [PinSet], now: @escaping @Sendable () -> Date = { Date() },
                 onReportOnlyFailure: (@Sendable (Verdict) -> Void)? = nil) throws(PincheckError) {
-        guard case .none = validation.pinning else {
-            throw PincheckError(.invalidPolicy, "the validation policy pins too; give every pin as a pin set (its own pins would not be checked as one)")
-        }
-        try self.init(policy: validation, now: now)
+        try self.init(policy: TrustPolicy(pinning: .none, validation: validation), now: now)
         let anchorPins = Set(validation.anchors.certificates.map(\.publicKeyPin))
         for set in pinSets {
             let limit: Limit?
@@ -169,6 +165,19 @@ public struct PincheckHTTPClient: Sendable {
         }
         self.pinSets = pinSets
         self.onReportOnlyFailure = onReportOnlyFailure
+    }
+
+    /// A client with pin sets, its validation given as a ``TrustPolicy``.
+    /// - Throws: `PincheckError` (`policy.invalid`) when `validation` pins too (its pins would not
+    ///   be checked as a pin set), or naming the ``Limit`` a set runs into.
+    @available(*, deprecated, message: "give the validation as a ValidationPolicy: validation: policy.validation")
+    @_disfavoredOverload
+    public init(validation: TrustPolicy, pinSets: [PinSet], now: @escaping @Sendable () -> Date = { Date() },
+                onReportOnlyFailure: (@Sendable (Verdict) -> Void)? = nil) throws(PincheckError) {
+        guard case .none = validation.pinning else {
+            throw PincheckError(.invalidPolicy, "the validation policy pins too; give every pin as a pin set (its own pins would not be checked as one)")
+        }
+        try self.init(validation: validation.validation, pinSets: pinSets, now: now, onReportOnlyFailure: onReportOnlyFailure)
     }
 
     /// NIOSSL's client configuration: the trust roots, NIOSSL's host check as the policy asks.

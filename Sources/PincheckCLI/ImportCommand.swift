@@ -29,7 +29,7 @@ struct Import: ConsoleCommand {
         let imported = try Configuration.decode(Data(json.utf8), source: file, baseDirectory: ".",
                                                 certificateTransparencyLogs: CertificateTransparency.Logs([]))
         console.line(json)
-        if imported.hosts.contains(where: { $0.policy.validation.certificateTransparency != nil }) {
+        if imported.hosts.contains(where: { $0.policy.validationPolicy.certificateTransparency != nil }) {
             Console.standardError.line("pincheck: note: the imported configuration requires Certificate Transparency; it loads only with log lists (--ct-log-list, or \"certificateTransparencyLogLists\" added to it)")
         }
         return .trusted

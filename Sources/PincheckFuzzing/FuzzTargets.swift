@@ -191,11 +191,11 @@ struct ChainFixture: Sendable {
         ]
         goodChain = [load("rsa-leaf"), load("rsa-intermediate")]
         let host = HostPolicy(pattern: try! HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
-                              validation: TrustPolicy(anchors: anchorSet), revocation: RevocationPolicy(requireStapledOCSP: true))
+                              validation: ValidationPolicy(anchors: anchorSet), revocation: RevocationPolicy(requireStapledOCSP: true))
         revocationManager = TrustManager(policies: [host])
         crlChain = try! Certificate.load(contentsOf: directory.appendingPathComponent("crl-fetch/good-chain.pem").path)
         let crlHost = HostPolicy(pattern: try! HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
-                                 validation: TrustPolicy(anchors: anchorSet),
+                                 validation: ValidationPolicy(anchors: anchorSet),
                                  revocation: RevocationPolicy(distributionPointCRLs: DistributionPointCRLs(failure: .hard)))
         crlManager = TrustManager(policies: [crlHost])
         let pair = try! Ed25519.generate()

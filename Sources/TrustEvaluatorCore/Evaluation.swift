@@ -10,8 +10,8 @@ import Synchronization
 /// A class: a trust manager hands its plans out on every evaluation, and copying one would retain
 /// every reference it holds.
 final class EvaluationPlan: Sendable {
-    /// Anchors, switches, intermediates, profile (its `pinning` is not used: see ``pinSets``).
-    let validation: TrustPolicy
+    /// Anchors, switches, intermediates, profile, revocation, CT.
+    let validation: ValidationPolicy
     /// The pin sets; an expired one is skipped with a warning.
     let pinSets: [PinSet]
     /// Android's `overridePins`: chains that verify to these anchors need not match the pins.
@@ -31,7 +31,7 @@ final class EvaluationPlan: Sendable {
     let identity: UInt64
     fileprivate let checks: PathChecks
 
-    init(validation: TrustPolicy, pinSets: [PinSet], pinOverrideAnchors: TrustAnchors? = nil, scope: String? = nil,
+    init(validation: ValidationPolicy, pinSets: [PinSet], pinOverrideAnchors: TrustAnchors? = nil, scope: String? = nil,
          warnsWithoutBackupPin: Bool = false,
          coverage: Verdict.Coverage = .everyHost, hostPolicy: HostPolicy? = nil) {
         self.coverage = coverage
@@ -49,7 +49,7 @@ final class EvaluationPlan: Sendable {
     /// One ``TrustPolicy`` for every host: its pins (if any) as one enforced pin set.
     convenience init(policy: TrustPolicy) {
         let sets: [PinSet] = if case .none = policy.pinning { [] } else { [PinSet(unchecked: policy.pinning)] }
-        self.init(validation: policy, pinSets: sets)
+        self.init(validation: policy.validation, pinSets: sets)
     }
 
     /// Judges a served chain. Untrusted chains are verdicts; nothing here throws.
@@ -239,7 +239,7 @@ private struct Run {
         self.untrusted = Array(served.dropFirst()) + plan.validation.additionalIntermediates
     }
 
-    private var policy: TrustPolicy { plan.validation }
+    private var policy: ValidationPolicy { plan.validation }
 
     private var validatesChain: Bool {
         if case .required = policy.chainValidation { return true }

@@ -1,4 +1,5 @@
-/// What makes a served chain trustworthy for a host: anchors, pinning, and which checks run.
+/// What makes a served chain trustworthy for a host: a ``ValidationPolicy`` (anchors, which
+/// checks run) and one pinning mode.
 ///
 /// The legal combinations are types: a pinning mode always carries a non-empty pin set, and a
 /// disabled check is a named case with a reason, never a `false` that silently skips something.
@@ -57,35 +58,70 @@ public struct TrustPolicy: Sendable {
 
     /// The pinning mode and its pins.
     public var pinning: Pinning
-    /// The anchors chains must lead to (the system store unless replaced). Any certificate given
-    /// here ends a path, a root or not: an intermediate given as anchor needs nothing above it.
-    public var anchors: TrustAnchors
-    /// Whether the chain must verify against ``anchors``.
-    public var chainValidation: ChainValidation
-    /// Whether the leaf must carry the host name.
-    public var nameValidation: NameValidation
-    /// Intermediates to use when the server omits them (no AIA fetching ever happens).
-    public var additionalIntermediates: [Certificate]
-    /// The most intermediate CA certificates allowed between the leaf and the anchor: 0 allows a
-    /// leaf issued directly by an anchor, 1 a leaf, one intermediate and a root. As RFC 5280's path
-    /// length, self-issued intermediates (a CA's key rollover: same name, new key) are not counted.
-    public var maximumChainDepth: Int
-    /// What the leaf must authenticate; `.serverAuthentication` by default.
-    public var purpose: Purpose = .serverAuthentication
-    /// The certificate profile; `.strictWebPKI` by default.
-    public var profile: Profile = .strictWebPKI
-    /// CRLs supplied by the caller (never fetched). When any are given, the leaf (or, with
-    /// ``revocationScope`` `.wholeChain`, every certificate of the path) must be covered by one of
-    /// them and not be listed (OpenSSL's `X509_V_FLAG_CRL_CHECK` / `X509_V_FLAG_CRL_CHECK_ALL`).
-    public var revocationLists: [CertificateRevocationList] = []
-    /// Which certificates ``revocationLists`` must cover.
-    public var revocationScope: RevocationScope = .leaf
-    /// What a stapled OCSP response (or its absence) must provide. The default is the same on
-    /// every road (``Evaluator``, ``TrustManager``, ``SecurityPolicy``, the adapters and the
-    /// command): a staple is judged when one is received, a revoked one always rejects, and only
-    /// a must-staple leaf requires one. Revocation is judged on the path verified against the
-    /// anchors, whatever the pinning mode.
-    public var revocation: RevocationPolicy = RevocationPolicy()
+    /// How the chain is validated: anchors, checks, revocation, Certificate Transparency.
+    public var validation: ValidationPolicy
+
+    // The validation's settings, read and written on the policy itself (AFSecurityPolicy's surface).
+    /// The anchors chains must lead to (``ValidationPolicy/anchors``).
+    public var anchors: TrustAnchors {
+        get { validation.anchors }
+        set { validation.anchors = newValue }
+    }
+    /// Whether the chain must verify against the anchors (``ValidationPolicy/chainValidation``).
+    public var chainValidation: ChainValidation {
+        get { validation.chainValidation }
+        set { validation.chainValidation = newValue }
+    }
+    /// Whether the leaf must carry the host name (``ValidationPolicy/nameValidation``).
+    public var nameValidation: NameValidation {
+        get { validation.nameValidation }
+        set { validation.nameValidation = newValue }
+    }
+    /// Intermediates to use when the server omits them (``ValidationPolicy/additionalIntermediates``).
+    public var additionalIntermediates: [Certificate] {
+        get { validation.additionalIntermediates }
+        set { validation.additionalIntermediates = newValue }
+    }
+    /// The most intermediates between leaf and anchor (``ValidationPolicy/maximumChainDepth``).
+    public var maximumChainDepth: Int {
+        get { validation.maximumChainDepth }
+        set { validation.maximumChainDepth = newValue }
+    }
+    /// What the leaf must authenticate (``ValidationPolicy/purpose``).
+    public var purpose: Purpose {
+        get { validation.purpose }
+        set { validation.purpose = newValue }
+    }
+    /// The certificate profile (``ValidationPolicy/profile``).
+    public var profile: Profile {
+        get { validation.profile }
+        set { validation.profile = newValue }
+    }
+    /// CRLs supplied by the caller (``ValidationPolicy/revocationLists``).
+    public var revocationLists: [CertificateRevocationList] {
+        get { validation.revocationLists }
+        set { validation.revocationLists = newValue }
+    }
+    /// Which certificates the supplied CRLs must cover (``ValidationPolicy/revocationScope``).
+    public var revocationScope: RevocationScope {
+        get { validation.revocationScope }
+        set { validation.revocationScope = newValue }
+    }
+    /// What a stapled OCSP response must provide (``ValidationPolicy/revocation``).
+    public var revocation: RevocationPolicy {
+        get { validation.revocation }
+        set { validation.revocation = newValue }
+    }
+    /// The Certificate Transparency requirement (``ValidationPolicy/certificateTransparency``).
+    public var certificateTransparency: CertificateTransparency.Requirement? {
+        get { validation.certificateTransparency }
+        set { validation.certificateTransparency = newValue }
+    }
+    /// Key usages the leaf must allow (``ValidationPolicy/requiredKeyUsages``).
+    public var requiredKeyUsages: Set<KeyUsage> {
+        get { validation.requiredKeyUsages }
+        set { validation.requiredKeyUsages = newValue }
+    }
 
     /// Which certificates supplied CRLs must cover.
     public enum RevocationScope: Sendable, Hashable {
@@ -93,21 +129,6 @@ public struct TrustPolicy: Sendable {
         case leaf
         /// Every certificate of the path but the anchor: a CRL from each issuer is needed.
         case wholeChain
-    }
-    /// The Certificate Transparency policy the leaf's SCTs must meet; `nil` (the default) checks
-    /// none. Judged on the path verified against the anchors, whatever the pinning mode.
-    public var certificateTransparency: CertificateTransparency.Requirement? = nil
-    /// Key usages the leaf must allow when it has a keyUsage extension (none by default).
-    public var requiredKeyUsages: Set<KeyUsage> = []
-    /// Checks run over every verified path, after OpenSSL's (see ``PathCheck``): the profile's,
-    /// whose failures count only while the chain is validated, then the policy's own, which
-    /// always count (the host name, required key usages, revocation).
-    var pathChecks: PathChecks {
-        var policyChecks: [any PathCheck] = []
-        if purpose == .serverAuthentication { policyChecks.append(RegistryWildcardCheck()) }
-        if !requiredKeyUsages.isEmpty { policyChecks.append(RequiredKeyUsageCheck(required: requiredKeyUsages)) }
-        let profileChecks: [any PathCheck] = if case .strictWebPKI = profile { StrictWebPKI.checks(for: purpose) } else { [] }
-        return PathChecks(profile: profileChecks, policy: policyChecks)
     }
 
     /// Creates a policy; the defaults fail closed: system anchors, chain and name required.
@@ -127,11 +148,17 @@ public struct TrustPolicy: Sendable {
         maximumChainDepth: Int = 10
     ) {
         self.pinning = pinning
-        self.anchors = anchors
-        self.chainValidation = chainValidation
-        self.nameValidation = nameValidation
-        self.additionalIntermediates = additionalIntermediates
-        self.maximumChainDepth = maximumChainDepth
+        self.validation = ValidationPolicy(anchors: anchors, chainValidation: chainValidation, nameValidation: nameValidation,
+                                           additionalIntermediates: additionalIntermediates, maximumChainDepth: maximumChainDepth)
+    }
+
+    /// A policy from its two parts.
+    /// - Parameters:
+    ///   - pinning: The pinning mode and pins.
+    ///   - validation: How the chain is validated.
+    public init(pinning: Pinning, validation: ValidationPolicy) {
+        self.pinning = pinning
+        self.validation = validation
     }
 }
 

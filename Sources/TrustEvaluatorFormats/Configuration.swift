@@ -339,7 +339,7 @@ public struct Configuration: Sendable {
                 try resolveAnchors(raw, at: "\(path).\(key)")
             }
             let ownAnchors = try host.anchors.map { raw throws(PincheckError) in try hostAnchors(raw, at: "anchors") } ?? anchors
-            var validation = TrustPolicy(
+            var validation = ValidationPolicy(
                 anchors: ownAnchors,
                 chainValidation: host.allowInvalidCertificates == true ? .disabled(because: "allowInvalidCertificates in \(path)") : .required,
                 nameValidation: host.validatesDomainName == false ? .disabled(because: "validatesDomainName false in \(path)") : .required)
@@ -369,7 +369,7 @@ public struct Configuration: Sendable {
             }
         case let other: throw fail("patternMatching", "\"\(other)\" is not \"most-specific\" or \"all-matching\"")
         }
-        var defaultValidation = TrustPolicy(anchors: anchors)
+        var defaultValidation = ValidationPolicy(anchors: anchors)
         defaultValidation.certificateTransparency = defaultTransparency
         var manager = TrustManager(policies: entries.map(\.policy), allHostsMustBeEvaluated: raw.allHostsMustBeEvaluated ?? true,
                                    defaultValidation: defaultValidation)

@@ -39,8 +39,8 @@ extension Configuration {
             func add(_ level: LintFinding.Level, _ code: String, _ message: String) {
                 findings.append(LintFinding(level: level, code: code, path: entry.path, pattern: pattern, message: message))
             }
-            if let requirement = entry.policy.validation.certificateTransparency {
-                for (level, code, message) in Self.transparencyFindings(requirement, anchors: entry.policy.validation.anchors,
+            if let requirement = entry.policy.validationPolicy.certificateTransparency {
+                for (level, code, message) in Self.transparencyFindings(requirement, anchors: entry.policy.validationPolicy.anchors,
                                                                          at: time, expiringWithinDays: days) {
                     add(level, code, message)
                 }

@@ -136,10 +136,10 @@ struct PinSetUpdate {
             throw PinSetUpdateError(.invalidConfiguration, "\(error)")
         }
         for entry in configuration.hosts {
-            if case .disabled = entry.policy.validation.chainValidation {
+            if case .disabled = entry.policy.validationPolicy.chainValidation {
                 throw PinSetUpdateError(.weakensValidation, "\(entry.path) (\(entry.policy.pattern)) turns chain validation off; an update may change pins only")
             }
-            if case .disabled = entry.policy.validation.nameValidation {
+            if case .disabled = entry.policy.validationPolicy.nameValidation {
                 throw PinSetUpdateError(.weakensValidation, "\(entry.path) (\(entry.policy.pattern)) turns host name validation off; an update may change pins only")
             }
         }

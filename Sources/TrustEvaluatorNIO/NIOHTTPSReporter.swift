@@ -13,8 +13,11 @@ import TrustEvaluator
 /// `URLSession` (and so `HTTPSReporter`) cannot be given on Linux. One connection per report URI,
 /// HTTP/1.1, `Connection: close`; a 2xx status is success, anything else an error.
 public struct NIOHTTPSReporter: Reporter {
-    /// How the collector's chain is judged (its pinning is ignored).
-    public let validation: TrustPolicy
+    /// How the collector's chain is judged.
+    public let validationPolicy: ValidationPolicy
+    /// How the collector's chain is judged, as a ``TrustPolicy`` without pins.
+    @available(*, deprecated, renamed: "validationPolicy")
+    public var validation: TrustPolicy { TrustPolicy(pinning: .none, validation: validationPolicy) }
     /// The loops the connections run on.
     public let group: any EventLoopGroup
     /// Per report URI: connect, handshake, request and response together.
@@ -24,13 +27,19 @@ public struct NIOHTTPSReporter: Reporter {
     ///   - validation: Anchors and checks for the collector; the system store by default.
     ///   - group: NIO's shared loops by default.
     ///   - timeout: Ten seconds by default.
-    public init(validation: TrustPolicy = TrustPolicy(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+    public init(validation: ValidationPolicy = ValidationPolicy(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
                 timeout: TimeAmount = .seconds(10)) {
-        var validation = validation
-        validation.pinning = .none
-        self.validation = validation
+        self.validationPolicy = validation
         self.group = group
         self.timeout = timeout
+    }
+
+    /// A reporter whose collector validation is given as a ``TrustPolicy`` whose pinning is not used.
+    @available(*, deprecated, message: "give the validation as a ValidationPolicy (a TrustPolicy's pins were ignored here): validation: policy.validation")
+    @_disfavoredOverload
+    public init(validation: TrustPolicy = TrustPolicy(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+                timeout: TimeAmount = .seconds(10)) {
+        self.init(validation: validation.validation, group: group, timeout: timeout)
     }
 
     public func send(_ report: PinFailureReport) async throws {
@@ -44,7 +53,7 @@ public struct NIOHTTPSReporter: Reporter {
             throw PincheckError(.invalidHost, "the report URI has no host", source: uri.absoluteString)
         }
         let port = uri.port ?? 443
-        let verifier = PincheckNIOVerifier(policy: validation)
+        let verifier = PincheckNIOVerifier(policy: TrustPolicy(pinning: .none, validation: validationPolicy))
         let context = try NIOSSLContext(configuration: PincheckNIOVerifier.makeClientConfiguration())
         let status = group.next().makePromise(of: Int.self)
         let channel = try await ClientBootstrap(group: group)

@@ -270,7 +270,7 @@ func manager(_ chain: Chain, sets: Int, certificateCache: CertificateCache? = ni
     let pinSets = pinned.prefix(sets).map { certificate in
         try! PinSet(.publicKeys(try! PinnedPublicKeys(pins: [certificate.publicKeyPin, backupPin])))
     }
-    let policy = HostPolicy(pattern: try! HostPattern(host, publicSuffixes: nil), pinSets: pinSets, validation: TrustPolicy(anchors: anchors))
+    let policy = HostPolicy(pattern: try! HostPattern(host, publicSuffixes: nil), pinSets: pinSets, validation: ValidationPolicy(anchors: anchors))
     return TrustManager(policies: [policy], certificateCache: certificateCache, verdictCache: verdictCache)
 }
 

@@ -132,7 +132,7 @@ struct PincheckHTTPClientTests {
     static func withClient(pinSets: [PinSet], reports: NIOLockedValueBox<[Verdict]>,
                            _ body: (HTTPClient, CountingHTTPSServer) async throws -> Void) async throws {
         let server = try await CountingHTTPSServer(group: MultiThreadedEventLoopGroup.singleton, http2: false)
-        let pinning = try PincheckHTTPClient(validation: TrustPolicy(anchors: try TrustAnchors(certificates: [root])), pinSets: pinSets,
+        let pinning = try PincheckHTTPClient(validation: ValidationPolicy(anchors: try TrustAnchors(certificates: [root])), pinSets: pinSets,
                                              now: { TestPKI.time }, onReportOnlyFailure: { verdict in reports.withLockedValue { $0.append(verdict) } })
         var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5)))
         try configuration.pin(with: pinning)
@@ -181,7 +181,7 @@ struct PincheckHTTPClientTests {
         #expect(reports.withLockedValue { $0.count } == 1, "no report-only set in the last two")
     }
 
-    @Test("pin sets the road cannot enforce per connection are refused: certificates, an anchor's key, intermediates; pins in the validation policy")
+    @Test("pin sets the road cannot enforce per connection are refused: certificates, an anchor's key, intermediates")
     func pinSetLimits() throws {
         let anchors = try TrustAnchors(certificates: [Self.root])
         let refused: [PinSet] = [
@@ -190,11 +190,19 @@ struct PincheckHTTPClientTests {
             try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [TestPKI.certificate("rsa-intermediate")], scope: .certificateAuthorities))),
         ]
         for set in refused {
-            let error = #expect(throws: PincheckError.self) { _ = try PincheckHTTPClient(validation: TrustPolicy(anchors: anchors), pinSets: [set]) }
+            let error = #expect(throws: PincheckError.self) { _ = try PincheckHTTPClient(validation: ValidationPolicy(anchors: anchors), pinSets: [set]) }
             #expect(error?.description.contains("cannot enforce this pin set") == true, "\(String(describing: error))")
         }
+    }
+
+    /// The deprecated form, which takes the validation as a `TrustPolicy`, still refuses one that
+    /// pins: its pins would not be checked as a pin set.
+    @Test("the deprecated TrustPolicy form refuses a validation that pins") @available(*, deprecated)
+    func deprecatedValidationThatPinsIsRefused() throws {
         let pinned = try Self.policy(pins: [TestPKI.certificate("rsa-ip")])
         #expect(throws: PincheckError.self) { _ = try PincheckHTTPClient(validation: pinned, pinSets: []) }
+        let unpinned = TrustPolicy(anchors: try TrustAnchors(certificates: [Self.root]))
+        #expect(throws: Never.self) { _ = try PincheckHTTPClient(validation: unpinned, pinSets: []) }
     }
 
     /// One GET, its body read to the end: AsyncHTTPClient gives the connection back to its pool

@@ -34,9 +34,9 @@ struct ChallengeAdapterTests {
         let policies = hosts.map { try! HostPolicy($0.key, policy: $0.value.policy, expires: $0.value.expires) }
         switch unlisted {
         case .refuse:
-            return TrustManager(policies: policies, allHostsMustBeEvaluated: true, defaultValidation: TrustPolicy(anchors: PKI.anchors))
+            return TrustManager(policies: policies, allHostsMustBeEvaluated: true, defaultValidation: ValidationPolicy(anchors: PKI.anchors))
         case .defaultValidation(let anchors):
-            return TrustManager(policies: policies, allHostsMustBeEvaluated: false, defaultValidation: TrustPolicy(anchors: anchors))
+            return TrustManager(policies: policies, allHostsMustBeEvaluated: false, defaultValidation: ValidationPolicy(anchors: anchors))
         }
     }
     static let pinnedHost = manager(["www.example.test": .init(PKI.pinned(PKI.intermediate))])
@@ -197,7 +197,7 @@ struct ChallengeAdapterStapleTests {
         let leaf = PKI.certificate("revocation/rsa-direct-leaf")
         let staple = Array(try Data(contentsOf: URL(fileURLWithPath: PKI.path("revocation/ocsp-direct-revoked.der"))))
         let manager = TrustManager(policies: [try HostPolicy("www.example.test", policy: TrustPolicy(anchors: try TrustAnchors(certificates: [PKI.root])))],
-                                   allHostsMustBeEvaluated: true, defaultValidation: TrustPolicy(anchors: PKI.anchors))
+                                   allHostsMustBeEvaluated: true, defaultValidation: ValidationPolicy(anchors: PKI.anchors))
         let adapter = ChallengeAdapter(trustManager: manager, now: { PKI.time })
         func challenge(_ staple: [UInt8]?) -> Challenge {
             Challenge(protectionSpace: ProtectionSpace(host: "www.example.test", port: 443, authenticationMethod: .serverTrust,
@@ -219,7 +219,7 @@ struct ChallengeAdapterStapleTests {
         let policy = TrustPolicy(pinning: .certificates(try PinnedCertificates([leaf])), anchors: try TrustAnchors(certificates: [PKI.root]),
                                  chainValidation: validatesChain ? .required : .disabled(because: "self-signed pinning"))
         let adapter = ChallengeAdapter(trustManager: TrustManager(policies: [try HostPolicy("www.example.test", policy: policy)],
-                                                                  defaultValidation: TrustPolicy(anchors: PKI.anchors)),
+                                                                  defaultValidation: ValidationPolicy(anchors: PKI.anchors)),
                                        now: { PKI.time })
         func challenge(_ staple: [UInt8]?) -> Challenge {
             Challenge(protectionSpace: ProtectionSpace(host: "www.example.test", port: 443, authenticationMethod: .serverTrust,
@@ -242,7 +242,7 @@ private struct SwitchingSource: TrustManagerSource {
 struct TrustManagerSourceTests {
     static func manager(pinning pin: Certificate) throws -> TrustManager {
         TrustManager(policies: [try HostPolicy("www.example.test", policy: PKI.pinned(pin))], allHostsMustBeEvaluated: true,
-                     defaultValidation: TrustPolicy(anchors: PKI.anchors))
+                     defaultValidation: ValidationPolicy(anchors: PKI.anchors))
     }
 
     @Test("each challenge is judged by the manager the source gives at the adapter's time")

@@ -14,7 +14,7 @@ struct HTTPSReporterTests {
         let anchors = try TrustAnchors(certificates: [PKI.certificate("rsa-root")])
         let set = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])), enforcement: .reportOnly)
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [set],
-                                validation: TrustPolicy(anchors: anchors), reportURIs: [URL(string: "https://reports.example.test/pins")!])
+                                validation: ValidationPolicy(anchors: anchors), reportURIs: [URL(string: "https://reports.example.test/pins")!])
         let decision = try TrustManager(policies: [policy]).evaluate([PKI.leaf, PKI.intermediate], host: "www.example.test", at: PKI.time)
         let report = try #require(decision.reports.first)
         let request = HTTPSReporter.request(for: report, to: report.reportURIs[0])

@@ -60,7 +60,7 @@ struct TrustLoggingTests {
         let expired = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])),
                                  expires: PKI.time.addingTimeInterval(-86_400))
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [expired],
-                                validation: TrustPolicy(anchors: PKI.anchors))
+                                validation: ValidationPolicy(anchors: PKI.anchors))
         let adapter = Self.adapter(TrustManager(policies: [policy]), handler)
         #expect(adapter.decide(PKI.serverTrust()).disposition == .performDefaultHandling)
         #expect(handler.all.contains { $0.level == .warning && $0.message.contains("pin set expired") })
@@ -74,7 +74,7 @@ struct TrustLoggingTests {
         let handler = RecordingLogHandler()
         let reportOnly = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])), enforcement: .reportOnly)
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [reportOnly],
-                                validation: TrustPolicy(anchors: PKI.anchors), reportURIs: [URL(string: "https://reports.example.test/")!])
+                                validation: ValidationPolicy(anchors: PKI.anchors), reportURIs: [URL(string: "https://reports.example.test/")!])
         let adapter = Self.adapter(TrustManager(policies: [policy]), handler, reporter: Unreachable())
         #expect(adapter.decide(PKI.serverTrust()).disposition == .useCredential)
         for _ in 0..<500 where !handler.all.contains(where: { $0.level == .warning }) { try await Task.sleep(for: .milliseconds(10)) }
@@ -95,7 +95,7 @@ struct TrustLoggingTests {
         let slow = Slow()
         let reportOnly = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])), enforcement: .reportOnly)
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [reportOnly],
-                                validation: TrustPolicy(anchors: PKI.anchors), reportURIs: [URL(string: "https://reports.example.test/")!])
+                                validation: ValidationPolicy(anchors: PKI.anchors), reportURIs: [URL(string: "https://reports.example.test/")!])
         let adapter = Self.adapter(TrustManager(policies: [policy]), RecordingLogHandler(), reporter: slow)
         #expect(adapter.decide(PKI.serverTrust()).disposition == .useCredential)
         await adapter.reportsDelivered()

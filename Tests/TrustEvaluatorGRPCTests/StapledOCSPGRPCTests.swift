@@ -53,8 +53,8 @@ struct StapledOCSPGRPCTests {
         defer { server.stop() }
         let anchors = try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")])
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
-                                validation: TrustPolicy(anchors: anchors), revocation: RevocationPolicy(requireStapledOCSP: requireStapledOCSP))
-        let manager = TrustManager(policies: [policy], allHostsMustBeEvaluated: true, defaultValidation: TrustPolicy(anchors: anchors))
+                                validation: ValidationPolicy(anchors: anchors), revocation: RevocationPolicy(requireStapledOCSP: requireStapledOCSP))
+        let manager = TrustManager(policies: [policy], allHostsMustBeEvaluated: true, defaultValidation: ValidationPolicy(anchors: anchors))
         // Evaluated on the event loop (see StapledOCSPRouteTests: a busy cooperative pool can
         // outwait the local server).
         let verifier = PincheckNIOVerifier(adapter: ChallengeAdapter(trustManager: manager, now: { TestPKI.time }), offloadEvaluation: false,
@@ -78,9 +78,9 @@ struct DistributionPointGRPCTests {
         defer { server.stop() }
         let anchors = try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")])
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
-                                validation: TrustPolicy(anchors: anchors),
+                                validation: ValidationPolicy(anchors: anchors),
                                 revocation: RevocationPolicy(distributionPointCRLs: DistributionPointCRLs(failure: .hard)))
-        let manager = TrustManager(policies: [policy], allHostsMustBeEvaluated: true, defaultValidation: TrustPolicy(anchors: anchors))
+        let manager = TrustManager(policies: [policy], allHostsMustBeEvaluated: true, defaultValidation: ValidationPolicy(anchors: anchors))
         var adapter = ChallengeAdapter(trustManager: manager, now: { TestPKI.time })
         adapter.revocationLists = RevocationListFetcher(proxy: .url(crls.proxyURL))
         let verifier = PincheckNIOVerifier(adapter: adapter, offloadEvaluation: false)

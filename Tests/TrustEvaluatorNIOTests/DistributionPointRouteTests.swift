@@ -23,10 +23,10 @@ struct DistributionPointRouteTests {
 
     static func adapter(_ crls: TestCRLServer, failure: DistributionPointCRLs.Failure = .hard) throws -> ChallengeAdapter {
         let anchors = try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")])
-        let policy = HostPolicy(pattern: try HostPattern(host, publicSuffixes: nil), pinSets: [], validation: TrustPolicy(anchors: anchors),
+        let policy = HostPolicy(pattern: try HostPattern(host, publicSuffixes: nil), pinSets: [], validation: ValidationPolicy(anchors: anchors),
                                 revocation: RevocationPolicy(distributionPointCRLs: DistributionPointCRLs(failure: failure)))
         var adapter = ChallengeAdapter(trustManager: TrustManager(policies: [policy], allHostsMustBeEvaluated: true,
-                                                                 defaultValidation: TrustPolicy(anchors: anchors)),
+                                                                 defaultValidation: ValidationPolicy(anchors: anchors)),
                                        now: { TestPKI.time })
         adapter.revocationLists = RevocationListFetcher(limits: .init(timeout: .seconds(10)), proxy: .url(crls.proxyURL))
         return adapter

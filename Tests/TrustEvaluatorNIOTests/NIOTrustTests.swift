@@ -100,7 +100,7 @@ struct NIOTrustTests {
         let manager = TrustManager(
             policies: [try HostPolicy("api.example.test", policy: try Self.pinnedPolicy())],
             allHostsMustBeEvaluated: !allowed,
-            defaultValidation: TrustPolicy(anchors: try TrustAnchors(certificates: [Self.root])))
+            defaultValidation: ValidationPolicy(anchors: try TrustAnchors(certificates: [Self.root])))
         let verifier = PincheckNIOVerifier(trustManager: manager, now: { PKI.time })
         let decisions = Decisions()
         let result = await capture { try await exchange(group: group, port: server.port, host: "www.example.test", verifier: verifier, decisions: decisions) }

@@ -15,7 +15,7 @@ struct ReportDeliveryTests {
         let reportOnly = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])),
                                     enforcement: .reportOnly)
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [reportOnly],
-                                validation: TrustPolicy(anchors: anchors),
+                                validation: ValidationPolicy(anchors: anchors),
                                 reportURIs: [URL(string: "https://127.0.0.1:\(collector)/pins")!])
         return TrustManager(policies: [policy])
     }
@@ -26,7 +26,7 @@ struct ReportDeliveryTests {
         let server = try await TLSEchoServer.start(group: group, leaf: "rsa-leaf", key: "rsa-leaf")
         let serverPort = server.port
         let collector = try await ReportCollector.start(group: group)
-        let reporter = NIOHTTPSReporter(validation: TrustPolicy(anchors: try TrustAnchors(certificates: [PKI.certificate("rsa-root")])),
+        let reporter = NIOHTTPSReporter(validation: ValidationPolicy(anchors: try TrustAnchors(certificates: [PKI.certificate("rsa-root")])),
                                         group: group, timeout: .seconds(10))
         let verifier = PincheckNIOVerifier(trustManager: try Self.manager(reportTo: collector.port), now: { PKI.time }, reporter: reporter)
         let decisions = Decisions()
@@ -61,7 +61,7 @@ struct ReportDeliveryTests {
         let anchors = try TrustAnchors(certificates: [PKI.certificate("rsa-root")])
         let pins = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("rsa-intermediate")])))
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [pins],
-                                validation: TrustPolicy(anchors: anchors), reportURIs: [URL(string: "https://127.0.0.1:1/pins")!])
+                                validation: ValidationPolicy(anchors: anchors), reportURIs: [URL(string: "https://127.0.0.1:1/pins")!])
         let verdict = try TrustManager(policies: [policy]).evaluate(
             [PKI.certificate("rsa-leaf"), PKI.certificate("rsa-intermediate")], host: "www.example.test", at: PKI.time)
         #expect(verdict.isTrusted)

@@ -38,9 +38,9 @@ struct StapledOCSPRouteTests {
 
     static func manager(requireStapledOCSP: Bool) throws -> TrustManager {
         let anchors = try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")])
-        let policy = HostPolicy(pattern: try HostPattern(host, publicSuffixes: PublicSuffixList.system), pinSets: [], validation: TrustPolicy(anchors: anchors),
+        let policy = HostPolicy(pattern: try HostPattern(host, publicSuffixes: PublicSuffixList.system), pinSets: [], validation: ValidationPolicy(anchors: anchors),
                                 revocation: RevocationPolicy(requireStapledOCSP: requireStapledOCSP))
-        return TrustManager(policies: [policy], allHostsMustBeEvaluated: true, defaultValidation: TrustPolicy(anchors: anchors))
+        return TrustManager(policies: [policy], allHostsMustBeEvaluated: true, defaultValidation: ValidationPolicy(anchors: anchors))
     }
 
     static func verifier(requireStapledOCSP: Bool, staples: StapleRetrieval) throws -> PincheckNIOVerifier {
@@ -100,7 +100,7 @@ struct StapledOCSPRouteTests {
         let leaf = TestPKI.certificate("revocation/rsa-direct-leaf")
         let pinned = TrustPolicy(pinning: .certificates(try PinnedCertificates([leaf])), anchors: anchors)
         let adapter = ChallengeAdapter(trustManager: TrustManager(policies: [try HostPolicy(Self.host, policy: pinned)],
-                                                                  defaultValidation: TrustPolicy(anchors: anchors)),
+                                                                  defaultValidation: ValidationPolicy(anchors: anchors)),
                                        now: { TestPKI.time })
         let verifier = PincheckNIOVerifier(adapter: adapter, offloadEvaluation: false, staples: Self.retrieval(.always))
         let (decisions, completed) = try await Self.handshake(port: server.port, verifier: verifier)

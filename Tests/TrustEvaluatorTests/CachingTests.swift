@@ -140,7 +140,7 @@ struct CachingTests {
         let sets = [try PinSet(try Fixtures.keyPins("rsa-intermediate", "ec-intermediate")),
                     try PinSet(try Fixtures.keyPins("attacker-root"), enforcement: .reportOnly)]
         let policy = HostPolicy(pattern: try HostPattern(Fixtures.host, publicSuffixes: nil), pinSets: sets,
-                                validation: TrustPolicy(anchors: Fixtures.anchors))
+                                validation: ValidationPolicy(anchors: Fixtures.anchors))
         let manager = TrustManager(policies: [policy], certificateCache: certificates, verdictCache: cache)
         let der = Fixtures.chain("rsa-good").map(\.derBytes)
         let first = try manager.evaluate(derEncoded: der, host: Fixtures.host, at: Fixtures.time)
@@ -159,7 +159,7 @@ struct CachingTests {
         let expiry = Fixtures.time.addingTimeInterval(3_600)
         let wrongPins = try PinSet(try Fixtures.keyPins("attacker-root"), expires: expiry)
         let policy = HostPolicy(pattern: try HostPattern(Fixtures.host, publicSuffixes: nil), pinSets: [wrongPins],
-                                validation: TrustPolicy(anchors: Fixtures.anchors))
+                                validation: ValidationPolicy(anchors: Fixtures.anchors))
         let cached = TrustManager(policies: [policy], verdictCache: VerdictCache())
         let fresh = TrustManager(policies: [policy])
         let chain = Fixtures.chain("rsa-good")

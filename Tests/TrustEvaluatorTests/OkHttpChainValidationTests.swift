@@ -94,7 +94,7 @@ struct OkHttpChainValidationTests {
                                                      baseDirectory: "/", anchors: try TrustAnchors(certificates: [root.certificate]),
                                                      publicSuffixes: HostPatternTests.psl)
         let manager = TrustManager(policies: configuration.hosts.map(\.policy), allHostsMustBeEvaluated: false,
-                                   defaultValidation: TrustPolicy(anchors: try TrustAnchors(certificates: [root.certificate])),
+                                   defaultValidation: ValidationPolicy(anchors: try TrustAnchors(certificates: [root.certificate])),
                                    verdictCache: VerdictCache())
         let at = leaf.certificate.notBefore.addingTimeInterval(86_400)
         let first = try manager.evaluate([leaf.certificate, intermediate.certificate], host: Self.host, at: at)

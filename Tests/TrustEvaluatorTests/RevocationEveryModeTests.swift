@@ -82,9 +82,9 @@ struct RevocationEveryModeTests {
         verdicts.append(("Evaluator", try Evaluator(policy: policy).evaluate(chain, host: Fixtures.host, at: Fixtures.time, stapledOCSPResponse: staple)))
         verdicts.append(("Evaluator with a verdict cache", try Evaluator(policy: policy, verdictCache: VerdictCache())
             .evaluate(chain, host: Fixtures.host, at: Fixtures.time, stapledOCSPResponse: staple)))
-        let manager = TrustManager(policies: [try HostPolicy(Fixtures.host, policy: policy)], defaultValidation: TrustPolicy(anchors: Fixtures.anchors))
+        let manager = TrustManager(policies: [try HostPolicy(Fixtures.host, policy: policy)], defaultValidation: ValidationPolicy(anchors: Fixtures.anchors))
         verdicts.append(("TrustManager", try manager.evaluate(chain, host: Fixtures.host, at: Fixtures.time, stapledOCSPResponse: staple)))
-        let single = TrustManager(policies: [], allHostsMustBeEvaluated: false, defaultValidation: policy)
+        let single = TrustManager(policies: [], allHostsMustBeEvaluated: false, defaultValidation: policy.validation)
         verdicts.append(("TrustManager default validation", try single.evaluate(chain, host: Fixtures.host, at: Fixtures.time, stapledOCSPResponse: staple)))
         if policy.revocationLists.isEmpty {
             // AFSecurityPolicy's surface has no CRLs.

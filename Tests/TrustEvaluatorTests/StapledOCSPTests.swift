@@ -12,9 +12,9 @@ struct StapledOCSPTests {
 
     static func decide(_ chain: [Certificate], staple: String?, required: Bool = false) throws -> Verdict {
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
-                                validation: TrustPolicy(anchors: Fixtures.anchors),
+                                validation: ValidationPolicy(anchors: Fixtures.anchors),
                                 revocation: RevocationPolicy(requireStapledOCSP: required))
-        let manager = TrustManager(policies: [policy], defaultValidation: TrustPolicy(anchors: Fixtures.anchors))
+        let manager = TrustManager(policies: [policy], defaultValidation: ValidationPolicy(anchors: Fixtures.anchors))
         return try manager.evaluate(chain, host: "www.example.test", at: Fixtures.time,
                                     stapledOCSPResponse: try staple.map(response))
     }
@@ -51,7 +51,7 @@ struct StapledOCSPTests {
     @Test("garbage stapled bytes are unusable, never a crash")
     func garbage() throws {
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
-                                validation: TrustPolicy(anchors: Fixtures.anchors), revocation: RevocationPolicy(requireStapledOCSP: true))
+                                validation: ValidationPolicy(anchors: Fixtures.anchors), revocation: RevocationPolicy(requireStapledOCSP: true))
         let manager = TrustManager(policies: [policy])
         for bytes in [[], [0x30], [UInt8](repeating: 0x41, count: 64)] {
             let decision = try manager.evaluate(Self.good, host: "www.example.test", at: Fixtures.time, stapledOCSPResponse: bytes)

@@ -7,7 +7,7 @@ import ServerTrust
 @Suite("trust manager")
 struct TrustManagerTests {
     static let psl = HostPatternTests.psl
-    static let base = TrustPolicy(anchors: Fixtures.anchors)
+    static let base = ValidationPolicy(anchors: Fixtures.anchors)
 
     static func keys(_ names: String...) throws -> TrustPolicy.Pinning {
         .publicKeys(try PinnedPublicKeys(certificates: names.map(Fixtures.certificate)))

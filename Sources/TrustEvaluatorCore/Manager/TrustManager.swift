@@ -13,8 +13,11 @@ import FoundationEssentials
 public struct TrustManager: Sendable {
     public let policies: [HostPolicy]
     public let allHostsMustBeEvaluated: Bool
-    /// The validation unlisted hosts get when they are allowed (its `pinning` is ignored).
-    public let defaultValidation: TrustPolicy
+    /// The validation unlisted hosts get when they are allowed (chain and name always required).
+    public let defaultValidationPolicy: ValidationPolicy
+    /// The validation unlisted hosts get, as a ``TrustPolicy`` without pins.
+    @available(*, deprecated, renamed: "defaultValidationPolicy")
+    public var defaultValidation: TrustPolicy { TrustPolicy(pinning: .none, validation: defaultValidationPolicy) }
     /// Where ``evaluate(derEncoded:host:port:at:stapledOCSPResponse:)`` finds certificates parsed before.
     public let certificateCache: CertificateCache?
     /// Where verdicts are kept for reuse (see ``VerdictCache``).
@@ -39,34 +42,44 @@ public struct TrustManager: Sendable {
     /// One policy for every host: what a client talking to a single upstream usually wants.
     public static func single(_ policy: TrustPolicy, certificateCache: CertificateCache? = nil, verdictCache: VerdictCache? = nil,
                               diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) -> TrustManager {
-        TrustManager(policies: [], allHostsMustBeEvaluated: true, defaultValidation: policy, everyHost: policy,
+        TrustManager(policies: [], allHostsMustBeEvaluated: true, defaultValidation: policy.validation, everyHost: policy,
                      certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
     }
 
     /// - Parameters:
     ///   - policies: The host policies; the most specific matching pattern wins.
     ///   - allHostsMustBeEvaluated: Reject hosts no pattern matches (the default); when false they
-    ///     get ``defaultValidation`` (``Verdict/Coverage/unlistedDefaultValidation``).
-    ///   - defaultValidation: The anchors and checks for unlisted hosts (its pinning is ignored).
+    ///     get ``defaultValidationPolicy`` (``Verdict/Coverage/unlistedDefaultValidation``).
+    ///   - defaultValidation: The anchors and checks for unlisted hosts (chain and name validation
+    ///     are required there whatever it says).
     ///   - certificateCache: Parsed certificates to reuse in ``evaluate(derEncoded:host:port:at:stapledOCSPResponse:)``.
     ///   - verdictCache: Verdicts to reuse while they still hold.
     ///   - diagnostics: Called with each evaluation's steps.
-    public init(policies: [HostPolicy] = [], allHostsMustBeEvaluated: Bool = true, defaultValidation: TrustPolicy = TrustPolicy(),
+    public init(policies: [HostPolicy] = [], allHostsMustBeEvaluated: Bool = true, defaultValidation: ValidationPolicy = ValidationPolicy(),
                 certificateCache: CertificateCache? = nil, verdictCache: VerdictCache? = nil,
                 diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) {
         self.init(policies: policies, allHostsMustBeEvaluated: allHostsMustBeEvaluated, defaultValidation: defaultValidation,
                   everyHost: nil, certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
     }
 
-    private init(policies: [HostPolicy], allHostsMustBeEvaluated: Bool, defaultValidation: TrustPolicy, everyHost: TrustPolicy?,
+    /// A trust manager whose default validation is given as a ``TrustPolicy`` whose pinning is not used.
+    @available(*, deprecated, message: "give the default validation as a ValidationPolicy (a TrustPolicy's pins were ignored here): defaultValidation: policy.validation")
+    @_disfavoredOverload
+    public init(policies: [HostPolicy] = [], allHostsMustBeEvaluated: Bool = true, defaultValidation: TrustPolicy = TrustPolicy(),
+                certificateCache: CertificateCache? = nil, verdictCache: VerdictCache? = nil,
+                diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) {
+        self.init(policies: policies, allHostsMustBeEvaluated: allHostsMustBeEvaluated, defaultValidation: defaultValidation.validation,
+                  everyHost: nil, certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
+    }
+
+    private init(policies: [HostPolicy], allHostsMustBeEvaluated: Bool, defaultValidation: ValidationPolicy, everyHost: TrustPolicy?,
                  certificateCache: CertificateCache?, verdictCache: VerdictCache?, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) {
         self.policies = policies
         self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
         var validation = defaultValidation
-        validation.pinning = .none
         validation.chainValidation = .required
         validation.nameValidation = .required
-        self.defaultValidation = validation
+        self.defaultValidationPolicy = validation
         self.certificateCache = certificateCache
         self.verdictCache = verdictCache
         self.diagnostics = diagnostics
@@ -77,19 +90,20 @@ public struct TrustManager: Sendable {
     /// checking them as `settings` says: what a diagnostic command does by default, while a
     /// configuration's own `"distributionPoints"` still decides for its hosts.
     package func consultingDistributionPoints(_ settings: DistributionPointCRLs) -> TrustManager {
-        func adding(_ policy: TrustPolicy) -> TrustPolicy {
-            var policy = policy
-            if policy.revocation.distributionPointCRLs == nil { policy.revocation.distributionPointCRLs = settings }
-            return policy
+        func adding(_ validation: ValidationPolicy) -> ValidationPolicy {
+            var validation = validation
+            if validation.revocation.distributionPointCRLs == nil { validation.revocation.distributionPointCRLs = settings }
+            return validation
         }
         let hosts = policies.map { policy in
-            var copy = HostPolicy(pattern: policy.pattern, pinSets: policy.pinSets, validation: adding(policy.validation),
+            var copy = HostPolicy(pattern: policy.pattern, pinSets: policy.pinSets, validation: adding(policy.validationPolicy),
                                   reportURIs: policy.reportURIs)
             copy.pinOverrideAnchors = policy.pinOverrideAnchors
             return copy
         }
+        let everyHost = plans.everyHostPolicy.map { TrustPolicy(pinning: $0.pinning, validation: adding($0.validation)) }
         var manager = TrustManager(policies: hosts, allHostsMustBeEvaluated: allHostsMustBeEvaluated,
-                                   defaultValidation: adding(defaultValidation), everyHost: plans.everyHost.map { adding($0.validation) },
+                                   defaultValidation: adding(defaultValidationPolicy), everyHost: everyHost,
                                    certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
         manager.patternMatching = patternMatching
         return manager
@@ -229,20 +243,21 @@ private final class Plans: Sendable {
     let defaultValidation: EvaluationPlan
     let unlistedRefused: EvaluationPlan
     let everyHost: EvaluationPlan?
+    /// The one policy of ``TrustManager/single(_:certificateCache:verdictCache:diagnostics:)``, pins included.
+    let everyHostPolicy: TrustPolicy?
     private let unions = Locked<[[Int]: EvaluationPlan]>([:])
 
-    init(policies: [HostPolicy], defaultValidation: TrustPolicy, everyHost: TrustPolicy?) {
+    init(policies: [HostPolicy], defaultValidation: ValidationPolicy, everyHost: TrustPolicy?) {
         hosts = policies.map(Plans.plan(for:))
         patterns = policies.map(\.pattern)
         self.defaultValidation = EvaluationPlan(validation: defaultValidation, pinSets: [], coverage: .unlistedDefaultValidation)
         self.unlistedRefused = EvaluationPlan(validation: defaultValidation, pinSets: [], coverage: .unlistedRefused)
         self.everyHost = everyHost.map { EvaluationPlan(policy: $0) }
+        self.everyHostPolicy = everyHost
     }
 
     static func plan(for policy: HostPolicy) -> EvaluationPlan {
-        var validation = policy.validation
-        validation.pinning = .none
-        return EvaluationPlan(validation: validation, pinSets: policy.pinSets, pinOverrideAnchors: policy.pinOverrideAnchors,
+        EvaluationPlan(validation: policy.validationPolicy, pinSets: policy.pinSets, pinOverrideAnchors: policy.pinOverrideAnchors,
                               scope: "\(policy.pattern)", warnsWithoutBackupPin: true,
                               coverage: .hostPolicy, hostPolicy: policy)
     }
@@ -256,7 +271,7 @@ private final class Plans: Sendable {
         }
         guard !pins.isEmpty, let keys = try? PinnedPublicKeys(pins: pins) else { return nil }
         let base = policies[chosen]
-        var union = HostPolicy(pattern: base.pattern, pinSets: [PinSet(unchecked: .publicKeys(keys))], validation: base.validation,
+        var union = HostPolicy(pattern: base.pattern, pinSets: [PinSet(unchecked: .publicKeys(keys))], validation: base.validationPolicy,
                                reportURIs: base.reportURIs)
         union.pinOverrideAnchors = base.pinOverrideAnchors
         let made = Plans.plan(for: union)

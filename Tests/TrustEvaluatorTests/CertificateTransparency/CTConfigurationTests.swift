@@ -75,9 +75,9 @@ struct CTConfigurationTests {
                          { "pattern": "example.test", "mode": "none", "certificateTransparency": { "policy": "off" } } ] }
             """)
         let manager = configuration.trustManager
-        #expect(try manager.policy(for: "www.example.test")?.validation.certificateTransparency?.policy == .apple)
-        #expect(try manager.policy(for: "example.test")?.validation.certificateTransparency == nil)
-        #expect(manager.defaultValidation.certificateTransparency?.policy == .apple)
+        #expect(try manager.policy(for: "www.example.test")?.validationPolicy.certificateTransparency?.policy == .apple)
+        #expect(try manager.policy(for: "example.test")?.validationPolicy.certificateTransparency == nil)
+        #expect(manager.defaultValidationPolicy.certificateTransparency?.policy == .apple)
         // example.test is a name of the same leaf: without CT the unlogged chain is trusted there.
         #expect(try manager.evaluate(Self.unlogged, host: "example.test", at: Fixtures.time).allowsConnection)
         #expect(try !manager.evaluate(Self.unlogged, host: Fixtures.host, at: Fixtures.time).allowsConnection)
@@ -131,8 +131,8 @@ struct CTConfigurationTests {
     }
 
     static func requiresCT(_ configuration: Configuration, _ host: String?) throws -> Bool {
-        var validation = configuration.trustManager.defaultValidation
-        if let host, let policy = try configuration.trustManager.policy(for: host) { validation = policy.validation }
+        var validation = configuration.trustManager.defaultValidationPolicy
+        if let host, let policy = try configuration.trustManager.policy(for: host) { validation = policy.validationPolicy }
         return validation.certificateTransparency != nil
     }
 
@@ -203,7 +203,7 @@ struct CTConfigurationTests {
             <network-security-config><domain-config><certificateTransparency enabled="true" /><domain>example.test</domain>
               <trust-anchors><certificates src="@raw/ca_certs_pem" /></trust-anchors></domain-config></network-security-config>
             """
-        let requirement = try #require(try Self.android(xml).trustManager.policy(for: "example.test")?.validation.certificateTransparency)
+        let requirement = try #require(try Self.android(xml).trustManager.policy(for: "example.test")?.validationPolicy.certificateTransparency)
         #expect(requirement.policy == .chrome)
         #expect(requirement.scope == .everyAnchor)
         #expect(throws: PincheckError.self) { try Self.android(xml, logs: nil) }
@@ -229,6 +229,6 @@ struct CTConfigurationTests {
             """)
         let child = try #require(try configuration.trustManager.policy(for: "www.example.test"))
         #expect(child.pinSets.count == 1)
-        #expect(child.validation.certificateTransparency != nil)
+        #expect(child.validationPolicy.certificateTransparency != nil)
     }
 }
