@@ -67,4 +67,15 @@ struct ReportDeliveryTests {
         #expect(verdict.isTrusted)
         #expect(verdict.reports.isEmpty)
     }
+
+    /// The TrustPolicy form, deprecated for a release (CHANGELOG.md), still builds: the collector
+    /// is validated with the policy's validation, its pins unused.
+    @Test("the deprecated TrustPolicy form of the reporter keeps the validation and drops the pins") @available(*, deprecated)
+    func deprecatedReporterForm() throws {
+        let root = PKI.certificate("rsa-root")
+        let pinned = TrustPolicy(pinning: .publicKeys(try PinnedPublicKeys(certificates: [root])), anchors: try TrustAnchors(certificates: [root]))
+        let reporter = NIOHTTPSReporter(validation: pinned)
+        #expect(reporter.validationPolicy.anchors.certificates == [root])
+        guard case .none = reporter.validation.pinning else { Issue.record("a collector's validation has no pins"); return }
+    }
 }

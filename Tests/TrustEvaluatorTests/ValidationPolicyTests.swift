@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+@testable import TrustEvaluatorCore
+
+/// Validation and pins are two types: a `TrustPolicy` is a `ValidationPolicy` and one pinning
+/// mode; a host's validation, a trust manager's unlisted hosts and a report collector take a
+/// `ValidationPolicy`, which has no pins to ignore.
+@Suite("validation policy")
+struct ValidationPolicyTests {
+    @Test("a TrustPolicy's settings are its validation's: written on either, read on both")
+    func settingsAreTheValidations() throws {
+        var policy = TrustPolicy(pinning: try Fixtures.keyPins("rsa-intermediate"), anchors: Fixtures.anchors, maximumChainDepth: 3)
+        policy.profile = .openSSLOnly(because: "a private PKI")
+        policy.validation.requiredKeyUsages = [.digitalSignature]
+        #expect(policy.validation.maximumChainDepth == 3)
+        #expect(policy.validation.profile == .openSSLOnly(because: "a private PKI"))
+        #expect(policy.requiredKeyUsages == [.digitalSignature])
+        #expect(policy.validation.anchors.certificates == Fixtures.anchors.certificates)
+        guard case .publicKeys = policy.pinning else { Issue.record("the pins were lost"); return }
+    }
+
+    @Test("a host pinned by a TrustPolicy keeps its pins as a pin set and its validation apart")
+    func hostFromTrustPolicy() throws {
+        let policy = TrustPolicy(pinning: try Fixtures.keyPins("ec-intermediate"), anchors: Fixtures.anchors)
+        let host = try HostPolicy(Fixtures.host, policy: policy)
+        #expect(host.pinSets.count == 1)
+        #expect(host.pinSets.first?.keyPins == [Fixtures.certificate("ec-intermediate").publicKeyPin])
+        // The RSA chain does not match the EC intermediate's key: the pins are enforced.
+        let manager = TrustManager(policies: [host])
+        let verdict = try manager.evaluate(Fixtures.chain("rsa-good"), host: Fixtures.host, at: Fixtures.time)
+        #expect(verdict.failures.map(\.code) == [.pinMismatch])
+    }
+
+    @Test("unlisted hosts get the default validation, chain and name required whatever it says")
+    func defaultValidationFailsClosed() throws {
+        let lax = ValidationPolicy(anchors: Fixtures.anchors, chainValidation: .disabled(because: "test"), nameValidation: .disabled(because: "test"))
+        let manager = TrustManager(allHostsMustBeEvaluated: false, defaultValidation: lax)
+        #expect(manager.defaultValidationPolicy.chainValidation == .required)
+        #expect(manager.defaultValidationPolicy.nameValidation == .required)
+        let verdict = try manager.evaluate(Fixtures.chain("rsa-good"), host: "other.example.test", at: Fixtures.time)
+        #expect(verdict.failures.map(\.code).contains(.hostMismatch))
+    }
+
+    /// The TrustPolicy forms, deprecated for a release (CHANGELOG.md): code written against 0.9.0
+    /// still builds and still means what it meant, the TrustPolicy's pins unused.
+    @Test("the deprecated TrustPolicy forms build and keep their meaning") @available(*, deprecated)
+    func deprecatedForms() throws {
+        let pinned = TrustPolicy(pinning: try Fixtures.keyPins("ec-intermediate"), anchors: Fixtures.anchors)
+        let host = HostPolicy(pattern: try HostPattern(Fixtures.host, publicSuffixes: nil), pinSets: [], validation: pinned)
+        #expect(host.validation.anchors.certificates == Fixtures.anchors.certificates)
+        guard case .none = host.validation.pinning else { Issue.record("a host's validation has no pins"); return }
+        let manager = TrustManager(policies: [host], defaultValidation: pinned)
+        guard case .none = manager.defaultValidation.pinning else { Issue.record("the default validation has no pins"); return }
+        // As before: the validation's pins were never the host's, so the RSA chain is trusted.
+        #expect(try manager.evaluate(Fixtures.chain("rsa-good"), host: Fixtures.host, at: Fixtures.time).isTrusted)
+    }
+}
