@@ -59,7 +59,7 @@ public struct PincheckHTTPClient: Sendable {
     /// The policy as given.
     public let policy: TrustPolicy
     /// The pins of the policy's own pinning checked on the leaf in the connection initializers
-    /// (nil: none; pin sets given with ``init(validation:pinSets:now:onReportOnlyFailure:)`` are in ``pinSets``).
+    /// (nil: none; pin sets given with `init(validation:pinSets:now:onReportOnlyFailure:)` are in ``pinSets``).
     public let leafPins: Set<PublicKeyPin>?
     /// Pin sets checked on the leaf, each with its enforcement and expiry, as a host's are on the
     /// other roads: an enforced set that does not match refuses the connection, a report-only one
@@ -167,7 +167,7 @@ public struct PincheckHTTPClient: Sendable {
         self.onReportOnlyFailure = onReportOnlyFailure
     }
 
-    /// A client with pin sets, its validation given as a ``TrustPolicy``.
+    /// A client with pin sets, its validation given as a `TrustPolicy`.
     /// - Throws: `PincheckError` (`policy.invalid`) when `validation` pins too (its pins would not
     ///   be checked as a pin set), or naming the ``Limit`` a set runs into.
     @available(*, deprecated, message: "give the validation as a ValidationPolicy: validation: policy.validation")

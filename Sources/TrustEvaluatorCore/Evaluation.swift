@@ -139,9 +139,7 @@ final class EvaluationPlan: Sendable {
         for certificate in validation.anchors.certificates { window.add(certificate) }
         for certificate in pinOverrideAnchors?.certificates ?? [] { window.add(certificate) }
         for set in pinSets {
-            if case .certificates(let pinned) = set.pinning {
-                for certificate in pinned.certificates { window.add(certificate) }
-            }
+            for certificate in set.pinnedCertificates { window.add(certificate) }
             if let expires = set.expires { window.add(Timestamp.seconds(expires)) }
         }
         for list in validation.revocationLists { window.add(list) }
@@ -161,30 +159,19 @@ final class EvaluationPlan: Sendable {
 /// Source of ``EvaluationPlan`` identities.
 private let planIdentities = Atomic<UInt64>(0)
 
-/// Failures and warnings, each said once.
+/// Failures and warnings, each said once: a finding met on two paths (the anchors' and a pin
+/// set's, say) is the same reason, evidence and all.
 private struct Findings {
     var failures: [Reason] = []
     var warnings: [Reason] = []
 
     mutating func fail(_ reason: Reason) {
-        // OpenSSL may report one problem under two codes (20 then 21, say): say it once.
-        guard !failures.contains(where: { $0.code == reason.code && $0.message == reason.message }) else { return }
-        failures.append(reason)
+        if !failures.contains(reason) { failures.append(reason) }
     }
 
     mutating func warn(_ reason: Reason) {
-        guard !warnings.contains(where: { $0.code == reason.code && $0.message == reason.message }) else { return }
-        warnings.append(reason)
+        if !warnings.contains(reason) { warnings.append(reason) }
     }
-}
-
-/// What one pin set found over its path: the pins' mismatches, which the set's enforcement
-/// decides (reject, report only, or Android's overridePins), kept apart from the chain and name
-/// failures met on the way, which reject whatever the enforcement.
-private struct PinSetOutcome {
-    var mismatches: [Reason] = []
-    var findings = Findings()
-    var matches: [PinMatch] = []
 }
 
 /// The state of one evaluation.
@@ -219,6 +206,8 @@ private struct Run {
     var presentedSCTs: [SignedCertificateTimestamp] = []
     /// True when the plan has pin sets and every one has expired.
     var allPinSetsExpired = false
+    /// Whether some pin set was compared with a path (false when the chain failed before).
+    var pinsCompared = false
     /// Certificates the verifier built paths from (besides the served ones): the validity of each
     /// bounds how long the verdict may be reused.
     var consulted: [Certificate] = []
@@ -257,7 +246,7 @@ private struct Run {
                        evaluationTime: time, reportOnlyFailures: reportOnly, builtPath: basePath ?? path,
                        coverage: plan.coverage == .hostPolicy && allPinSetsExpired ? .pinSetExpired : plan.coverage,
                        hostPolicy: plan.hostPolicy, revocationStatuses: revocationStatuses,
-                       revocationPath: revocationPath, certificateTransparency: transparency)
+                       revocationPath: revocationPath, certificateTransparency: transparency, pinsCompared: pinsCompared)
     }
 
     // MARK: The steps
@@ -291,12 +280,12 @@ private struct Run {
         if validatesChain {
             guard let verified = verifyAgainstAnchors() else { return }
             basePath = verified
-        } else if active.contains(where: { if case .publicKeys = $0.pinning { true } else { false } }) {
+        } else if active.contains(where: { $0.check.matchesOnAnchorsPath }) {
             // Chain validation off: only certificates that certify the leaf by signature may match
             // a key pin (AFNetworking would count any served certificate), and a requested name
             // must still be on the leaf.
             if let peer, !HostCheck.matches(leaf, peer) {
-                found.fail(nameMismatch(peer))
+                found.fail(ChainReasons.nameMismatch(leaf, peer))
                 return
             }
             let linked = SignatureChain.path(from: leaf, through: untrusted + policy.anchors.certificates, maximumDepth: policy.maximumChainDepth)
@@ -306,24 +295,18 @@ private struct Run {
 
         // 4–6. Each pin set is a check over that path.
         var overridesPins: Bool? = nil
+        let input = PinCheckInput(anchorsPath: basePath, leaf: leaf, served: served, untrusted: untrusted, peer: peer, time: time,
+                                  validation: policy)
         for set in active {
-            var outcome = PinSetOutcome()
-            let setPath: VerifiedPath?
-            switch set.pinning {
-            case .none:
-                continue
-            case .publicKeys(let pinned):
-                setPath = basePath
-                if let basePath { matchPublicKeys(pinned, on: basePath, into: &outcome) }
-            case .certificates(let pinned):
-                setPath = evaluateCertificatePins(pinned, into: &outcome)
-            }
-            outcome.findings.warnings.forEach { found.warn($0) }
+            let outcome = set.check.check(input)
+            if tracksConsulted { consulted += outcome.consulted }
+            if outcome.compared { pinsCompared = true }
+            outcome.warnings.forEach { found.warn($0) }
             // A broken chain or name is rejected whatever the pin set's enforcement.
-            outcome.findings.failures.forEach { found.fail($0) }
+            outcome.failures.forEach { found.fail($0) }
             if !outcome.mismatches.isEmpty {
                 switch set.enforcement {
-                case .enforce where outcome.findings.failures.isEmpty && pinsOverridden(&overridesPins):
+                case .enforce where outcome.failures.isEmpty && pinsOverridden(&overridesPins):
                     warn(.pinMismatch, "\(pinsName) did not match, but the chain ends at a trust anchor that overrides pins (Android overridePins); accepted on its validation")
                 case .enforce:
                     outcome.mismatches.forEach { found.fail($0) }
@@ -333,10 +316,10 @@ private struct Run {
                 }
                 continue
             }
-            guard outcome.findings.failures.isEmpty else { continue }
+            guard outcome.failures.isEmpty else { continue }
             matches += outcome.matches
-            if case .certificates = set.pinning, let setPath { path = setPath }
-            if plan.warnsWithoutBackupPin, set.enforcement == .enforce, let setPath,
+            if outcome.reanchored, let own = outcome.path { path = own }
+            if plan.warnsWithoutBackupPin, set.enforcement == .enforce, let setPath = outcome.path,
                set.pinCount < 2 || set.matchesAll(of: setPath.certificates) {
                 warn(.noBackupPin, "\(pinsName) has no backup pin: \(set.pinCount < 2 ? "only one pin" : "every pin matches the current chain"); a key rotation would lock clients out (RFC 7469 §2.5)")
             }
@@ -428,8 +411,10 @@ private struct Run {
             purpose: policy.purpose, revocationLists: policy.revocationLists, revocationScope: policy.revocationScope,
             strictRules: .warningsOnly))
         for error in outcome.errors {
-            let reason = error.reason(at: time, purpose: policy.purpose)
-            if reason.code == .revoked || reason.code == .revocationUnknown { found.fail(reason) }
+            switch error.kind {
+            case .revoked, .revocationUnknown: found.fail(error.reason(at: time, purpose: policy.purpose))
+            default: break
+            }
         }
     }
 
@@ -494,7 +479,7 @@ private struct Run {
 
     /// OpenSSL's strict-rule findings on a chosen path, as warnings.
     private mutating func tolerate(_ outcome: ChainVerification) {
-        for finding in outcome.tolerated { warn(.profileViolation, finding) }
+        ChainReasons.tolerated(outcome).forEach { found.warn($0) }
     }
 
     /// Steps 2–3: OpenSSL verification against the policy's anchors. Records failures; returns the path.
@@ -518,7 +503,7 @@ private struct Run {
             // OpenSSL's path reached no anchor but a path forced onto one did: that one's errors
             // say why (an intermediate anchor for the wrong host is a name mismatch, not an unknown issuer).
             let reachedNone = outcome.errors.contains(where: \.isMissingIssuer)
-            recordChainErrors(reachedNone ? reachedAnchor ?? outcome.errors : outcome.errors, into: &found)
+            recordChainErrors(reachedNone ? reachedAnchor ?? outcome.errors : outcome.errors)
             return nil
         }
         // The path verified but fails the policy's checks: they say why, after the pins.
@@ -563,110 +548,9 @@ private struct Run {
         return nil
     }
 
-    /// Step 5: re-anchor on the pinned certificates (partial chains allowed). Name and validity
-    /// still apply, even with chain validation disabled. Returns the re-anchored path.
-    private mutating func evaluateCertificatePins(_ pinned: PinnedCertificates, into outcome: inout PinSetOutcome) -> VerifiedPath? {
-        let result = ChainVerifier.verify(ChainVerificationRequest(
-            leaf: leaf, untrusted: untrusted, anchors: pinned.anchors, peer: peer, time: time,
-            allowPartialChain: true, maximumDepth: policy.maximumChainDepth,
-            purpose: policy.purpose, revocationLists: policy.revocationLists, revocationScope: policy.revocationScope,
-            strictRules: validatesChain ? .webPKI : .warningsOnly))
-        consult(result)
-        tolerate(result)
-        let configured = pinned.certificates.map(\.publicKeyPin)
-        if !result.succeeded && result.errors.allSatisfy(\.isMissingIssuer) {
-            outcome.mismatches.append(pinMismatch(configured: configured, path: result.builtChain, what: "pinned certificates"))
-            warnAboutPinsOutside(result.builtChain) { pinned.certificates.contains($0) }
-            return nil
-        }
-        guard result.succeeded else {
-            recordChainErrors(result.errors, into: &outcome.findings)
-            return nil
-        }
-        // A pinned leaf is trusted directly, but OpenSSL keeps the issuers it had already found
-        // above it. They are not part of the path the pin anchors: the path ends at its last
-        // pinned certificate (the anchor; always present when verification succeeded).
-        let anchored = result.builtChain.lastIndex(where: pinned.certificates.contains)
-            .map { Array(result.builtChain[...$0]) } ?? result.builtChain
-        let verified = VerifiedPath(anchored, anchoring: .pinnedCertificate)
-        // Walked root first, as AFNetworking does; any byte-equal certificate decides.
-        for (depth, certificate) in verified.certificates.enumerated().reversed() where pinned.certificates.contains(certificate) {
-            outcome.matches.append(PinMatch(pin: certificate.publicKeyPin, depth: depth, certificate: certificate))
-        }
-        if outcome.matches.isEmpty {
-            outcome.mismatches.append(pinMismatch(configured: configured, path: verified.certificates, what: "pinned certificates"))
-        }
-        warnAboutPinsOutside(verified.certificates) { pinned.certificates.contains($0) }
-        return verified
-    }
-
-    /// Step 6: some certificate of the path has a pinned key.
-    private mutating func matchPublicKeys(_ pinned: PinnedPublicKeys, on verified: VerifiedPath, into outcome: inout PinSetOutcome) {
-        for (depth, certificate) in verified.certificates.enumerated() where pinned.admits(depth: depth) {
-            for pin in pinned.matches(certificate) {
-                outcome.matches.append(PinMatch(pin: pin, depth: depth, certificate: certificate))
-            }
-        }
-        if outcome.matches.isEmpty {
-            let what = switch pinned.scope {
-            case .anyCertificate: "pins"
-            case .leaf: "pins for the leaf"
-            case .certificateAuthorities: "pins for the certificates above the leaf"
-            }
-            outcome.mismatches.append(pinMismatch(configured: pinned.pins.sorted(), path: verified.certificates, what: what))
-        }
-        if pinned.pins.contains(where: { $0.algorithm == .sha1 }) {
-            warn(.weakPin, "SHA-1 pins are configured; replace them with sha256/ pins")
-        }
-        warnAboutPinsOutside(verified.certificates) { !pinned.matches($0).isEmpty }
-    }
-
     // MARK: Reasons
 
-    private func pinMismatch(configured: [PublicKeyPin], path: [Certificate], what: String) -> Reason {
-        var evidence = Evidence()
-        evidence.pinsConfigured = configured
-        evidence.pinsOfPath = path.map(\.publicKeyPin)
-        evidence.hostRequested = peer?.text
-        // OkHttp's message: enough to fix the configuration from the message alone.
-        var lines = ["Certificate pinning failure: no certificate of the verified path matches the \(what)."]
-        lines.append("  Verified path:")
-        lines += path.map { "    \($0.publicKeyPin) : \($0.subject)" }
-        lines.append("  Pinned for \(peer?.text ?? "this policy"):")
-        lines += configured.map { "    \($0)" }
-        return Reason(.pinMismatch, lines.joined(separator: "\n"), evidence: evidence)
-    }
-
-    private func nameMismatch(_ peer: PeerName) -> Reason {
-        var evidence = Evidence()
-        evidence.hostRequested = peer.text
-        evidence.namesPresented = leaf.dnsNames + leaf.ipAddresses
-        let names = evidence.namesPresented!.isEmpty ? "no DNS or IP subjectAltName" : evidence.namesPresented!.joined(separator: ", ")
-        return switch peer {
-        case .dns(let name):
-            Reason(.hostMismatch, "the certificate is not valid for \(name); it names \(names)", evidence: evidence)
-        case .ipAddress(let address):
-            Reason(.ipAddressMismatch, "the certificate is not valid for IP address \(address); it names \(names)", evidence: evidence)
-        }
-    }
-
-    private mutating func warnAboutPinsOutside(_ path: [Certificate], matching: (Certificate) -> Bool) {
-        for certificate in served where !path.contains(certificate) && matching(certificate) {
-            var evidence = Evidence()
-            evidence.pinsOfPath = path.map(\.publicKeyPin)
-            warn(.pinOutsideVerifiedPath,
-                 "a pin matches the served certificate \(certificate.subject), which is not on the verified path; it was not counted",
-                 evidence: evidence)
-        }
-    }
-
-    private func recordChainErrors(_ errors: [ChainVerificationError], into findings: inout Findings) {
-        for error in errors {
-            if error.isNameMismatch, let peer {
-                findings.fail(nameMismatch(peer))
-            } else {
-                findings.fail(error.reason(at: time, purpose: policy.purpose))
-            }
-        }
+    private mutating func recordChainErrors(_ errors: [ChainVerificationError]) {
+        ChainReasons.failures(errors, leaf: leaf, peer: peer, time: time, purpose: policy.purpose).forEach { found.fail($0) }
     }
 }

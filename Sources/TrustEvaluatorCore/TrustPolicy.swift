@@ -162,100 +162,13 @@ public struct TrustPolicy: Sendable {
     }
 }
 
-/// A non-empty set of pinned certificates, ready to anchor a path.
-public struct PinnedCertificates: Sendable {
-    /// The pinned certificates, without duplicates, in the order given.
-    public let certificates: [Certificate]
-    /// The pinned certificates as an anchor set, built once.
-    let anchors: TrustAnchors
-
-    /// - Throws: ``PincheckError`` (`pin.empty-set`) when `certificates` is empty: certificate
-    ///   pinning with nothing pinned fails closed at construction.
-    public init(_ certificates: [Certificate]) throws(PincheckError) {
-        var unique: [Certificate] = []
-        for certificate in certificates where !unique.contains(certificate) { unique.append(certificate) }
-        guard !unique.isEmpty else {
-            throw PincheckError(.emptyPinSet, "certificate pinning needs at least one pinned certificate")
+extension TrustPolicy.Pinning {
+    /// The flavour's check; nil for `.none`. The one place a pinning mode is turned into its check.
+    var check: (any PinCheck)? {
+        switch self {
+        case .none: nil
+        case .certificates(let pinned): pinned
+        case .publicKeys(let pinned): pinned
         }
-        self.certificates = unique
-        self.anchors = try TrustAnchors(certificates: unique)
-    }
-
-    /// Reads the pinned certificates from PEM or DER files.
-    /// - Throws: ``PincheckError`` naming the unreadable or malformed file, or `pin.empty-set`.
-    public init(contentsOf paths: [String]) throws(PincheckError) {
-        var all: [Certificate] = []
-        for path in paths { all += try Certificate.load(contentsOf: path) }
-        try self.init(all)
-    }
-}
-
-/// A non-empty set of SPKI pins, and where on the verified path they may match.
-public struct PinnedPublicKeys: Sendable {
-    /// Which certificates of the verified path the pins are matched against.
-    public enum Scope: Sendable, Hashable {
-        /// Any certificate of the path, leaf to anchor (RFC 7469, OkHttp, TrustKit, Android).
-        case anyCertificate
-        /// The leaf only (Apple's `NSPinnedLeafIdentities`).
-        case leaf
-        /// Any certificate above the leaf, the anchor included (Apple's `NSPinnedCAIdentities`).
-        case certificateAuthorities
-    }
-
-    /// The pins.
-    public let pins: Set<PublicKeyPin>
-    /// Where on the verified path the pins may match; ``Scope/anyCertificate`` by default.
-    public let scope: Scope
-    /// Whether any pin is SHA-1 (checked once, not on every match).
-    private let hasSHA1Pins: Bool
-
-    /// - Parameters:
-    ///   - pins: Pins given as hashes.
-    ///   - certificates: Certificates whose keys are pinned (their SHA-256 SPKI pins are added).
-    ///   - scope: Where on the verified path the pins may match.
-    /// - Throws: ``PincheckError`` (`pin.empty-set`) when no pin results.
-    public init(pins: some Sequence<PublicKeyPin> = [], certificates: [Certificate] = [], scope: Scope = .anyCertificate) throws(PincheckError) {
-        let all = Set(pins).union(certificates.map(\.publicKeyPin))
-        guard !all.isEmpty else {
-            throw PincheckError(.emptyPinSet, "public-key pinning needs at least one pin")
-        }
-        self.pins = all
-        self.scope = scope
-        self.hasSHA1Pins = all.contains { $0.algorithm == .sha1 }
-    }
-
-    /// A set no chain can match: Apple's empty `NSPinnedLeafIdentities` or `NSPinnedCAIdentities`,
-    /// which blocks the domain. Every evaluation under it is `pin.mismatch`.
-    package init(blockingEverythingIn scope: Scope) {
-        self.pins = []
-        self.scope = scope
-        self.hasSHA1Pins = false
-    }
-
-    /// Whether the certificate at `depth` of the verified path (0: the leaf) may match these pins.
-    func admits(depth: Int) -> Bool {
-        switch scope {
-        case .anyCertificate: true
-        case .leaf: depth == 0
-        case .certificateAuthorities: depth > 0
-        }
-    }
-
-    /// Parses pin strings (`sha256/…`, bare base64, `pin-sha256="…"`).
-    /// - Throws: ``PincheckError`` naming the first malformed pin, or `pin.empty-set`.
-    public init(parsing strings: [String]) throws(PincheckError) {
-        var pins: [PublicKeyPin] = []
-        for string in strings { pins.append(try PublicKeyPin(string)) }
-        try self.init(pins: pins)
-    }
-
-    /// The pins of `certificate` in this set (its SHA-256 pin, or its SHA-1 pin if that is pinned).
-    func matches(_ certificate: Certificate) -> [PublicKeyPin] {
-        var result: [PublicKeyPin] = []
-        if pins.contains(certificate.publicKeyPin) { result.append(certificate.publicKeyPin) }
-        if hasSHA1Pins, pins.contains(certificate.publicKeySHA1Pin) {
-            result.append(certificate.publicKeySHA1Pin)
-        }
-        return result
     }
 }

@@ -37,10 +37,7 @@ public struct Verdict: Sendable {
     /// refused before its pins were compared (``pinsCompared``).
     package var pinsFound: [PinMatch] { judgement.pinsFound }
     /// False when the chain was refused before any pin was compared with it (no path to the anchors).
-    package var pinsCompared: Bool {
-        isTrusted || !pinsFound.isEmpty || !reportOnlyFailures.isEmpty
-            || failures.contains { $0.code == .pinMismatch || $0.code == .noUsablePins }
-    }
+    package var pinsCompared: Bool { isTrusted || judgement.pinsCompared }
 
     /// What was found about the certificates, shared by every reuse of the verdict (a verdict-cache
     /// hit copies one reference, not every reason, path and policy).
@@ -59,10 +56,13 @@ public struct Verdict: Sendable {
         let revocationStatuses: [RevocationStatus]
         let revocationPath: [Certificate]?
         let certificateTransparency: CertificateTransparency.Assessment?
+        let pinsCompared: Bool
 
         init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, checkedHost: String?,
              pinsFound: [PinMatch], reportOnlyFailures: [Reason], builtPath: VerifiedPath?, coverage: Coverage, hostPolicy: HostPolicy?,
-             revocationStatuses: [RevocationStatus], revocationPath: [Certificate]?, certificateTransparency: CertificateTransparency.Assessment?) {
+             revocationStatuses: [RevocationStatus], revocationPath: [Certificate]?, certificateTransparency: CertificateTransparency.Assessment?,
+             pinsCompared: Bool) {
+            self.pinsCompared = pinsCompared
             self.revocationStatuses = revocationStatuses
             self.certificateTransparency = certificateTransparency
             self.revocationPath = revocationPath
@@ -126,12 +126,14 @@ public struct Verdict: Sendable {
          checkedHost: String?, pinsFound: [PinMatch], evaluationTime: Date,
          reportOnlyFailures: [Reason] = [], builtPath: VerifiedPath? = nil, coverage: Coverage = .everyHost,
          hostPolicy: HostPolicy? = nil, reports: [PinFailureReport] = [], revocationStatuses: [RevocationStatus] = [],
-         revocationPath: [Certificate]? = nil, certificateTransparency: CertificateTransparency.Assessment? = nil) {
+         revocationPath: [Certificate]? = nil, certificateTransparency: CertificateTransparency.Assessment? = nil,
+         pinsCompared: Bool = false) {
         judgement = Judgement(failures: failures, warnings: warnings, verifiedPath: verifiedPath, checkedHost: checkedHost,
                               pinsFound: pinsFound, reportOnlyFailures: reportOnlyFailures,
                               builtPath: builtPath ?? verifiedPath,
                               coverage: coverage, hostPolicy: hostPolicy, revocationStatuses: revocationStatuses,
-                              revocationPath: revocationPath, certificateTransparency: certificateTransparency)
+                              revocationPath: revocationPath, certificateTransparency: certificateTransparency,
+                              pinsCompared: pinsCompared)
         self.servedChain = servedChain
         self.evaluationTime = evaluationTime
         self.reports = reports
@@ -199,11 +201,11 @@ extension Verdict {
         let mismatch = Reason(.pinMismatch, lines.joined(separator: "\n"), evidence: evidence)
         guard reportOnly else {
             return Verdict(failures: [mismatch], warnings: [], verifiedPath: nil, servedChain: [leaf], checkedHost: nil,
-                           pinsFound: [], evaluationTime: time)
+                           pinsFound: [], evaluationTime: time, pinsCompared: true)
         }
         let warning = Reason(.reportOnlyFailure, "the report-only pin set did not match the leaf; the connection is allowed")
         return Verdict(failures: [], warnings: [warning], verifiedPath: nil, servedChain: [leaf], checkedHost: nil,
-                       pinsFound: [], evaluationTime: time, reportOnlyFailures: [mismatch])
+                       pinsFound: [], evaluationTime: time, reportOnlyFailures: [mismatch], pinsCompared: true)
     }
 }
 
@@ -216,7 +218,7 @@ extension Verdict {
                                             checkedHost: j.checkedHost, pinsFound: j.pinsFound, reportOnlyFailures: j.reportOnlyFailures,
                                             builtPath: j.builtPath, coverage: j.coverage, hostPolicy: j.hostPolicy,
                                             revocationStatuses: j.revocationStatuses, revocationPath: j.revocationPath,
-                                            certificateTransparency: j.certificateTransparency),
+                                            certificateTransparency: j.certificateTransparency, pinsCompared: j.pinsCompared),
                        servedChain: servedChain, evaluationTime: evaluationTime, reports: reports)
     }
 }

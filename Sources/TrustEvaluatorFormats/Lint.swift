@@ -55,13 +55,8 @@ extension Configuration {
             if let expires = set.expires, expires <= time {
                 add(.error, "pin-set-expired", "the pin set expired on \(Timestamp.day(expires)); the host is effectively unpinned")
             }
-            var certificates: [Certificate] = []
-            var pins: [PublicKeyPin] = []
-            switch set.pinning {
-            case .none: break
-            case .certificates(let pinned): certificates = pinned.certificates; pins = certificates.map(\.publicKeyPin)
-            case .publicKeys(let pinned): pins = pinned.pins.sorted()
-            }
+            let certificates = set.pinnedCertificates
+            let pins = set.keyPins
             for pin in pins where pin.algorithm == .sha1 {
                 add(.warning, "sha1-pin", "\(pin) is a SHA-1 pin; use sha256/")
             }

@@ -15,7 +15,7 @@ import TrustEvaluator
 public struct NIOHTTPSReporter: Reporter {
     /// How the collector's chain is judged.
     public let validationPolicy: ValidationPolicy
-    /// How the collector's chain is judged, as a ``TrustPolicy`` without pins.
+    /// How the collector's chain is judged, as a `TrustPolicy` without pins.
     @available(*, deprecated, renamed: "validationPolicy")
     public var validation: TrustPolicy { TrustPolicy(pinning: .none, validation: validationPolicy) }
     /// The loops the connections run on.
@@ -34,7 +34,7 @@ public struct NIOHTTPSReporter: Reporter {
         self.timeout = timeout
     }
 
-    /// A reporter whose collector validation is given as a ``TrustPolicy`` whose pinning is not used.
+    /// A reporter whose collector validation is given as a `TrustPolicy` whose pinning is not used.
     @available(*, deprecated, message: "give the validation as a ValidationPolicy (a TrustPolicy's pins were ignored here): validation: policy.validation")
     @_disfavoredOverload
     public init(validation: TrustPolicy = TrustPolicy(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,

@@ -55,3 +55,36 @@ struct ValidationPolicyTests {
         #expect(try manager.evaluate(Fixtures.chain("rsa-good"), host: Fixtures.host, at: Fixtures.time).isTrusted)
     }
 }
+
+/// Each pin set is a check over the verified path (``PinCheck``); whether its pins were compared
+/// at all is recorded by the evaluation, not found again from reason codes.
+@Suite("pin checks")
+struct PinCheckTests {
+    static func verdict(_ pinning: TrustPolicy.Pinning, anchors: TrustAnchors) throws -> Verdict {
+        let host = HostPolicy(pattern: try HostPattern(Fixtures.host, publicSuffixes: nil), pinSets: [try PinSet(pinning)],
+                              validation: ValidationPolicy(anchors: anchors))
+        return try TrustManager(policies: [host]).evaluate(Fixtures.chain("rsa-good"), host: Fixtures.host, at: Fixtures.time)
+    }
+
+    @Test("pins are compared on a verified path: a mismatch says so, a chain refused first does not")
+    func comparedOnlyOnAVerifiedPath() throws {
+        let mismatch = try Self.verdict(try Fixtures.keyPins("ec-intermediate"), anchors: Fixtures.anchors)
+        #expect(mismatch.failures.map(\.code) == [.pinMismatch])
+        #expect(mismatch.pinsCompared)
+
+        let foreign = try TrustAnchors(certificates: [Fixtures.attackerRoot])
+        let refused = try Self.verdict(try Fixtures.keyPins("rsa-intermediate"), anchors: foreign)
+        #expect(refused.failures.map(\.code) == [.unknownIssuer])
+        #expect(!refused.pinsCompared)
+        #expect(refused.pinsFound.isEmpty)
+    }
+
+    @Test("certificate pinning compares on its own re-anchored path, and its matches are the verdict's")
+    func certificatePinsReanchor() throws {
+        let verdict = try Self.verdict(try Fixtures.certificatePins("rsa-intermediate"), anchors: Fixtures.anchors)
+        #expect(verdict.isTrusted)
+        #expect(verdict.verifiedPath?.anchoring == .pinnedCertificate)
+        #expect(verdict.verifiedPath?.certificates.last == Fixtures.rsaIntermediate)
+        #expect(verdict.matchedPins.map(\.depth) == [1])
+    }
+}

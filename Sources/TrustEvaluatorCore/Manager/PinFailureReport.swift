@@ -35,11 +35,7 @@ public struct PinFailureReport: Sendable, Encodable, Hashable {
         validatedCertificateChain = validated.map(\.pemEncoded)
         var pins: [String] = []
         for set in active {
-            switch set.pinning {
-            case .none: break
-            case .certificates(let pinned): pins += pinned.certificates.map { "pin-sha256=\"\($0.publicKeyPin.base64)\"" }
-            case .publicKeys(let pinned): pins += pinned.pins.sorted().map { "pin-\($0.algorithm.rawValue)=\"\($0.base64)\"" }
-            }
+            pins += set.keyPins.map { "pin-\($0.algorithm.rawValue)=\"\($0.base64)\"" }
         }
         knownPins = pins
         reportURIs = policy.reportURIs
