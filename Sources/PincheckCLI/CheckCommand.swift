@@ -307,7 +307,8 @@ struct ConnectionJSON: Encodable {
     }
 }
 
-/// The human report of one `check`: verdict first, then reasons, warnings, pins, paths, connection.
+/// The human report of one `check`: the verdict's report, with the connection it came from, or
+/// the network failure that left nothing to evaluate.
 struct CheckReport {
     let outcome: CheckOutcome
     let console: Console
@@ -319,91 +320,11 @@ struct CheckReport {
             console.line()
             console.line("  \(console.paint(error.code.description, .red))  \(Terminal.printable(error.message))")
         case .evaluated(let probe, let verdict):
-            render(probe, verdict)
+            var report = VerdictReport(verdict: verdict, subject: "\(outcome.target)", console: console)
+            report.allowed = outcome.status == .trusted
+            report.extraWarnings = outcome.extraWarnings.map { ($0.code, $0.message) }
+            report.connection = probe
+            report.render()
         }
-    }
-
-    private func render(_ probe: ProbeResult, _ verdict: Verdict) {
-        let headline = VerdictReport.headline(verdict, allowed: outcome.status == .trusted, console: console)
-        let name = verdict.checkedHost.map { "for \($0)" } ?? "(no host name checked)"
-        console.line("\(console.paint(headline, .bold))  \(outcome.target) \(name) at \(Format.timestamp(verdict.evaluationTime))")
-        if !verdict.failures.isEmpty {
-            console.line()
-            console.line("Reasons:")
-            for reason in verdict.failures { reasonLines(reason.code.description, reason.message, .red) }
-            for hint in VerdictReport.hints(for: verdict) { console.line("  hint: \(hint)") }
-        }
-        let warnings = verdict.warnings.map { ($0.code.description, $0.message) } + outcome.extraWarnings.map { ($0.code, $0.message) }
-        if !warnings.isEmpty {
-            console.line()
-            console.line("Warnings:")
-            for (code, message) in warnings { reasonLines(code, message, .yellow) }
-        }
-        VerdictReport.revocationSection(verdict, console)
-        if !verdict.matchedPins.isEmpty {
-            console.line()
-            console.line("Pins matched:")
-            for match in verdict.matchedPins {
-                console.line("  \(console.paint(match.pin.description, .green))  depth \(match.depth)  \(match.certificate.subject)")
-            }
-        }
-        console.line()
-        if let shown = Format.reportedPath(verdict) {
-            console.line(shown.heading)
-            table(shown.path.certificates, time: verdict.evaluationTime, matched: shown.pinnedDepths)
-        } else {
-            console.line("Verified path: none could be built.")
-        }
-        console.line()
-        console.line("Served chain (\(probe.servedChain.count) certificate\(probe.servedChain.count == 1 ? "" : "s"), as sent):")
-        table(probe.servedChain, time: verdict.evaluationTime, matched: [])
-        if verdict.certificateTransparency != nil {
-            // Under a CT policy every SCT is verified and judged: the policy's section says how.
-            VerdictReport.transparencySection(verdict, console)
-        } else if !probe.signedCertificateTimestamps.isEmpty {
-            console.line()
-            console.line("Signed certificate timestamps (captured, not verified):")
-            sctTable(probe.signedCertificateTimestamps)
-        }
-        console.line()
-        let ocsp = probe.stapledOCSPResponse.map { "stapled (\(probe.stapledOCSPStatus ?? "?"), \($0.count) bytes)" } ?? "not stapled"
-        console.line("Connection: \(probe.peerAddress) port \(probe.port), SNI \(probe.serverName ?? "none"), \(probe.protocolVersion) \(probe.cipher), group \(probe.keyExchangeGroup ?? "none"), ALPN \(probe.alpn ?? "none"), OCSP \(ocsp)")
-    }
-
-    private func reasonLines(_ code: String, _ message: String, _ colour: Console.Colour) {
-        // Messages quote what the peer sent (its names): no control character reaches the terminal.
-        let lines = Terminal.printable(message, keepingNewlines: true).split(separator: "\n", omittingEmptySubsequences: false)
-        console.line("  \(console.paint(code, colour))  \(lines.first ?? "")")
-        for line in lines.dropFirst() { console.line("    \(line)") }
-    }
-
-    /// One line per SCT: where it came from, the log (base64 ID, shortened), when, how signed.
-    private func sctTable(_ timestamps: [SignedCertificateTimestamp]) {
-        var table = Table()
-        for sct in timestamps {
-            guard sct.isVersion1 else {
-                table.add([sct.source.rawValue, "version \(Format.sctVersion(sct)), not read"])
-                continue
-            }
-            table.add([sct.source.rawValue, "log \(sct.logIDBase64.prefix(12))…",
-                       Format.timestamp(milliseconds: sct.timestampMilliseconds), sct.signatureAlgorithm ?? "unknown signature algorithm"])
-        }
-        table.render(indent: "  ").forEach(console.line)
-    }
-
-    private func table(_ certificates: [Certificate], time: Date, matched: Set<Int>) {
-        var table = Table()
-        for (depth, certificate) in certificates.enumerated() {
-            let days = Format.daysLeft(certificate, at: time)
-            let expiry = days < 0
-                ? console.paint("expired \(Format.day(certificate.notAfter))", .red)
-                : "expires \(Format.day(certificate.notAfter)) (\(days) days left)"
-            let pin = matched.contains(depth)
-                ? console.paint("\(certificate.publicKeyPin) ✓ pinned", .green)
-                : certificate.publicKeyPin.description
-            table.add(["\(depth)", certificate.subject, "\(certificate.publicKey) key, \(expiry)"])
-            table.add(["", "issuer: \(certificate.issuer)", pin])
-        }
-        table.render(indent: "  ").forEach(console.line)
     }
 }

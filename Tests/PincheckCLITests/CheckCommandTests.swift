@@ -56,6 +56,8 @@ struct CheckCommandTests {
         // The human headline says a report-only set failed (it could never print before).
         let human = F.run(["check", server.target, "--host", "example.test", "--config", path] + F.at)
         #expect(human.output.hasPrefix("TRUSTED (report-only pin failure)  "), "\(human.output)")
+        // verify and check print through one report: the failure that did not count is shown too.
+        #expect(human.output.contains("Recorded failures (report-only):\n  pin.mismatch  "), "\(human.output)")
         let unlisted = F.run(["check", server.target, "--host", "api.example.test", "--config", path] + F.at)
         #expect(unlisted.status == 1)
         #expect(unlisted.output.contains("policy.host-not-listed"))

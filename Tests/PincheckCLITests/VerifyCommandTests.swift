@@ -15,6 +15,18 @@ struct VerifyCommandTests {
         #expect(result.output.contains("CN=Pincheck Test RSA Root CA"))
     }
 
+    @Test("verify prints check's report: the pins matched, and both certificate lines with key and issuer")
+    func sameReportAsCheck() throws {
+        let pin = try #require(try PinsCommandTests.referencePins()["rsa-intermediate"])
+        let result = F.run(["verify", F.path("chains/rsa-good.pem"), "--host", "www.example.test", "--pin", pin] + F.anchors + F.at)
+        #expect(result.status == 0)
+        #expect(result.output.contains("Pins matched:\n  \(pin)  depth 1  CN=Pincheck Test RSA Intermediate CA"), "\(result.output)")
+        #expect(result.output.contains("issuer: CN=Pincheck Test RSA Intermediate CA,O=Pincheck Tests"))
+        #expect(result.output.contains("RSA 2048 key, expires 2099-12-31"))
+        #expect(result.output.contains("Served chain (2 certificates):"), "no connection: the chain is the file's, not 'as sent'")
+        #expect(!result.output.contains("Connection:"))
+    }
+
     @Test("an expired leaf is not trusted, exit 1, and the reason is named")
     func expired() {
         let result = F.run(["verify", F.path("chains/rsa-expired.pem"), "--host", "www.example.test"] + F.anchors + F.at)

@@ -1,12 +1,30 @@
 import FoundationEssentials
 import ServerTrust
 import TrustEvaluator
+import PincheckTLS
 
-/// The human-readable report of one evaluation: verdict first, then reasons, warnings, paths.
+/// The human report of one evaluation, for every command that prints one (`verify`, `check`):
+/// verdict first, then reasons, warnings, revocation, pins, paths, and for a connection what it
+/// carried.
 struct VerdictReport {
     let verdict: Verdict
+    /// What was evaluated: a chain file, or the target connected to.
     let subject: String
     let console: Console
+    /// Whether the verdict lets the connection go on (``Disposition``'s answer unless the command's differs).
+    var allowed: Bool
+    /// Warnings the command adds to the verdict's (about its own options).
+    var extraWarnings: [(code: String, message: String)] = []
+    /// The connection the chain came from, when there was one: its SCTs and parameters are shown.
+    var connection: ProbeResult? = nil
+
+    init(verdict: Verdict, subject: String, console: Console) {
+        self.verdict = verdict
+        self.subject = subject
+        self.console = console
+        self.allowed = Disposition(serverTrust: verdict).allowsConnection
+    }
+
     /// What to do about the refusals a development certificate meets first.
     static func hints(for verdict: Verdict) -> [String] {
         let codes = Set(verdict.failures.map(\.code))
@@ -29,38 +47,59 @@ struct VerdictReport {
     }
 
     func render() {
-        let time = Format.timestamp(verdict.evaluationTime)
-        let allowed = Disposition(serverTrust: verdict).allowsConnection
         let headline = Self.headline(verdict, allowed: allowed, console: console)
         let name = verdict.checkedHost.map { "for \($0)" } ?? "(no host name checked)"
-        console.line("\(console.paint(headline, .bold))  \(subject) \(name) at \(time)")
+        console.line("\(console.paint(headline, .bold))  \(subject) \(name) at \(Format.timestamp(verdict.evaluationTime))")
 
         if !verdict.failures.isEmpty {
             console.line()
             console.line("Reasons:")
-            for reason in verdict.failures { reasonLines(reason, colour: .red) }
+            for reason in verdict.failures { reasonLines(reason.code.description, reason.message, .red) }
             for hint in Self.hints(for: verdict) { console.line("  hint: \(hint)") }
         }
         if !verdict.reportOnlyFailures.isEmpty {
             console.line()
             console.line("Recorded failures (report-only):")
-            for reason in verdict.reportOnlyFailures { reasonLines(reason, colour: .red) }
+            for reason in verdict.reportOnlyFailures { reasonLines(reason.code.description, reason.message, .red) }
         }
-        if !verdict.warnings.isEmpty {
+        let warnings = verdict.warnings.map { ($0.code.description, $0.message) } + extraWarnings
+        if !warnings.isEmpty {
             console.line()
             console.line("Warnings:")
-            for reason in verdict.warnings { reasonLines(reason, colour: .yellow) }
+            for (code, message) in warnings { reasonLines(code, message, .yellow) }
         }
         Self.revocationSection(verdict, console)
-        Self.transparencySection(verdict, console)
-        if let shown = Format.reportedPath(verdict) {
+        if !verdict.matchedPins.isEmpty {
             console.line()
-            console.line(shown.heading)
-            certificateTable(shown.path.certificates, matched: shown.pinnedDepths)
+            console.line("Pins matched:")
+            for match in verdict.matchedPins {
+                console.line("  \(console.paint(match.pin.description, .green))  depth \(match.depth)  \(match.certificate.subject)")
+            }
         }
         console.line()
-        console.line("Served chain (\(verdict.servedChain.count) certificate\(verdict.servedChain.count == 1 ? "" : "s")):")
+        if let shown = Format.reportedPath(verdict) {
+            console.line(shown.heading)
+            certificateTable(shown.path.certificates, matched: shown.pinnedDepths)
+        } else {
+            console.line("Verified path: none could be built.")
+        }
+        console.line()
+        let count = "\(verdict.servedChain.count) certificate\(verdict.servedChain.count == 1 ? "" : "s")"
+        console.line("Served chain (\(count)\(connection == nil ? "" : ", as sent")):")
         certificateTable(verdict.servedChain, matched: [])
+        if verdict.certificateTransparency != nil {
+            // Under a CT policy every SCT is verified and judged: the policy's section says how.
+            Self.transparencySection(verdict, console)
+        } else if let connection, !connection.signedCertificateTimestamps.isEmpty {
+            console.line()
+            console.line("Signed certificate timestamps (captured, not verified):")
+            sctTable(connection.signedCertificateTimestamps)
+        }
+        if let probe = connection {
+            console.line()
+            let ocsp = probe.stapledOCSPResponse.map { "stapled (\(probe.stapledOCSPStatus ?? "?"), \($0.count) bytes)" } ?? "not stapled"
+            console.line("Connection: \(probe.peerAddress) port \(probe.port), SNI \(probe.serverName ?? "none"), \(probe.protocolVersion) \(probe.cipher), group \(probe.keyExchangeGroup ?? "none"), ALPN \(probe.alpn ?? "none"), OCSP \(ocsp)")
+        }
     }
 
     /// What the CRL distribution points said, one line each (nothing when none was consulted).
@@ -105,22 +144,40 @@ struct VerdictReport {
         table.render(indent: "  ").forEach(console.line)
     }
 
-    private func reasonLines(_ reason: Reason, colour: Console.Colour) {
+    private func reasonLines(_ code: String, _ message: String, _ colour: Console.Colour) {
         // Messages quote what the peer sent (its names): no control character reaches the terminal.
-        let lines = Terminal.printable(reason.message, keepingNewlines: true).split(separator: "\n", omittingEmptySubsequences: false)
-        console.line("  \(console.paint(reason.code.description, colour))  \(lines.first ?? "")")
+        let lines = Terminal.printable(message, keepingNewlines: true).split(separator: "\n", omittingEmptySubsequences: false)
+        console.line("  \(console.paint(code, colour))  \(lines.first ?? "")")
         for line in lines.dropFirst() { console.line("    \(line)") }
     }
 
+    /// One line per SCT: where it came from, the log (base64 ID, shortened), when, how signed.
+    private func sctTable(_ timestamps: [SignedCertificateTimestamp]) {
+        var table = Table()
+        for sct in timestamps {
+            guard sct.isVersion1 else {
+                table.add([sct.source.rawValue, "version \(Format.sctVersion(sct)), not read"])
+                continue
+            }
+            table.add([sct.source.rawValue, "log \(sct.logIDBase64.prefix(12))…",
+                       Format.timestamp(milliseconds: sct.timestampMilliseconds), sct.signatureAlgorithm ?? "unknown signature algorithm"])
+        }
+        table.render(indent: "  ").forEach(console.line)
+    }
+
+    /// Two lines per certificate: subject, key and expiry; issuer and key pin (marked when pinned).
     private func certificateTable(_ certificates: [Certificate], matched: Set<Int>) {
         var table = Table()
         for (depth, certificate) in certificates.enumerated() {
             let days = Format.daysLeft(certificate, at: verdict.evaluationTime)
             let expiry = days < 0
                 ? console.paint("expired \(Format.day(certificate.notAfter))", .red)
-                : "expires \(Format.day(certificate.notAfter)) (\(days) days)"
-            let pin = matched.contains(depth) ? console.paint("\(certificate.publicKeyPin) ✓ pinned", .green) : certificate.publicKeyPin.description
-            table.add(["\(depth)", certificate.subject, expiry, pin])
+                : "expires \(Format.day(certificate.notAfter)) (\(days) days left)"
+            let pin = matched.contains(depth)
+                ? console.paint("\(certificate.publicKeyPin) ✓ pinned", .green)
+                : certificate.publicKeyPin.description
+            table.add(["\(depth)", certificate.subject, "\(certificate.publicKey) key, \(expiry)"])
+            table.add(["", "issuer: \(certificate.issuer)", pin])
         }
         table.render(indent: "  ").forEach(console.line)
     }
