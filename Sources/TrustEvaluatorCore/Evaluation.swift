@@ -66,7 +66,7 @@ final class EvaluationPlan: Sendable {
         diagnostics?(.evaluationStarted(host: requested?.text, time: time, servedCount: served.count))
         guard served.count <= Limits.maximumServedChainLength else {
             // A resource limit, checked before any verification work.
-            let reason = Reason(.tooLong, "the peer served \(served.count) certificates; chains of more than \(Limits.maximumServedChainLength) are refused without being verified")
+            let reason = Reason(.tooLong, "the peer served \(served.count) certificates; chains of more than \(Limits.maximumServedChainLength) are refused without being verified", requirement: .chain)
             diagnostics?(.decided(trusted: false))
             return Verdict(failures: [reason], warnings: [], verifiedPath: nil, servedChain: served,
                            checkedHost: requested?.text, pinsFound: [], evaluationTime: time, coverage: coverage, hostPolicy: hostPolicy)
@@ -106,12 +106,12 @@ final class EvaluationPlan: Sendable {
         case (.required, let peer?):
             run.peer = peer
         case (.required, nil):
-            run.warn(.hostNotChecked, "no host name was given, so the certificate was not checked against any name")
+            run.warn(.hostNotChecked, "no host name was given, so the certificate was not checked against any name", requirement: .name)
         case (.disabled(let because), _):
-            run.warn(.hostNotChecked, "host name validation is disabled (\(because)): a valid certificate for any host is accepted")
+            run.warn(.hostNotChecked, "host name validation is disabled (\(because)): a valid certificate for any host is accepted", requirement: .name)
         }
         if case .disabled(let because) = validation.chainValidation {
-            run.warn(.chainNotValidated, "chain validation is disabled (\(because))")
+            run.warn(.chainNotValidated, "chain validation is disabled (\(because))", requirement: .chain)
         }
         run.decide()
 
@@ -235,8 +235,8 @@ private struct Run {
         return false
     }
 
-    mutating func warn(_ code: Reason.Code, _ message: String, evidence: Evidence = Evidence()) {
-        found.warn(Reason(code, message, evidence: evidence))
+    mutating func warn(_ code: Reason.Code, _ message: String, evidence: Evidence = Evidence(), requirement: Reason.Requirement) {
+        found.warn(Reason(code, message, evidence: evidence, requirement: requirement))
     }
 
     func verdict() -> Verdict {
@@ -254,7 +254,7 @@ private struct Run {
     mutating func decide() {
         decideTrust()
         if plan.coverage == .unlistedRefused, let peer {
-            found.fail(Reason(.hostNotListed, "\(peer.text) matches no pinning policy, and every host must be evaluated by one (allHostsMustBeEvaluated)"))
+            found.fail(Reason(.hostNotListed, "\(peer.text) matches no pinning policy, and every host must be evaluated by one (allHostsMustBeEvaluated)", requirement: .hostPolicy))
         }
     }
 
@@ -262,18 +262,18 @@ private struct Run {
         // A CRL without a cRLNumber cannot be ordered against a newer one (RFC 5280 §5.2.3): refuse
         // to rely on it rather than let a stale list vouch for a certificate.
         for (index, crl) in policy.revocationLists.enumerated() where !crl.hasNumber {
-            found.fail(Reason(.revocationUnknown, "supplied CRL #\(index + 1) has no cRLNumber extension (RFC 5280 §5.2.3), so it cannot be used"))
+            found.fail(Reason(.revocationUnknown, "supplied CRL #\(index + 1) has no cRLNumber extension (RFC 5280 §5.2.3), so it cannot be used", requirement: .revocation))
         }
         let active = plan.pinSets.filter { set in
             guard let expires = set.expires, time >= expires else { return true }
-            warn(.pinSetExpired, "\(pinsName) expired on \(Timestamp.day(expires)); only default validation applied")
+            warn(.pinSetExpired, "\(pinsName) expired on \(Timestamp.day(expires)); only default validation applied", requirement: .pins)
             return false
         }
         allPinSetsExpired = !plan.pinSets.isEmpty && active.isEmpty
         // 1. AFNetworking's guard: checking a name on a chain nobody validates means nothing
         //    unless something is pinned.
         if peer != nil, !validatesChain, active.isEmpty {
-            found.fail(Reason(.selfSignedRequiresPinning, "validating a host name with chain validation disabled requires pinning: without pins anyone can make a certificate for any name"))
+            found.fail(Reason(.selfSignedRequiresPinning, "validating a host name with chain validation disabled requires pinning: without pins anyone can make a certificate for any name", requirement: .hostPolicy))
             return
         }
         // 2–3. The path to the anchors, verified once for every pin set.
@@ -307,12 +307,12 @@ private struct Run {
             if !outcome.mismatches.isEmpty {
                 switch set.enforcement {
                 case .enforce where outcome.failures.isEmpty && pinsOverridden(&overridesPins):
-                    warn(.pinMismatch, "\(pinsName) did not match, but the chain ends at a trust anchor that overrides pins (Android overridePins); accepted on its validation")
+                    warn(.pinMismatch, "\(pinsName) did not match, but the chain ends at a trust anchor that overrides pins (Android overridePins); accepted on its validation", requirement: .pins)
                 case .enforce:
                     outcome.mismatches.forEach { found.fail($0) }
                 case .reportOnly:
                     reportOnly += outcome.mismatches
-                    warn(.reportOnlyFailure, "the report-only \(pinsNoun) did not match; the connection is allowed and a report is due")
+                    warn(.reportOnlyFailure, "the report-only \(pinsNoun) did not match; the connection is allowed and a report is due", requirement: .pins)
                 }
                 continue
             }
@@ -321,7 +321,7 @@ private struct Run {
             if outcome.reanchored, let own = outcome.path { path = own }
             if plan.warnsWithoutBackupPin, set.enforcement == .enforce, let setPath = outcome.path,
                set.pinCount < 2 || set.matchesAll(of: setPath.certificates) {
-                warn(.noBackupPin, "\(pinsName) has no backup pin: \(set.pinCount < 2 ? "only one pin" : "every pin matches the current chain"); a key rotation would lock clients out (RFC 7469 §2.5)")
+                warn(.noBackupPin, "\(pinsName) has no backup pin: \(set.pinCount < 2 ? "only one pin" : "every pin matches the current chain"); a key rotation would lock clients out (RFC 7469 §2.5)", requirement: .pins)
             }
         }
 
@@ -372,12 +372,12 @@ private struct Run {
         switch assessment.compliance {
         case .compliant, .notApplicable: break
         case .notCompliant(let why):
-            let reason = Reason(.ctNotCompliant, "not compliant with the \(policyName) CT policy: \(why)")
-            if requirement.enforcement == .enforce { found.fail(reason) } else { warn(.ctNotCompliant, reason.message + " (report-only)") }
+            let reason = Reason(.ctNotCompliant, "not compliant with the \(policyName) CT policy: \(why)", requirement: .certificateTransparency)
+            if requirement.enforcement == .enforce { found.fail(reason) } else { warn(.ctNotCompliant, reason.message + " (report-only)", requirement: .certificateTransparency) }
         case .unenforceable(let why):
-            let reason = Reason(.ctUnenforceable, "the \(policyName) CT policy cannot be enforced: \(why)")
+            let reason = Reason(.ctUnenforceable, "the \(policyName) CT policy cannot be enforced: \(why)", requirement: .certificateTransparency)
             if requirement.enforcement == .enforce, requirement.whenUnenforceable == .fail { found.fail(reason) }
-            else { warn(.ctUnenforceable, reason.message + " (allowed)") }
+            else { warn(.ctUnenforceable, reason.message + " (allowed)", requirement: .certificateTransparency) }
         }
     }
 
@@ -390,7 +390,7 @@ private struct Run {
             checkRevocationLists(on: revocationPath.certificates)
         }
         var findings = PathFindings()
-        staple.check(PathCheckInput(path: revocationPath, servedChain: served, peer: peer, time: time), into: &findings)
+        staple.run(PathCheckInput(path: revocationPath, servedChain: served, peer: peer, time: time), into: &findings)
         if let settings = policy.revocation.distributionPointCRLs {
             DistributionPointCheck(settings: settings, maximumAge: policy.revocation.maximumResponseAge, fetched: fetchedLists)
                 .check(path: revocationPath.certificates, time: time, into: &findings.failures, warnings: &findings.warnings,
@@ -453,15 +453,15 @@ private struct Run {
         case .trustAnchor: path.certificates.last.map(policy.anchors.isPrivateAnchor) ?? false
         case .pinnedCertificate, .signaturesOnly: true
         }
-        for check in checks.profile { check.check(input, into: &findings) }
+        for check in checks.profile { check.run(input, into: &findings) }
         if !validatesChain, !findings.failures.isEmpty {
             // Chain validation is disabled: the pins (and the name) decide, and the profile only informs.
             findings.warnings += findings.failures.map {
-                Reason($0.code, "\($0.message) (not counted: chain validation is disabled)", evidence: $0.evidence)
+                $0.rephrased("\($0.message) (not counted: chain validation is disabled)")
             }
             findings.failures = []
         }
-        for check in checks.policy { check.check(input, into: &findings) }
+        for check in checks.policy { check.run(input, into: &findings) }
         checked.append((path, findings))
         return findings
     }

@@ -12,10 +12,22 @@ protocol PathCheck: Sendable {
     /// True when the outcome can change with the verification time in ways certificate and CRL
     /// validity do not capture; verdicts of such policies are never cached (``VerdictCache``).
     var dependsOnVerificationTime: Bool { get }
+
+    /// The requirement the check serves: every reason it gives carries it.
+    var requirement: Reason.Requirement { get }
 }
 
 extension PathCheck {
     var dependsOnVerificationTime: Bool { false }
+    var requirement: Reason.Requirement { .profile }
+
+    /// Runs the check with findings that carry its requirement, and adds them to `findings`.
+    func run(_ input: PathCheckInput, into findings: inout PathFindings) {
+        var own = PathFindings(requirement: requirement)
+        check(input, into: &own)
+        findings.failures += own.failures
+        findings.warnings += own.warnings
+    }
 }
 
 /// What a ``PathCheck`` looks at: plain values, so most checks need no OpenSSL.
@@ -35,19 +47,33 @@ struct PathCheckInput {
 
     /// Where a Baseline Requirements finding that no verifier enforces goes: a failure on the Web
     /// PKI, a warning under a private anchor.
-    func baselineRequirement(_ reason: Reason, into findings: inout PathFindings) {
+    func baselineRequirement(_ code: Reason.Code, _ message: String, into findings: inout PathFindings) {
         if anchorIsPrivate {
-            findings.warnings.append(Reason(reason.code, "\(reason.message) (a warning: the path ends at a private anchor, where the CA/Browser Forum's rules do not apply)", evidence: reason.evidence))
+            findings.warn(code, "\(message) (a warning: the path ends at a private anchor, where the CA/Browser Forum's rules do not apply)")
         } else {
-            findings.failures.append(reason)
+            findings.fail(code, message)
         }
     }
 }
 
-/// What the checks found.
+/// What the checks found, each reason carrying the requirement of the check that found it.
 struct PathFindings {
     var failures: [Reason] = []
     var warnings: [Reason] = []
+    /// The requirement of the check these findings are for (``PathCheck/run(_:into:)`` sets it).
+    var requirement: Reason.Requirement = .profile
+
+    init(requirement: Reason.Requirement = .profile) {
+        self.requirement = requirement
+    }
+
+    mutating func fail(_ code: Reason.Code, _ message: String, evidence: Evidence = Evidence()) {
+        failures.append(Reason(code, message, evidence: evidence, requirement: requirement))
+    }
+
+    mutating func warn(_ code: Reason.Code, _ message: String, evidence: Evidence = Evidence()) {
+        warnings.append(Reason(code, message, evidence: evidence, requirement: requirement))
+    }
 }
 
 /// A policy's path checks in their two kinds.

@@ -148,17 +148,43 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public static let ctUnenforceable = Code(.ctUnenforceable)
     }
 
+    /// Which requirement of the policy a reason is about: the part of the evaluation that produced it.
+    public enum Requirement: String, Sendable, Hashable, CaseIterable {
+        /// The path to the anchors: OpenSSL's verification, the chain's length, disabled validation.
+        case chain
+        /// The host name or IP address the leaf must carry, or the identity a client must prove.
+        case name
+        /// The certificate profile (the strict Web PKI rules) and required key usages.
+        case profile
+        /// A pin set: its pins, expiry, backup pins, report-only failures.
+        case pins
+        /// Revocation: the stapled OCSP response, supplied CRLs, CRLs from distribution points.
+        case revocation
+        /// The Certificate Transparency requirement.
+        case certificateTransparency = "certificate-transparency"
+        /// Which rule applies to the host: an unlisted host, AFNetworking's pinning guard.
+        case hostPolicy = "host-policy"
+    }
+
     /// What happened.
     public let code: Code
     /// A sentence a person can act on.
     public let message: String
     /// The facts behind the reason.
     public let evidence: Evidence
+    /// The requirement that produced the reason.
+    public let requirement: Requirement
 
-    package init(_ code: Code, _ message: String, evidence: Evidence = Evidence()) {
+    package init(_ code: Code, _ message: String, evidence: Evidence = Evidence(), requirement: Requirement) {
         self.code = code
         self.message = message
         self.evidence = evidence
+        self.requirement = requirement
+    }
+
+    /// The same finding said otherwise (a warning's wording for a failure that does not count).
+    package func rephrased(_ message: String) -> Reason {
+        Reason(code, message, evidence: evidence, requirement: requirement)
     }
 
     public var description: String { "\(code): \(message)" }

@@ -125,9 +125,9 @@ public final class SecurityPolicy {
 
     private func noPinsReason(domain: String?) -> Reason {
         if domain != nil && allowInvalidCertificates && validatesDomainName {
-            return Reason(.selfSignedRequiresPinning, "validating a host name with chain validation disabled requires pinning, and nothing is pinned")
+            return Reason(.selfSignedRequiresPinning, "validating a host name with chain validation disabled requires pinning, and nothing is pinned", requirement: .hostPolicy)
         }
-        return Reason(.noUsablePins, "the pinning mode is \(pinningMode) but nothing is pinned: rejected (fail closed)")
+        return Reason(.noUsablePins, "the pinning mode is \(pinningMode) but nothing is pinned: rejected (fail closed)", requirement: .pins)
     }
 
     private static func rejection(_ served: [Certificate], domain: String?, time: Date, reason: Reason) throws(PincheckError) -> Verdict {

@@ -198,12 +198,12 @@ extension Verdict {
         lines.append("    \(leaf.publicKeyPin) : \(leaf.subject)")
         lines.append("  Pinned:")
         lines += configured.map { "    \($0)" }
-        let mismatch = Reason(.pinMismatch, lines.joined(separator: "\n"), evidence: evidence)
+        let mismatch = Reason(.pinMismatch, lines.joined(separator: "\n"), evidence: evidence, requirement: .pins)
         guard reportOnly else {
             return Verdict(failures: [mismatch], warnings: [], verifiedPath: nil, servedChain: [leaf], checkedHost: nil,
                            pinsFound: [], evaluationTime: time, pinsCompared: true)
         }
-        let warning = Reason(.reportOnlyFailure, "the report-only pin set did not match the leaf; the connection is allowed")
+        let warning = Reason(.reportOnlyFailure, "the report-only pin set did not match the leaf; the connection is allowed", requirement: .pins)
         return Verdict(failures: [], warnings: [warning], verifiedPath: nil, servedChain: [leaf], checkedHost: nil,
                        pinsFound: [], evaluationTime: time, reportOnlyFailures: [mismatch], pinsCompared: true)
     }

@@ -108,7 +108,7 @@ public struct PincheckClientCertificateVerifier: Sendable {
                 let carried = leaf.subjectAlternativeNames.map { $0.description }.joined(separator: ", ")
                 verdict = verdict.adding(failure: Reason(.identityMismatch,
                     "the client certificate (\(leaf.subject)) carries none of the required identities (\(wanted)); it names \(carried.isEmpty ? "none" : carried)",
-                    evidence: evidence))
+                    evidence: evidence, requirement: .name))
             }
             return .success(verdict)
         } catch {

@@ -27,6 +27,16 @@ struct VerifyCommandTests {
         #expect(!result.output.contains("Connection:"))
     }
 
+    @Test("--json: each reason says which requirement produced it")
+    func reasonRequirementInJSON() throws {
+        let result = F.run(["verify", F.path("chains/rsa-rotated.pem"), "--host", "www.example.test",
+                            "--pin-cert", F.path("rsa-leaf.pem"), "--json"] + F.anchors + F.at)
+        #expect(result.status == 1)
+        let reasons = try #require(try F.json(result.output)["reasons"] as? [[String: Any]])
+        #expect(reasons.map { $0["code"] as? String } == ["pin.mismatch"])
+        #expect(reasons.map { $0["requirement"] as? String } == ["pins"])
+    }
+
     @Test("an expired leaf is not trusted, exit 1, and the reason is named")
     func expired() {
         let result = F.run(["verify", F.path("chains/rsa-expired.pem"), "--host", "www.example.test"] + F.anchors + F.at)

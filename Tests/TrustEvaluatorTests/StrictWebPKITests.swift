@@ -110,7 +110,7 @@ struct StrictWebPKITests {
         #expect(!(try vector.evaluate()).isTrusted)
         let verdict = try vector.evaluate(webPKIRoots: false)
         #expect(verdict.isTrusted, "\(verdict.failures)")
-        #expect(verdict.warnings.contains { $0.code == .profileViolation && $0.message.contains(fragment) && $0.message.contains("private anchor") },
+        #expect(verdict.warnings.contains { $0.code == .profileViolation && $0.requirement == .profile && $0.message.contains(fragment) && $0.message.contains("private anchor") },
                 "\(verdict.warnings)")
     }
 

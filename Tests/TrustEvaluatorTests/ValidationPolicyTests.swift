@@ -88,3 +88,29 @@ struct PinCheckTests {
         #expect(verdict.matchedPins.map(\.depth) == [1])
     }
 }
+
+/// Every reason carries the requirement that produced it, set where it was produced.
+@Suite("reason requirements")
+struct ReasonRequirementTests {
+    static func failures(_ chain: String, pinning: TrustPolicy.Pinning = .none, host: String = Fixtures.host) throws -> [Reason] {
+        try Fixtures.evaluate(Fixtures.policy(pinning), chain: chain, host: host).failures
+    }
+
+    @Test("the chain, the name, the pins and the host policy each name themselves")
+    func eachRequirement() throws {
+        #expect(try Self.failures("rsa-expired").map(\.requirement) == [.chain])
+        #expect(try Self.failures("rsa-wrong-host").map(\.requirement) == [.name])
+        #expect(try Self.failures("rsa-good", pinning: try Fixtures.keyPins("ec-intermediate")).map(\.requirement) == [.pins])
+        let manager = TrustManager(policies: [])
+        let unlisted = try manager.evaluate(Fixtures.chain("rsa-good"), host: Fixtures.host, at: Fixtures.time)
+        #expect(unlisted.failures.first { $0.code == .hostNotListed }?.requirement == .hostPolicy)
+    }
+
+    @Test("a pin mismatch and a broken chain in one verdict stay apart by requirement, not by code")
+    func apartInOneVerdict() throws {
+        let failures = try Self.failures("rsa-expired", pinning: try Fixtures.certificatePins("rsa-intermediate"))
+        #expect(Set(failures.map(\.requirement)) == [.chain], "\(failures)")
+        let warnings = try Fixtures.evaluate(Fixtures.policy(.none), chain: "rsa-wrong-host", host: nil).warnings
+        #expect(warnings.first { $0.code == .hostNotChecked }?.requirement == .name)
+    }
+}

@@ -98,17 +98,21 @@ struct RevocationStatusJSON: Encodable {
 struct ReasonJSON: Encodable {
     let code: String
     let message: String
+    /// The requirement of the policy that produced the reason (none for the command's own notes).
+    let requirement: String?
     let evidence: EvidenceJSON?
 
     init(code: String, message: String, evidence: EvidenceJSON?) {
         self.code = code
         self.message = message
+        self.requirement = nil
         self.evidence = evidence
     }
 
     init(_ reason: Reason) {
         code = reason.code.description
         message = reason.message
+        requirement = reason.requirement.rawValue
         let evidence = EvidenceJSON(reason.evidence)
         self.evidence = evidence.isEmpty ? nil : evidence
     }

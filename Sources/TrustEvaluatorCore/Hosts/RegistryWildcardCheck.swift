@@ -13,6 +13,8 @@
 /// The list (about 230 KB) is read the first time a leaf with a wildcard name is checked, not when
 /// a policy is made: a command that checks one chain without wildcards never parses it.
 struct RegistryWildcardCheck: PathCheck {
+    var requirement: Reason.Requirement { .name }
+
     func check(_ input: PathCheckInput, into findings: inout PathFindings) {
         guard case .dns(let host)? = input.peer, let leaf = input.path.certificates.first,
               leaf.dnsNames.contains(where: { $0.hasPrefix("*.") }),
@@ -20,16 +22,16 @@ struct RegistryWildcardCheck: PathCheck {
         let registryWildcards = Self.registryWildcards(leaf.dnsNames, publicSuffixes)
         guard !registryWildcards.isEmpty else { return }
         if Self.matches(host: host, names: leaf.dnsNames, ignoring: registryWildcards) {
-            findings.warnings.append(Reason(.profileViolation,
-                "the leaf carries \(registryWildcards.joined(separator: ", ")), a wildcard over a public registry, which matches no host; it was judged on its other names"))
+            findings.warn(.profileViolation,
+                "the leaf carries \(registryWildcards.joined(separator: ", ")), a wildcard over a public registry, which matches no host; it was judged on its other names")
             return
         }
         var evidence = Evidence()
         evidence.hostRequested = host
         evidence.namesPresented = leaf.dnsNames + leaf.ipAddresses
-        findings.failures.append(Reason(.hostMismatch,
+        findings.fail(.hostMismatch,
             "the certificate is not valid for \(host): the only name covering it is \(registryWildcards.joined(separator: ", ")), a wildcard over a public registry, which matches no host",
-            evidence: evidence))
+            evidence: evidence)
     }
 
     /// The wildcard names directly below an ICANN or unknown registry.

@@ -59,7 +59,7 @@ struct PinCheckInput {
         lines += path.map { "    \($0.publicKeyPin) : \($0.subject)" }
         lines.append("  Pinned for \(peer?.text ?? "this policy"):")
         lines += configured.map { "    \($0)" }
-        return Reason(.pinMismatch, lines.joined(separator: "\n"), evidence: evidence)
+        return Reason(.pinMismatch, lines.joined(separator: "\n"), evidence: evidence, requirement: .pins)
     }
 
     /// A pin that matches a served certificate off the path is never counted; say so.
@@ -69,7 +69,7 @@ struct PinCheckInput {
             evidence.pinsOfPath = path.map(\.publicKeyPin)
             return Reason(.pinOutsideVerifiedPath,
                           "a pin matches the served certificate \(certificate.subject), which is not on the verified path; it was not counted",
-                          evidence: evidence)
+                          evidence: evidence, requirement: .pins)
         }
     }
 }

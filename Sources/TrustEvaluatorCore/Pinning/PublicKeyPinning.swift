@@ -91,7 +91,7 @@ extension PinnedPublicKeys: PinCheck {
             outcome.mismatches.append(input.mismatch(configured: pins.sorted(), path: verified.certificates, what: what))
         }
         if hasSHA1Pins {
-            outcome.warnings.append(Reason(.weakPin, "SHA-1 pins are configured; replace them with sha256/ pins"))
+            outcome.warnings.append(Reason(.weakPin, "SHA-1 pins are configured; replace them with sha256/ pins", requirement: .pins))
         }
         outcome.warnings += input.pinsOutside(verified.certificates) { !matches($0).isEmpty }
         return outcome

@@ -87,7 +87,7 @@ struct DistributionPointCheck {
                 var evidence = Evidence()
                 evidence.revocationList = RevocationListEvidence(url: revoked.url ?? "", thisUpdate: revoked.thisUpdate, nextUpdate: revoked.nextUpdate,
                                                                  revocationDate: revoked.revokedAt, reasonCode: revoked.revokedReason)
-                failures.append(Reason(.revoked, "the certificate at depth \(depth) (\(certificate.subject)) is revoked by the CRL at \(revoked.url ?? "?"): \(revoked.detail)", evidence: evidence))
+                failures.append(Reason(.revoked, "the certificate at depth \(depth) (\(certificate.subject)) is revoked by the CRL at \(revoked.url ?? "?"): \(revoked.detail)", evidence: evidence, requirement: .revocation))
                 continue
             }
             guard !found.contains(where: { $0.outcome == .good }) else { continue }
@@ -103,7 +103,7 @@ struct DistributionPointCheck {
                                                                      revocationDate: nil, reasonCode: nil)
                 }
                 let consequence = settings.failure == .hard ? "" : " (soft failure: accepted without a revocation status)"
-                let reason = Reason(code, "no revocation status for the certificate at depth \(depth) (\(certificate.subject)) from \(status.url ?? "its CRL distribution points"): \(status.detail)\(consequence)", evidence: evidence)
+                let reason = Reason(code, "no revocation status for the certificate at depth \(depth) (\(certificate.subject)) from \(status.url ?? "its CRL distribution points"): \(status.detail)\(consequence)", evidence: evidence, requirement: .revocation)
                 if settings.failure == .hard { failures.append(reason) } else { warnings.append(reason) }
             }
         }

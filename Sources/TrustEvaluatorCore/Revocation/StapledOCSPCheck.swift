@@ -55,6 +55,7 @@ public struct DistributionPointCRLs: Sendable, Hashable {
 struct StapledOCSPCheck: PathCheck {
     let response: [UInt8]?
     let policy: RevocationPolicy
+    var requirement: Reason.Requirement { .revocation }
 
     /// A response's freshness depends on the time; no response at all does not.
     var dependsOnVerificationTime: Bool { response != nil }
@@ -65,11 +66,10 @@ struct StapledOCSPCheck: PathCheck {
         let required = policy.requireStapledOCSP || mustStaple
         let why = mustStaple ? "the leaf is must-staple (TLS feature status_request)" : "the policy requires a stapled OCSP response"
         func problem(_ code: Reason.Code, _ message: String) {
-            let reason = Reason(code, required ? "\(message); \(why)" : message)
-            if required { findings.failures.append(reason) } else { findings.warnings.append(reason) }
+            if required { findings.fail(code, "\(message); \(why)") } else { findings.warn(code, message) }
         }
         guard let response else {
-            if required { findings.failures.append(Reason(.stapleMissing, "no OCSP response was stapled; \(why)")) }
+            if required { findings.fail(.stapleMissing, "no OCSP response was stapled; \(why)") }
             return
         }
         // The issuer is the next certificate of the path; a self-signed leaf is its own. A path of
@@ -88,7 +88,7 @@ struct StapledOCSPCheck: PathCheck {
             break
         case .revoked(let reason, let at):
             let when = at.map { " on \(Timestamp.iso8601($0))" } ?? ""
-            findings.failures.append(Reason(.revoked, "the stapled OCSP response says the leaf \(leaf.subject) was revoked\(when) (reason code \(reason))"))
+            findings.fail(.revoked, "the stapled OCSP response says the leaf \(leaf.subject) was revoked\(when) (reason code \(reason))")
         case .unknown:
             problem(.ocspStatusUnknown, "the stapled OCSP response says the leaf's status is unknown")
         case .unusable(let message):

@@ -4,7 +4,7 @@ struct EmailAddressCheck: PathCheck {
     func check(_ input: PathCheckInput, into findings: inout PathFindings) {
         guard let leaf = input.path.certificates.first else { return }
         for case .email(let address) in leaf.subjectAlternativeNames where !Self.isValid(address) {
-            findings.failures.append(Reason(.profileViolation, "the leaf's subjectAltName email address \"\(address)\" is malformed"))
+            findings.fail(.profileViolation, "the leaf's subjectAltName email address \"\(address)\" is malformed")
         }
     }
 

@@ -5,10 +5,10 @@ struct EndEntityCheck: PathCheck {
     func check(_ input: PathCheckInput, into findings: inout PathFindings) {
         guard input.path.count > 1, let leaf = input.path.certificates.first else { return }
         if leaf.facts.basicConstraintsCA == true {
-            findings.failures.append(Reason(.profileViolation, "the leaf (\(leaf.subject)) is a CA certificate (basicConstraints cA TRUE)"))
+            findings.fail(.profileViolation, "the leaf (\(leaf.subject)) is a CA certificate (basicConstraints cA TRUE)")
         }
         if leaf.facts.has(CertificateFacts.nameConstraintsOID) {
-            findings.failures.append(Reason(.profileViolation, "the leaf (\(leaf.subject)) carries a nameConstraints extension, allowed only in CA certificates"))
+            findings.fail(.profileViolation, "the leaf (\(leaf.subject)) carries a nameConstraints extension, allowed only in CA certificates")
         }
     }
 }

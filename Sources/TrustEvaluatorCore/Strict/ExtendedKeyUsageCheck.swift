@@ -13,14 +13,14 @@ struct ExtendedKeyUsageCheck: PathCheck {
         guard let leaf = input.path.certificates.first else { return }
         let facts = leaf.facts
         guard let purposes = facts.extendedKeyUsage else {
-            findings.warnings.append(Reason(.profileViolation, "the leaf (\(leaf.subject)) has no extendedKeyUsage extension (CABF 7.1.2.7.10)"))
+            findings.warn(.profileViolation, "the leaf (\(leaf.subject)) has no extendedKeyUsage extension (CABF 7.1.2.7.10)")
             return
         }
         if purposes.contains(CertificateFacts.anyExtendedKeyUsageOID) {
-            findings.failures.append(Reason(.profileViolation, "the leaf (\(leaf.subject)) allows anyExtendedKeyUsage"))
+            findings.fail(.profileViolation, "the leaf (\(leaf.subject)) allows anyExtendedKeyUsage")
         }
         if facts.isCritical(CertificateFacts.extendedKeyUsageOID) {
-            findings.warnings.append(Reason(.profileViolation, "the leaf's extendedKeyUsage (\(leaf.subject)) is marked critical (CABF 7.1.2.7.10)"))
+            findings.warn(.profileViolation, "the leaf's extendedKeyUsage (\(leaf.subject)) is marked critical (CABF 7.1.2.7.10)")
         }
     }
 }

@@ -9,10 +9,10 @@ struct ExtensionCriticalityCheck: PathCheck {
             // Built only for a finding: the subject costs an OpenSSL name print.
             var at: String { "the certificate at depth \(depth) (\(certificate.subject))" }
             if facts.hasUndecodableExtension {
-                findings.failures.append(Reason(.profileViolation, "\(at) has an extension whose value does not decode"))
+                findings.fail(.profileViolation, "\(at) has an extension whose value does not decode")
             }
             if facts.has(CertificateFacts.policyConstraintsOID) && !facts.isCritical(CertificateFacts.policyConstraintsOID) {
-                findings.failures.append(Reason(.profileViolation, "\(at) has a non-critical policyConstraints extension"))
+                findings.fail(.profileViolation, "\(at) has a non-critical policyConstraints extension")
             }
         }
     }

@@ -13,18 +13,18 @@ struct NameConstraintsCheck: PathCheck {
             // Built only for a finding: the subject costs an OpenSSL name print.
             var at: String { "the certificate at depth \(depth) (\(certificate.subject))" }
             if (constraints.permitted ?? []).isEmpty && (constraints.excluded ?? []).isEmpty {
-                findings.failures.append(Reason(.nameConstraints, "\(at) has a nameConstraints extension without any subtree"))
+                findings.fail(.nameConstraints, "\(at) has a nameConstraints extension without any subtree")
             }
             for case .dnsName(let base) in (constraints.permitted ?? []) + (constraints.excluded ?? [])
             where !DNSNameSyntax.isValid(base, allowWildcard: false) {
-                findings.failures.append(Reason(.nameConstraints, "\(at) has a malformed DNS name constraint \"\(base)\""))
+                findings.fail(.nameConstraints, "\(at) has a malformed DNS name constraint \"\(base)\"")
             }
             for case .dnsName(let base) in constraints.excluded ?? [] {
                 let excluded = base.lowercased()
                 for parent in wildcards {
                     guard excluded.hasSuffix("." + parent), !excluded.dropLast(parent.count + 1).contains(".") else { continue }
-                    findings.failures.append(Reason(.nameConstraints,
-                        "the leaf's wildcard *.\(parent) covers \(excluded), which \(at) excludes"))
+                    findings.fail(.nameConstraints,
+                        "the leaf's wildcard *.\(parent) covers \(excluded), which \(at) excludes")
                 }
             }
         }

@@ -7,11 +7,11 @@ struct PublicKeyAlgorithmCheck: PathCheck {
     func check(_ input: PathCheckInput, into findings: inout PathFindings) {
         for (depth, certificate) in input.path.certificates.enumerated() {
             guard let problem = Self.problem(with: certificate.publicKey) else { continue }
-            let reason = Reason(.profileViolation, "the certificate at depth \(depth) (\(certificate.subject)) \(problem)")
+            let message = "the certificate at depth \(depth) (\(certificate.subject)) \(problem)"
             if Self.isPostQuantumSignature(certificate.publicKey) {
-                input.baselineRequirement(reason, into: &findings)
+                input.baselineRequirement(.profileViolation, message, into: &findings)
             } else {
-                findings.failures.append(reason)
+                findings.fail(.profileViolation, message)
             }
         }
     }

@@ -7,7 +7,7 @@ struct RequiredKeyUsageCheck: PathCheck {
         guard let leaf = input.path.certificates.first, let usages = leaf.keyUsage else { return }
         let missing = required.subtracting(usages)
         guard !missing.isEmpty else { return }
-        findings.failures.append(Reason(.keyUsage,
-            "the leaf (\(leaf.subject)) does not allow the required key usage \(missing.map(\.description).sorted().joined(separator: ", "))"))
+        findings.fail(.keyUsage,
+            "the leaf (\(leaf.subject)) does not allow the required key usage \(missing.map(\.description).sorted().joined(separator: ", "))")
     }
 }

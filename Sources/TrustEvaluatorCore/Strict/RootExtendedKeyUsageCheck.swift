@@ -9,7 +9,7 @@ struct RootExtendedKeyUsageCheck: PathCheck {
         if root.facts.extendedKeyUsage != nil, root.handle.isRoot {
             // Go and rustls-webpki ignore a root's EKU; private CAs (certipy, JupyterHub's) put
             // serverAuth+clientAuth there. Only the Baseline Requirements forbid it.
-            input.baselineRequirement(Reason(.profileViolation, "the root (\(root.subject)) has an extendedKeyUsage extension"), into: &findings)
+            input.baselineRequirement(.profileViolation, "the root (\(root.subject)) has an extendedKeyUsage extension", into: &findings)
         }
     }
 }

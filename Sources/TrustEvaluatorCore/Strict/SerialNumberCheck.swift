@@ -7,13 +7,13 @@ struct SerialNumberCheck: PathCheck {
             ? input.path.certificates.dropLast() : input.path.certificates[...]
         for (depth, certificate) in judged.enumerated() {
             if let problem = Self.problem(certificate.facts) {
-                let reason = Reason(.profileViolation, "the certificate at depth \(depth) (\(certificate.subject)) \(problem)")
+                let message = "the certificate at depth \(depth) (\(certificate.subject)) \(problem)"
                 // Go refuses a negative serial; zero and over-long ones every verifier accepts
                 // (RFC 5280 asks users to handle them gracefully): those refuse Web PKI chains only.
                 if certificate.facts.serialIsNegative && !certificate.facts.serialMagnitude.allSatisfy({ $0 == 0 }) {
-                    findings.failures.append(reason)
+                    findings.fail(.profileViolation, message)
                 } else {
-                    input.baselineRequirement(reason, into: &findings)
+                    input.baselineRequirement(.profileViolation, message, into: &findings)
                 }
             }
         }

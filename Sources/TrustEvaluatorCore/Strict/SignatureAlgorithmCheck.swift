@@ -9,8 +9,8 @@ struct SignatureAlgorithmCheck: PathCheck {
             ? input.path.certificates.dropLast() : input.path.certificates[...]
         for (depth, certificate) in judged.enumerated() {
             if let digest = certificate.facts.signatureDigest, Self.weakDigests.contains(digest) {
-                findings.failures.append(Reason(.profileViolation,
-                    "the certificate at depth \(depth) (\(certificate.subject)) is signed with \(digest), which the Web PKI no longer accepts"))
+                findings.fail(.profileViolation,
+                    "the certificate at depth \(depth) (\(certificate.subject)) is signed with \(digest), which the Web PKI no longer accepts")
             }
         }
     }

@@ -21,12 +21,12 @@ struct SubjectCommonNameCheck: PathCheck {
         let addresses = leaf.ipAddresses
         for commonName in leaf.facts.subjectCommonNames where !dnsNames.contains(commonName) && !addresses.contains(commonName) {
             if let problem = Self.problem(commonName, dnsNames: dnsNames, addresses: addresses) {
-                findings.failures.append(Reason(.profileViolation, "the leaf's subject CN \"\(commonName)\" \(problem)"))
+                findings.fail(.profileViolation, "the leaf's subject CN \"\(commonName)\" \(problem)")
             } else if Self.namesUnlistedHost(commonName, dnsNames: dnsNames) {
                 // easy-rsa names the entity after the node and lists other names in the SAN: every
                 // verifier ignores the CN once a SAN is present (RFC 6125 §6.4.4); only the
                 // Baseline Requirements (7.1.4.3) ask for the copy.
-                input.baselineRequirement(Reason(.profileViolation, "the leaf's subject CN \"\(commonName)\" names a host of the subjectAltName's domain that the subjectAltName does not list"), into: &findings)
+                input.baselineRequirement(.profileViolation, "the leaf's subject CN \"\(commonName)\" names a host of the subjectAltName's domain that the subjectAltName does not list", into: &findings)
             }
         }
     }

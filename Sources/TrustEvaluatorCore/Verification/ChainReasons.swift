@@ -11,9 +11,9 @@ enum ChainReasons {
         let names = evidence.namesPresented!.isEmpty ? "no DNS or IP subjectAltName" : evidence.namesPresented!.joined(separator: ", ")
         return switch peer {
         case .dns(let name):
-            Reason(.hostMismatch, "the certificate is not valid for \(name); it names \(names)", evidence: evidence)
+            Reason(.hostMismatch, "the certificate is not valid for \(name); it names \(names)", evidence: evidence, requirement: .name)
         case .ipAddress(let address):
-            Reason(.ipAddressMismatch, "the certificate is not valid for IP address \(address); it names \(names)", evidence: evidence)
+            Reason(.ipAddressMismatch, "the certificate is not valid for IP address \(address); it names \(names)", evidence: evidence, requirement: .name)
         }
     }
 
@@ -34,6 +34,6 @@ enum ChainReasons {
 
     /// OpenSSL's strict-rule findings on a path that is used, as warnings.
     static func tolerated(_ outcome: ChainVerification) -> [Reason] {
-        outcome.tolerated.map { Reason(.profileViolation, $0) }
+        outcome.tolerated.map { Reason(.profileViolation, $0, requirement: .profile) }
     }
 }

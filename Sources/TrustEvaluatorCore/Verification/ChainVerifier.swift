@@ -135,7 +135,12 @@ extension ChainVerificationError {
         case .hostMismatch, .ipAddressMismatch, .other:
             (.invalid, "the \(at) failed verification: \(text) (OpenSSL error \(code))")
         }
-        return Reason(reasonCode, message, evidence: evidence)
+        // A CRL's answer is revocation's; everything else the verifier says is about the chain.
+        let requirement: Reason.Requirement = switch kind {
+        case .revoked, .revocationUnknown: .revocation
+        default: .chain
+        }
+        return Reason(reasonCode, message, evidence: evidence, requirement: requirement)
     }
 }
 
