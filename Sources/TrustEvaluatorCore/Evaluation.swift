@@ -230,10 +230,7 @@ private struct Run {
 
     private var policy: ValidationPolicy { plan.validation }
 
-    private var validatesChain: Bool {
-        if case .required = policy.chainValidation { return true }
-        return false
-    }
+    private var validatesChain: Bool { policy.validatesChain }
 
     mutating func warn(_ code: Reason.Code, _ message: String, evidence: Evidence = Evidence(), requirement: Reason.Requirement) {
         found.warn(Reason(code, message, evidence: evidence, requirement: requirement))
@@ -318,7 +315,7 @@ private struct Run {
             }
             guard outcome.failures.isEmpty else { continue }
             matches += outcome.matches
-            if outcome.reanchored, let own = outcome.path { path = own }
+            if let own = outcome.path, own.anchoring == .pinnedCertificate { path = own }
             if plan.warnsWithoutBackupPin, set.enforcement == .enforce, let setPath = outcome.path,
                set.pinCount < 2 || set.matchesAll(of: setPath.certificates) {
                 warn(.noBackupPin, "\(pinsName) has no backup pin: \(set.pinCount < 2 ? "only one pin" : "every pin matches the current chain"); a key rotation would lock clients out (RFC 7469 §2.5)", requirement: .pins)

@@ -61,7 +61,7 @@ struct PathFindings {
     var failures: [Reason] = []
     var warnings: [Reason] = []
     /// The requirement of the check these findings are for (``PathCheck/run(_:into:)`` sets it).
-    var requirement: Reason.Requirement = .profile
+    let requirement: Reason.Requirement
 
     init(requirement: Reason.Requirement = .profile) {
         self.requirement = requirement

@@ -53,6 +53,12 @@ public struct ValidationPolicy: Sendable {
     /// Checks run over every verified path, after OpenSSL's (see ``PathCheck``): the profile's,
     /// whose failures count only while the chain is validated, then the policy's own, which
     /// always count (the host name, required key usages, revocation).
+    /// Whether the chain must verify against the anchors.
+    var validatesChain: Bool {
+        if case .required = chainValidation { return true }
+        return false
+    }
+
     var pathChecks: PathChecks {
         var policyChecks: [any PathCheck] = []
         if purpose == .serverAuthentication { policyChecks.append(RegistryWildcardCheck()) }

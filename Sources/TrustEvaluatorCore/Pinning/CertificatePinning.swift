@@ -39,7 +39,7 @@ extension PinnedCertificates: PinCheck {
             allowPartialChain: true, maximumDepth: input.validation.maximumChainDepth,
             purpose: input.validation.purpose, revocationLists: input.validation.revocationLists,
             revocationScope: input.validation.revocationScope,
-            strictRules: input.validatesChain ? .webPKI : .warningsOnly))
+            strictRules: input.validation.validatesChain ? .webPKI : .warningsOnly))
         outcome.consulted = result.builtChain + result.errors.compactMap(\.certificate)
         outcome.warnings += ChainReasons.tolerated(result)
         let configured = certificates.map(\.publicKeyPin)
@@ -60,7 +60,6 @@ extension PinnedCertificates: PinCheck {
             .map { Array(result.builtChain[...$0]) } ?? result.builtChain
         let verified = VerifiedPath(anchored, anchoring: .pinnedCertificate)
         outcome.path = verified
-        outcome.reanchored = true
         // Walked root first, as AFNetworking does; any byte-equal certificate decides.
         for (depth, certificate) in verified.certificates.enumerated().reversed() where certificates.contains(certificate) {
             outcome.matches.append(PinMatch(pin: certificate.publicKeyPin, depth: depth, certificate: certificate))

@@ -43,11 +43,6 @@ struct PinCheckInput {
     let time: Date
     let validation: ValidationPolicy
 
-    var validatesChain: Bool {
-        if case .required = validation.chainValidation { return true }
-        return false
-    }
-
     /// OkHttp's message: enough to fix the configuration from the message alone.
     func mismatch(configured: [PublicKeyPin], path: [Certificate], what: String) -> Reason {
         var evidence = Evidence()
@@ -84,10 +79,9 @@ struct PinSetOutcome {
     var warnings: [Reason] = []
     /// The pins that matched, and where.
     var matches: [PinMatch] = []
-    /// The path the set judged: the anchors' path, or one the flavour verified itself.
+    /// The path the set judged: the anchors' path, or one the flavour verified itself (anchored
+    /// on pinned certificates: the verdict is then about it, when the set matches).
     var path: VerifiedPath?
-    /// Whether ``path`` is the flavour's own (the verdict is then about it, when the set matches).
-    var reanchored = false
     /// Certificates a verification of the flavour's own built paths from (they bound a cached verdict).
     var consulted: [Certificate] = []
     /// Whether the pins were compared with a path (false when the chain failed before).
