@@ -67,6 +67,7 @@ static inline GENERAL_SUBTREE *shim_sk_GENERAL_SUBTREE_value(const STACK_OF(GENE
 /* Signed Certificate Timestamps, for the TLS client (TLSClientConnection.swift). <openssl/ct.h> errors out
  * when OpenSSL was built without CT (OPENSSL_NO_CT): Pincheck needs it. */
 #include <openssl/ct.h>
+static inline void shim_sk_CONF_VALUE_pop_free(STACK_OF(CONF_VALUE) *sk) { if (sk != NULL) sk_CONF_VALUE_pop_free(sk, X509V3_conf_free); }
 static inline int shim_sk_SCT_num(const STACK_OF(SCT) *sk) { return sk_SCT_num(sk); }
 static inline SCT *shim_sk_SCT_value(const STACK_OF(SCT) *sk, int i) { return sk_SCT_value(sk, i); }
 

@@ -62,7 +62,7 @@ struct Audit: ConsoleCommand {
         let probe = app.probe
         // The leaf's distribution points are consulted where the configuration says nothing of them.
         let manager = revocation.apply(to: configuration.trustManager, default: .crl)
-        let fetcher = revocation.fetcher
+        let fetcher = try revocation.fetcher(timeout: app.timeout)
         let state = AuditProgress(console: console, json: json, total: plan.entries.count,
                                   showsProgress: Console.standardError.isTerminal && !json, separated: !plan.unaudited.isEmpty)
         let entries = plan.entries

@@ -32,7 +32,7 @@ struct Check: ConsoleCommand {
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
-        let runner = HostCheck(judge: try policy.makeJudge(defaultRevocation: .crl), connection: connection, policy: policy)
+        let runner = HostCheck(judge: try policy.makeJudge(defaultRevocation: .crl, fetchTimeout: connection.timeout), connection: connection, policy: policy)
         var worst = ExitStatus.trusted
         for (index, target) in targets.enumerated() {
             let outcome = try runner.run(connection.target(target))

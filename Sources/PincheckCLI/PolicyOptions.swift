@@ -113,9 +113,10 @@ struct PolicyOptions: ParsableArguments {
     /// What decides: `--config`'s trust manager, or the command-line policy. Built once, so
     /// `check` and `scan` read their files once for every host.
     /// - Parameter defaultRevocation: The command's `--revocation` when none is given.
-    func makeJudge(defaultRevocation: RevocationArgument = .staple) throws -> Judge {
+    /// - Parameter fetchTimeout: The command's `--timeout`, which bounds its CRL fetches too.
+    func makeJudge(defaultRevocation: RevocationArgument = .staple, fetchTimeout: Double? = nil) throws -> Judge {
         // A configuration's hosts say which CRLs they check; the fetcher serves those that do.
-        let fetcher = revocationOptions.fetcher
+        let fetcher = try revocationOptions.fetcher(timeout: fetchTimeout)
         if let config {
             let anchors = caFiles.isEmpty ? nil : try caFileAnchors()
             // --ct-log-list serves the file's CT requirements in place of its own lists.
@@ -242,7 +243,7 @@ struct RevocationOptions: ParsableArguments {
     @Option(name: .customLong("revocation-failure"), help: ArgumentHelp("What a CRL that cannot be fetched, is stale or does not cover the certificate does: soft (a warning) or hard (not trusted). Default: soft.", valueName: "soft|hard"))
     var revocationFailure: RevocationFailureArgument = .soft
 
-    @Option(name: .customLong("crl-cache"), help: ArgumentHelp("A directory that keeps fetched CRLs until their nextUpdate, across runs.", valueName: "folder"))
+    @Option(name: .customLong("crl-cache"), help: ArgumentHelp("A folder that keeps fetched CRLs that verified until their nextUpdate, across runs. It must exist, be yours and not be writable by others.", valueName: "folder"))
     var crlCache: String?
 
     /// What they ask of distribution points (nil: nothing), `fallback` when `--revocation` is not given.
@@ -255,8 +256,15 @@ struct RevocationOptions: ParsableArguments {
         }
     }
 
-    /// The fetcher, keeping CRLs in `--crl-cache` when given.
-    var fetcher: RevocationListFetcher { RevocationListFetcher(cacheDirectory: crlCache) }
+    /// The fetcher, keeping CRLs in `--crl-cache` when given, each fetch bounded by `timeout`
+    /// seconds (the command's `--timeout`) when given.
+    /// - Throws: ``PincheckError`` when `--crl-cache` is missing, not a folder, or writable by others.
+    func fetcher(timeout: Double? = nil) throws(PincheckError) -> RevocationListFetcher {
+        var limits = RevocationListFetcher.Limits()
+        if let timeout { limits.timeout = .milliseconds(Int64((timeout * 1000).rounded(.up))) }
+        guard let crlCache else { return RevocationListFetcher(limits: limits) }
+        return try RevocationListFetcher(limits: limits, cachingIn: crlCache)
+    }
 
     /// A configuration's trust manager with the command's distribution-point checks for the hosts
     /// whose configuration sets none.

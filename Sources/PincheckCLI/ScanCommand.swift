@@ -33,7 +33,7 @@ struct Scan: ConsoleCommand {
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
-        let runner = HostCheck(judge: try policy.makeJudge(defaultRevocation: .crl), connection: connection, policy: policy)
+        let runner = HostCheck(judge: try policy.makeJudge(defaultRevocation: .crl, fetchTimeout: connection.timeout), connection: connection, policy: policy)
         // Opened once and read once, streaming: a pipe, a FIFO or standard input is read as it comes.
         let source = try HostList(path: hosts, writerTimeout: connection.timeout)
         let state = ScanState(console: console, json: output.json, total: source.countHostsAndRewind())

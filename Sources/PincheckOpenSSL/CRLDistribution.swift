@@ -5,23 +5,26 @@ import FoundationEssentials
 /// covers a certificate (RFC 5280 §5.2.5, §6.3.3), read with OpenSSL's decoders.
 extension X509Handle {
     /// The http URLs of the certificate's cRLDistributionPoints whose CRL holds every reason and
-    /// is issued by the certificate's issuer (no `reasons`, no `cRLIssuer`), in certificate order.
-    /// Other names (LDAP, a directory name) and other distribution points are left out: Pincheck
-    /// fetches nothing else.
-    static func readDistributionPointURLs(_ ref: OpaquePointer) -> [String] {
+    /// is issued by the certificate's issuer (no `reasons`, no `cRLIssuer`), in certificate order:
+    /// the first ``distributionPointLimit``, and how many more there are. Other names (LDAP, a
+    /// directory name) and other distribution points are left out: Pincheck fetches nothing else.
+    static func readDistributionPointURLs(_ ref: OpaquePointer) -> (urls: [String], ignored: Int) {
         defer { OpenSSLErrorStack.clear() }
         guard X509_get_ext_by_NID(ref, NID_crl_distribution_points, -1) >= 0,
-              let raw = X509_get_ext_d2i(ref, NID_crl_distribution_points, nil, nil) else { return [] }
+              let raw = X509_get_ext_d2i(ref, NID_crl_distribution_points, nil, nil) else { return ([], 0) }
         let points = OpaquePointer(raw)
         defer { CRL_DIST_POINTS_free(points) }
         var urls: [String] = []
+        var seen = Set<String>()
         for index in 0..<OPENSSL_sk_num(points) {
             guard let value = OPENSSL_sk_value(points, index) else { continue }
             let point = value.assumingMemoryBound(to: DIST_POINT.self).pointee
             guard point.reasons == nil, point.CRLissuer == nil, let name = point.distpoint else { continue }
-            for url in Self.uris(name) where Self.isHTTP(url) && !urls.contains(url) { urls.append(url) }
+            for url in Self.uris(name) where Self.isHTTP(url) && seen.insert(url).inserted {
+                if urls.count < distributionPointLimit { urls.append(url) }
+            }
         }
-        return urls
+        return (urls, seen.count - urls.count)
     }
 
     /// The URIs of a DistributionPointName's fullName (none for a nameRelativeToCRLIssuer).
@@ -37,8 +40,10 @@ extension X509Handle {
         return result
     }
 
+    /// True when the URL's scheme is http, in any case (RFC 3986 §3.1): whether it can then be
+    /// fetched is ``HTTPURL``'s to say, so a malformed one is named rather than passed over.
     static func isHTTP(_ url: String) -> Bool {
-        url.utf8.count > 7 && url.prefix(7).lowercased() == "http://"
+        url.utf8.count > 7 && url.utf8.prefix(7).map { $0 | 0x20 } == Array("http://".utf8)
     }
 }
 
@@ -157,57 +162,5 @@ extension CRLHandle {
             ASN1_ENUMERATED_free(value?.openSSL())
         }
         return CRLEntry(revocationDate: date, reason: reason)
-    }
-}
-
-/// HTTP GET through OpenSSL's own client (`OSSL_HTTP_get`): http URLs only, the response bounded
-/// in size and the connection and transfer bounded in time. Blocking: run it off any event loop.
-package enum HTTPFetch {
-    /// Why a fetch failed.
-    package enum Failure: Error, Sendable, Hashable {
-        /// The response was larger than allowed (by its Content-Length or its bytes).
-        case tooLarge(limit: Int)
-        /// Connecting or transferring took longer than allowed.
-        case timedOut(seconds: Int)
-        /// The body is not DER (not ASN.1 at all).
-        case notDER
-        /// No answer: refused, unreachable, not HTTP, an error status; OpenSSL's words.
-        case unavailable(String)
-    }
-
-    /// The body of `url`, at most `maximumBytes` long.
-    /// - Parameters:
-    ///   - timeoutSeconds: For the connection and the transfer together (name resolution is the
-    ///     system resolver's own, outside this bound).
-    ///   - proxy: nil honours `http_proxy`/`no_proxy` from the environment; "" uses none.
-    package static func get(_ url: String, maximumBytes: Int, timeoutSeconds: Int, proxy: String?) -> Result<[UInt8], Failure> {
-        guard X509Handle.isHTTP(url) else { return .failure(.unavailable("only http URLs are fetched")) }
-        OpenSSLErrorStack.clear()
-        let started = ContinuousClock.now
-        let response = OSSL_HTTP_get(url, proxy, nil, nil, nil, nil, nil, 0, nil, nil, 1, max(1, maximumBytes), Int32(clamping: max(1, timeoutSeconds)))
-        guard let response else {
-            let entries = OpenSSLErrorStack.drain()
-            if entries.contains(where: { ERR_GET_LIB($0.code) == ERR_LIB_HTTP && [HTTP_R_MAX_RESP_LEN_EXCEEDED, HTTP_R_ASN1_LEN_EXCEEDS_MAX_RESP_LEN].contains(ERR_GET_REASON($0.code)) }) {
-                return .failure(.tooLarge(limit: maximumBytes))
-            }
-            if entries.contains(where: { ERR_GET_LIB($0.code) == ERR_LIB_HTTP && [HTTP_R_MISSING_ASN1_ENCODING, HTTP_R_ERROR_PARSING_ASN1_LENGTH].contains(ERR_GET_REASON($0.code)) }) {
-                return .failure(.notDER)
-            }
-            if ContinuousClock.now - started >= .seconds(max(1, timeoutSeconds)) || entries.contains(where: { ERR_GET_REASON($0.code) == HTTP_R_RETRY_TIMEOUT }) {
-                return .failure(.timedOut(seconds: timeoutSeconds))
-            }
-            return .failure(.unavailable(entries.isEmpty ? "no response" : entries.map(\.description).joined(separator: "; ")))
-        }
-        defer { BIO_free_all(response) }
-        var body: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { BIO_read(response, $0.baseAddress, Int32($0.count)) }
-            guard count > 0 else { break }
-            body += buffer.prefix(Int(count))
-            guard body.count <= maximumBytes else { return .failure(.tooLarge(limit: maximumBytes)) }
-        }
-        OpenSSLErrorStack.clear()
-        return .success(body)
     }
 }

@@ -41,7 +41,7 @@ package final class X509Handle: @unchecked Sendable {
         self.subjectAlternativeNames = Self.readSubjectAlternativeNames(parsed)
         self.dnsNames = subjectAlternativeNames.compactMap { if case .dnsName(let name) = $0 { name } else { nil } }
         self.ipAddresses = subjectAlternativeNames.compactMap { if case .ipAddress(let address) = $0 { address } else { nil } }
-        self.crlDistributionPointURLs = Self.readDistributionPointURLs(parsed)
+        (self.crlDistributionPointURLs, self.ignoredDistributionPointURLs) = Self.readDistributionPointURLs(parsed)
     }
 
     /// Takes a new reference on a certificate OpenSSL lent us (get0), e.g. a store anchor.
@@ -59,11 +59,20 @@ package final class X509Handle: @unchecked Sendable {
         self.subjectAlternativeNames = Self.readSubjectAlternativeNames(pointer)
         self.dnsNames = subjectAlternativeNames.compactMap { if case .dnsName(let name) = $0 { name } else { nil } }
         self.ipAddresses = subjectAlternativeNames.compactMap { if case .ipAddress(let address) = $0 { address } else { nil } }
-        self.crlDistributionPointURLs = Self.readDistributionPointURLs(pointer)
+        (self.crlDistributionPointURLs, self.ignoredDistributionPointURLs) = Self.readDistributionPointURLs(pointer)
     }
 
-    /// The http URLs of the certificate's cRLDistributionPoints (see ``readDistributionPointURLs(_:)``), read once.
+    /// The http URLs of the certificate's cRLDistributionPoints (see ``readDistributionPointURLs(_:)``),
+    /// read once: the first ``distributionPointLimit`` of them.
     package let crlDistributionPointURLs: [String]
+    /// How many more http distribution-point URLs the certificate names, past the limit: never
+    /// fetched (a certificate is not a list of places for Pincheck to send requests to).
+    package let ignoredDistributionPointURLs: Int
+
+    /// The most distribution-point URLs read from one certificate. Public CAs name one (a few
+    /// name two); a certificate naming thousands must not turn one evaluation into thousands of
+    /// requests.
+    package static let distributionPointLimit = 4
 
     deinit { X509_free(ref) }
 

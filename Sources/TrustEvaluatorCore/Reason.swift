@@ -49,6 +49,7 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
             case crlNotCovered = "revocation.crl-not-covered"
             case crlUnavailable = "revocation.crl-unavailable"
             case crlStale = "revocation.crl-stale"
+            case crlPointsIgnored = "revocation.crl-points-ignored"
             // Certificate Transparency.
             case ctNotCompliant = "ct.not-compliant"
             case ctUnenforceable = "ct.unenforceable"
@@ -139,6 +140,10 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public static let crlUnavailable = Code(.crlUnavailable)
         /// The distribution point's CRL is past its nextUpdate.
         public static let crlStale = Code(.crlStale)
+        /// A certificate names more http CRL distribution points than Pincheck reads
+        /// (``RevocationListFetcher/maximumDistributionPointsPerCertificate``): the first ones were
+        /// consulted, the rest were not fetched. A warning.
+        public static let crlPointsIgnored = Code(.crlPointsIgnored)
         /// The leaf's SCTs do not meet the host's Certificate Transparency policy (too few verified
         /// SCTs, too few operators, logs not approved at the time; ``Verdict/certificateTransparency``
         /// lists each SCT and why it did or did not count).

@@ -110,4 +110,27 @@ struct CRLDistributionPointCommandTests {
         #expect(bad.status == 2)
         #expect(bad.errors.contains("distributionPoints"))
     }
+
+    @Test("--crl-cache: a folder that is missing, not a folder or writable by others is bad input, said before anything is fetched")
+    func crlCacheFolder() throws {
+        let crls = try Self.crlServer()
+        defer { crls.stop() }
+        let revoked = TestCertificates.path("crl-fetch/revoked-chain.pem")
+        let open = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-crl-cache-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: open) }
+        chmod(open, 0o777)
+        for (folder, words) in [("/dev/null", "must be a folder"), ("\(open)/missing", "does not exist"), (open, "written by its group or by others")] {
+            let result = try F.runBinary(["verify", revoked, "--host", "www.example.test", "--revocation", "crl", "--crl-cache", folder]
+                                         + Self.rsaRoot + F.at, environment: Self.proxy(crls))
+            #expect(result.status == 2, "\(folder): \(result.output)\(result.errors)")
+            #expect(result.errors.contains(words), "\(result.errors)")
+        }
+        #expect(crls.requests(for: "/intermediate.crl") == 0)
+        chmod(open, 0o700)
+        let kept = try F.runBinary(["verify", revoked, "--host", "www.example.test", "--revocation", "crl", "--crl-cache", open]
+                                   + Self.rsaRoot + F.at, environment: Self.proxy(crls))
+        #expect(kept.status == 1)
+        #expect(kept.output.contains("revocation.revoked"))
+    }
 }

@@ -19,6 +19,13 @@ public final class TestCRLServer: @unchecked Sendable {
         case notFound
         /// The connection is closed without an answer.
         case hangUp
+        /// 200 with each body in turn, one per request; the last one again after that.
+        case sequence([[UInt8]])
+        /// A redirect (302) to this Location.
+        case redirect(String)
+        /// 200 with these bytes, sent `chunk` bytes at a time with `pause` seconds between: a
+        /// server that trickles.
+        case trickle([UInt8], chunk: Int, pause: Double)
     }
 
     public let port: UInt16
@@ -53,6 +60,13 @@ public final class TestCRLServer: @unchecked Sendable {
     /// How many requests asked for `path`.
     public func requests(for path: String) -> Int { lock.withLock { counts[path, default: 0] } }
 
+    /// How many requests came in, for any path.
+    public var totalRequests: Int { lock.withLock { counts.values.reduce(0, +) } }
+
+    /// The request lines and headers received, in order (for the tests that look at what was sent).
+    public var received: [String] { lock.withLock { heads } }
+    private var heads: [String] = []
+
     private func serve(_ client: Int32) {
         defer { close(client) }
         var request: [UInt8] = []
@@ -63,15 +77,20 @@ public final class TestCRLServer: @unchecked Sendable {
             request += buffer.prefix(count)
             if request.count > 65_536 { return }
         }
-        let line = String(decoding: request, as: UTF8.self).split(separator: "\r\n").first.map(String.init) ?? ""
+        let text = String(decoding: request, as: UTF8.self)
+        lock.withLock { heads.append(text) }
+        let line = text.split(separator: "\r\n").first.map(String.init) ?? ""
         let parts = line.split(separator: " ")
         guard parts.count >= 2 else { return }
         var target = String(parts[1])
         // Proxy form: http://host/path → /path.
         if target.hasPrefix("http://"), let slash = target.dropFirst(7).firstIndex(of: "/") { target = String(target[slash...]) }
-        lock.withLock { counts[target, default: 0] += 1 }
-        func send(_ status: String, _ body: [UInt8]) {
-            let head = "HTTP/1.0 \(status)\r\nContent-Type: application/pkix-crl\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        let count = lock.withLock { () -> Int in
+            counts[target, default: 0] += 1
+            return counts[target, default: 0]
+        }
+        func send(_ status: String, _ body: [UInt8], extra: String = "") {
+            let head = "HTTP/1.0 \(status)\r\nContent-Type: application/pkix-crl\r\nContent-Length: \(body.count)\r\n\(extra)Connection: close\r\n\r\n"
             let bytes = Array(head.utf8) + body
             var offset = 0
             while offset < bytes.count {
@@ -87,6 +106,18 @@ public final class TestCRLServer: @unchecked Sendable {
             send("200 OK", body)
         case .notFound: send("404 Not Found", [])
         case .hangUp: return
+        case .sequence(let bodies): send("200 OK", bodies.isEmpty ? [] : bodies[min(count, bodies.count) - 1])
+        case .redirect(let location): send("302 Found", [], extra: "Location: \(location)\r\n")
+        case .trickle(let body, let chunk, let pause):
+            let head = Array("HTTP/1.0 200 OK\r\nContent-Type: application/pkix-crl\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8)
+            guard head.withUnsafeBytes({ Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) > 0 else { return }
+            var offset = 0
+            while offset < body.count {
+                let end = min(body.count, offset + max(1, chunk))
+                guard body[offset..<end].withUnsafeBytes({ Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) > 0 else { return }
+                offset = end
+                Thread.sleep(forTimeInterval: pause)
+            }
         }
     }
 

@@ -113,6 +113,15 @@ struct LRUStorage<Key: Hashable, Value> {
         free.append(position)
     }
 
+    /// Removes the least recently used entry and returns its key; nil when empty.
+    @discardableResult
+    mutating func removeOldest() -> Key? {
+        guard oldest >= 0 else { return nil }
+        let key = nodes[oldest].key
+        removeValue(for: key)
+        return key
+    }
+
     mutating func removeAll() {
         index.removeAll()
         nodes.removeAll()
@@ -136,5 +145,45 @@ struct LRUStorage<Key: Hashable, Value> {
         if newest >= 0 { nodes[newest].newer = position }
         newest = position
         if oldest < 0 { oldest = position }
+    }
+}
+
+/// An LRU store whose entries each have a cost (bytes, say): the least recently used go while the
+/// costs add up to more than the budget, or the entries to more than the capacity. An entry whose
+/// cost alone exceeds the budget is not kept.
+struct CostBoundedLRU<Key: Hashable, Value> {
+    private var storage: LRUStorage<Key, Value>
+    private var costs: [Key: Int] = [:]
+    private let capacity: Int
+    let budget: Int
+    /// What the entries kept cost together.
+    private(set) var cost = 0
+
+    init(capacity: Int, budget: Int) {
+        self.capacity = max(1, capacity)
+        self.budget = budget
+        storage = LRUStorage(capacity: self.capacity)
+    }
+
+    var count: Int { storage.count }
+
+    mutating func value(for key: Key) -> Value? { storage.value(for: key) }
+
+    mutating func insert(_ value: Value, for key: Key, cost itemCost: Int) {
+        removeValue(for: key)
+        guard itemCost <= budget else { return }
+        while storage.count >= capacity || (cost + itemCost > budget && storage.count > 0) {
+            guard let evicted = storage.removeOldest() else { break }
+            cost -= costs.removeValue(forKey: evicted) ?? 0
+        }
+        storage.insert(value, for: key)
+        costs[key] = itemCost
+        cost += itemCost
+    }
+
+    mutating func removeValue(for key: Key) {
+        guard let old = costs.removeValue(forKey: key) else { return }
+        storage.removeValue(for: key)
+        cost -= old
     }
 }

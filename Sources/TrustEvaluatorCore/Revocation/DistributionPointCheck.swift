@@ -78,9 +78,36 @@ struct DistributionPointCheck {
         }
     }
 
+    /// The fetches `path` needs: each distribution point of each certificate consulted, with the
+    /// verification its CRL must pass (against that certificate and its issuer on `path`, at
+    /// `time`) before the fetcher keeps it.
+    func requests(on path: [Certificate], at time: Date) -> [RevocationListFetcher.Request] {
+        var requests: [RevocationListFetcher.Request] = []
+        for (depth, certificate) in Self.certificates(on: path, scope: settings.scope).enumerated() {
+            let issuer = path[depth + 1]
+            let urls = certificate.handle.crlDistributionPointURLs
+            let issuerKey = SHA256Digest(hashing: issuer.handle.spkiDER)
+            for url in urls {
+                requests.append(RevocationListFetcher.Request(url: url, issuer: issuerKey) { [self] list in
+                    let status = judge(certificate, against: list, from: url, distributionPoints: urls, issuer: issuer, time: time) { url, outcome, detail, _, _, _ in
+                        RevocationStatus(depth: depth, subject: "", url: url, outcome: outcome, detail: detail, thisUpdate: nil, nextUpdate: nil,
+                                         revokedAt: nil, revokedReason: nil)
+                    }
+                    return status.outcome == .good || status.outcome == .revoked ? nil : status.detail
+                })
+            }
+        }
+        return requests
+    }
+
     func check(path: [Certificate], time: Date, into failures: inout [Reason], warnings: inout [Reason], statuses: inout [RevocationStatus]) {
         for (depth, certificate) in Self.certificates(on: path, scope: settings.scope).enumerated() {
             let issuer = path[depth + 1]
+            let ignored = certificate.handle.ignoredDistributionPointURLs
+            if ignored > 0 {
+                let read = certificate.handle.crlDistributionPointURLs.count
+                warnings.append(Reason(.crlPointsIgnored, "the certificate at depth \(depth) (\(certificate.subject)) names \(read + ignored) http CRL distribution points; the first \(read) were consulted and \(ignored) ignored", requirement: .revocation))
+            }
             let found = judge(certificate, depth: depth, issuer: issuer, time: time)
             statuses += found
             if let revoked = found.first(where: { $0.outcome == .revoked }) {

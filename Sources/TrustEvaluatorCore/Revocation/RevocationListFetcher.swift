@@ -4,23 +4,49 @@ package import PincheckOpenSSL
 import Glibc
 #endif
 
-/// Fetches CRLs from distribution points (http URLs), bounded in size and time, and keeps each
-/// until its nextUpdate: in memory, and in a directory when one is named.
+/// Fetches CRLs from distribution points (http URLs) and keeps those that verified until their
+/// nextUpdate: in memory, and in a folder when one is named.
 ///
-/// One fetch per URL at a time, however many evaluations wait for it. Fetches run on threads of
-/// their own (OpenSSL's HTTP client blocks), never on the caller's: an evaluation awaiting a CRL
-/// holds no event loop and no thread of Swift's cooperative pool. Share one fetcher per process.
+/// What a distribution point serves is untrusted until it verifies: a CRL is kept (in memory or
+/// in the folder) only after it verified against the issuer on the path that asked for it —
+/// signed by that issuer's key, covering the certificate, complete, fresh. Anything else answers
+/// the evaluation that fetched it and is then forgotten, so one forged response served over
+/// plain http cannot switch revocation off for later evaluations; a failed fetch is remembered
+/// for ``Limits/failureMemory`` only, so a dead server is not asked again by every evaluation.
+///
+/// Every reach is bounded: bytes per fetch, time per fetch (and each evaluation waits at most
+/// that plus ``deadlineMargin``), fetches in flight per fetcher, bytes of parsed CRLs kept,
+/// distribution points read per certificate (``maximumDistributionPointsPerCertificate``), and
+/// destinations (no redirect to another host or port, never a link-local, metadata or — unless
+/// allowed — loopback address). One fetch per URL and issuer at a time, however many evaluations
+/// wait for it. Fetches run on threads of their own (OpenSSL's HTTP client blocks), never on the
+/// caller's: an evaluation awaiting a CRL holds no event loop and no thread of Swift's
+/// cooperative pool. Share one fetcher per process.
 public final class RevocationListFetcher: Sendable {
-    /// Bounds on one fetch.
+    /// Bounds on fetching.
     public struct Limits: Sendable, Hashable {
         /// The largest CRL accepted, in bytes: 64 MiB by default (large CAs publish CRLs of tens
         /// of megabytes; a bigger answer is refused as `revocation.crl-unavailable`).
         public var maximumBytes: Int
-        /// How long connecting and transferring may take together: 10 s by default. An
-        /// evaluation waits at most this plus 2 s for a fetch, name resolution included; past
-        /// that the CRL is `revocation.crl-unavailable` (and a fetch still under way leaves its
-        /// CRL for the next evaluation).
+        /// How long resolving, connecting and transferring may take together: 10 s by default.
+        /// An evaluation waits at most this plus ``RevocationListFetcher/deadlineMargin`` for a
+        /// fetch; past that the CRL is `revocation.crl-unavailable` (and a fetch still under way
+        /// leaves its CRL, once verified, for the next evaluation).
         public var timeout: Duration
+        /// The most bytes of parsed CRLs kept in memory, as estimated resident size
+        /// (``CertificateRevocationList/estimatedResidentBytes``): 256 MiB by default. The least
+        /// recently used go first; a CRL larger than the whole budget is used once and not kept.
+        public var maximumCachedBytes: Int = 256 << 20
+        /// The most fetches under way at once; more wait for a free slot (each evaluation still
+        /// waits no longer than its deadline): 4 by default.
+        public var maximumFetchesInFlight: Int = 4
+        /// How long a failed fetch (no answer, too slow, too large, or an answer that did not
+        /// verify) is remembered, so evaluations in that time do not ask again: 10 s by default.
+        public var failureMemory: Duration = .seconds(10)
+        /// Whether distribution points on loopback addresses are fetched: false by default, so a
+        /// remote peer's certificate cannot make a server send requests to its own loopback
+        /// services. Allow it only where the certificates come from this machine.
+        public var allowsLoopback: Bool = false
 
         public init(maximumBytes: Int = 64 << 20, timeout: Duration = .seconds(10)) {
             self.maximumBytes = maximumBytes
@@ -38,95 +64,195 @@ public final class RevocationListFetcher: Sendable {
         case url(String)
     }
 
-    public let limits: Limits
-    /// Where fetched CRLs are kept across processes (`<SHA-256 of the URL>.crl`, DER); nil: memory only.
-    public let cacheDirectory: String?
-    private let transport: @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>
-    private let state = Locked(State())
+    /// The most distribution-point URLs read from one certificate; the rest are not fetched, and
+    /// the evaluation warns that they were ignored.
+    public static var maximumDistributionPointsPerCertificate: Int { X509Handle.distributionPointLimit }
 
-    /// The most CRLs kept in memory; the least recently used goes first. Each is at most
-    /// `Limits.maximumBytes` as DER, so a long scan of many hosts (each CA with its own
-    /// distribution points) cannot grow the process without bound.
+    public let limits: Limits
+    /// Where verified CRLs are kept across processes (`<SHA-256 of the URL>.crl`, DER); nil:
+    /// memory only (also when the folder named failed ``checkCacheDirectory(_:)``: see
+    /// ``cacheDirectoryProblem``).
+    public let cacheDirectory: String?
+    /// Why the folder given to ``init(limits:cacheDirectory:proxy:)`` is not used; nil when it
+    /// is used or none was given.
+    public let cacheDirectoryProblem: PincheckError?
+    private let transport: @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>
+    private let state: Locked<State>
+    /// Held while a fetched CRL is parsed and verified: one at a time, so parsing (several times
+    /// the DER's size in memory while it runs) is never multiplied by the fetches in flight.
+    private let parsing = Locked(())
+
+    /// The most CRLs kept in memory, whatever their size.
     package static let cachedListLimit = 128
+    /// The most fetches waiting for a slot; past that an evaluation's CRL is unavailable at once.
+    package static let queuedFetchLimit = 256
+
+    private struct Key: Hashable {
+        let url: String
+        let issuer: SHA256Digest
+    }
 
     private struct State {
-        var cached = LRUStorage<String, CertificateRevocationList>(capacity: RevocationListFetcher.cachedListLimit)
-        var inFlight: [String: Flight] = [:]
+        var cached: CostBoundedLRU<String, CertificateRevocationList>
+        var inFlight: [Key: Flight] = [:]
+        var failures: [Key: (until: ContinuousClock.Instant, why: String)] = [:]
+        var queued: [(Key, Flight, Request)] = []
+        var running = 0
         var fetches = 0
     }
 
-    /// One fetch under way, which any number of evaluations wait for: asynchronously, or by
-    /// blocking a thread of their own (the command).
+    /// One CRL wanted for one certificate, and what it must verify against before it is kept.
+    package struct Request: Sendable {
+        package let url: String
+        /// The SHA-256 of the issuer's key: a fetch, and a remembered failure, are per URL and
+        /// issuer, so a certificate naming another CA's URL cannot spoil that URL for the CA's own.
+        package let issuer: SHA256Digest
+        /// Nil when `list` verified for the certificate; otherwise why not.
+        package let verify: @Sendable (CertificateRevocationList) -> String?
+
+        package init(url: String, issuer: SHA256Digest, verify: @escaping @Sendable (CertificateRevocationList) -> String?) {
+            self.url = url
+            self.issuer = issuer
+            self.verify = verify
+        }
+    }
+
+    /// One fetch under way, which any number of evaluations wait for, each until its own deadline:
+    /// asynchronously, or by blocking a thread of their own (the command).
     private final class Flight: Sendable {
-        private let state = Locked<(result: FetchedRevocationLists.Result?, waiters: [CheckedContinuation<FetchedRevocationLists.Result, Never>])>((nil, []))
+        private struct Waiting {
+            var result: FetchedRevocationLists.Result?
+            var continuations: [Int: CheckedContinuation<FetchedRevocationLists.Result, Never>] = [:]
+            var next = 0
+        }
+        private let state = Locked(Waiting())
         private let done = Latch()
 
-        /// Gives the waiters `result`; the first result wins (the fetch, or the deadline before it).
+        /// Gives the waiters `result`.
         func finish(_ result: FetchedRevocationLists.Result) {
-            let waiters = state.withLock { state -> [CheckedContinuation<FetchedRevocationLists.Result, Never>]? in
+            let waiting = state.withLock { state -> [CheckedContinuation<FetchedRevocationLists.Result, Never>]? in
                 guard state.result == nil else { return nil }
                 state.result = result
-                defer { state.waiters = [] }
-                return state.waiters
+                defer { state.continuations = [:] }
+                return Array(state.continuations.values)
             }
-            guard let waiters else { return }
+            guard let waiting else { return }
             done.signal()
-            for waiter in waiters { waiter.resume(returning: result) }
+            for waiter in waiting { waiter.resume(returning: result) }
         }
 
-        /// True once a result is in, waiting at most `timeout` for it.
-        func finished(within timeout: Duration) -> Bool { done.wait(timeout: timeout) }
-
-        func value() async -> FetchedRevocationLists.Result {
+        /// The result, or `late` when it is not in within `timeout`.
+        func value(within timeout: Duration, late: FetchedRevocationLists.Result) async -> FetchedRevocationLists.Result {
             await withCheckedContinuation { continuation in
-                let ready = state.withLock { state -> FetchedRevocationLists.Result? in
-                    if let result = state.result { return result }
-                    state.waiters.append(continuation)
-                    return nil
+                let (ready, id) = state.withLock { state -> (FetchedRevocationLists.Result?, Int) in
+                    if let result = state.result { return (result, -1) }
+                    let id = state.next
+                    state.next += 1
+                    state.continuations[id] = continuation
+                    return (nil, id)
                 }
-                if let ready { continuation.resume(returning: ready) }
+                if let ready {
+                    continuation.resume(returning: ready)
+                    return
+                }
+                Task { [self] in
+                    try? await Task.sleep(for: timeout)
+                    self.state.withLock { $0.continuations.removeValue(forKey: id) }?.resume(returning: late)
+                }
             }
         }
 
-        func wait() -> FetchedRevocationLists.Result {
-            done.wait()
-            return state.withLock { $0.result! }
+        /// The same, blocking the calling thread.
+        func wait(within timeout: Duration, late: FetchedRevocationLists.Result) -> FetchedRevocationLists.Result {
+            guard done.wait(timeout: timeout) else { return late }
+            return state.withLock { $0.result ?? late }
         }
     }
 
     /// - Parameters:
-    ///   - limits: Size and time bounds for each fetch.
-    ///   - cacheDirectory: A directory the caller owns, to keep CRLs across processes; it must exist.
+    ///   - limits: Bounds on fetching.
+    ///   - cacheDirectory: A folder the running user owns and no one else can write, to keep
+    ///     verified CRLs across processes. One that fails ``checkCacheDirectory(_:)`` is not used
+    ///     (``cacheDirectoryProblem`` says why); ``init(limits:cachingIn:proxy:)`` throws instead.
     ///   - proxy: `.environment` by default.
     public convenience init(limits: Limits = Limits(), cacheDirectory: String? = nil, proxy: Proxy = .environment) {
+        var problem: PincheckError? = nil
+        if let cacheDirectory {
+            do { try Self.checkCacheDirectory(cacheDirectory) } catch { problem = error }
+        }
+        self.init(limits: limits, cacheDirectory: problem == nil ? cacheDirectory : nil, problem: problem,
+                  transport: Self.httpTransport(limits: limits, proxy: proxy))
+    }
+
+    /// A fetcher keeping verified CRLs in `folder`, which must pass ``checkCacheDirectory(_:)``.
+    /// - Throws: ``PincheckError`` naming the folder and what is wrong with it.
+    public convenience init(limits: Limits = Limits(), cachingIn folder: String, proxy: Proxy = .environment) throws(PincheckError) {
+        try Self.checkCacheDirectory(folder)
+        self.init(limits: limits, cacheDirectory: folder, problem: nil, transport: Self.httpTransport(limits: limits, proxy: proxy))
+    }
+
+    private static func httpTransport(limits: Limits, proxy: Proxy) -> @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure> {
         let proxyText: String? = switch proxy {
         case .environment: nil
         case .none: ""
         case .url(let url): url
         }
-        let seconds = Int(limits.timeout.components.seconds) + (limits.timeout.components.attoseconds > 0 ? 1 : 0)
-        self.init(limits: limits, cacheDirectory: cacheDirectory) { url in
-            HTTPFetch.get(url, maximumBytes: limits.maximumBytes, timeoutSeconds: max(1, seconds), proxy: proxyText)
+        let destinations = HTTPFetch.Destinations(loopback: limits.allowsLoopback)
+        return { url in
+            HTTPFetch.get(url, maximumBytes: limits.maximumBytes, timeout: limits.timeout, proxy: proxyText, destinations: destinations)
         }
     }
 
     /// A fetcher over another transport (the tests' and the benchmark's seam).
-    package init(limits: Limits, cacheDirectory: String?, transport: @escaping @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>) {
-        self.limits = limits
-        self.cacheDirectory = cacheDirectory
-        self.transport = transport
+    package convenience init(limits: Limits, cacheDirectory: String?, transport: @escaping @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>) {
+        self.init(limits: limits, cacheDirectory: cacheDirectory, problem: nil, transport: transport)
     }
 
-    /// Beyond `Limits.timeout`, what a fetch may take in all before its waiters are answered
-    /// without it: the transport rounds its bound up to whole seconds, and name resolution is
-    /// outside it.
+    private init(limits: Limits, cacheDirectory: String?, problem: PincheckError?, transport: @escaping @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>) {
+        self.limits = limits
+        self.cacheDirectory = cacheDirectory
+        self.cacheDirectoryProblem = problem
+        self.transport = transport
+        self.state = Locked(State(cached: CostBoundedLRU(capacity: Self.cachedListLimit, budget: max(0, limits.maximumCachedBytes))))
+    }
+
+    /// Checks a folder for keeping CRLs: it exists, is a folder (a link to one is followed), is
+    /// owned by the running user, and no one else can write it. A folder others can write would
+    /// let them plant a CRL; one that is not there, or not a folder, would silently keep nothing.
+    /// - Throws: ``PincheckError`` `input.unreadable-file` (missing, not a folder) or
+    ///   `policy.invalid` (owner, permissions).
+    public static func checkCacheDirectory(_ path: String) throws(PincheckError) {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            let why = errno == ENOENT ? "does not exist" : "cannot be read: \(String(cString: strerror(errno)))"
+            throw PincheckError(.unreadableFile, "the CRL cache folder \(why)", source: path)
+        }
+        guard status.st_mode & S_IFMT == S_IFDIR else {
+            throw PincheckError(.unreadableFile, "the CRL cache must be a folder; this is not one", source: path)
+        }
+        guard status.st_uid == geteuid() else {
+            throw PincheckError(.invalidPolicy, "the CRL cache folder is owned by user \(status.st_uid), not by the user running Pincheck (\(geteuid())): another user could plant CRLs in it", source: path)
+        }
+        guard status.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
+            throw PincheckError(.invalidPolicy, "the CRL cache folder can be written by its group or by others (mode \(String(status.st_mode & 0o777, radix: 8))): make it 0700 or 0755", source: path)
+        }
+        guard access(path, W_OK | X_OK) == 0 else {
+            throw PincheckError(.unreadableFile, "the CRL cache folder cannot be written: \(String(cString: strerror(errno)))", source: path)
+        }
+    }
+
+    /// Beyond `Limits.timeout`, what an evaluation waits for a fetch in all before it is answered
+    /// without it: the transport rounds its bound up to whole seconds.
     package static let deadlineMargin = Duration.seconds(2)
 
     /// How many fetches have gone out (each URL once per refresh, however many waited for it).
     package var fetchCount: Int { state.withLock { $0.fetches } }
 
+    /// The estimated resident bytes of the CRLs kept in memory.
+    package var cachedBytes: Int { state.withLock { $0.cached.cost } }
+
     /// The CRLs at hand for `urls` that are fresh at `time` (nextUpdate not passed); nil unless
-    /// every one is. Never fetches.
+    /// every one is. Never fetches. Every CRL at hand has verified for the issuer that fetched it.
     func fresh(_ urls: [String], at time: Date) -> FetchedRevocationLists? {
         state.withLock { state -> FetchedRevocationLists? in
             var results: [String: FetchedRevocationLists.Result] = [:]
@@ -138,13 +264,14 @@ public final class RevocationListFetcher: Sendable {
         }
     }
 
-    /// The CRLs at `urls`, fetching those not at hand or past their nextUpdate at `time`.
-    func lists(_ urls: [String], at time: Date) async -> FetchedRevocationLists {
+    /// The CRLs `requests` ask for, fetching those not at hand or past their nextUpdate at `time`.
+    func lists(_ requests: [Request], at time: Date) async -> FetchedRevocationLists {
         var results: [String: FetchedRevocationLists.Result] = [:]
-        for (url, next) in start(urls, at: time) {
+        let wait = limits.timeout + Self.deadlineMargin
+        for (url, next) in start(requests, at: time) {
             switch next {
             case .ready(let result): results[url] = result
-            case .flight(let flight): results[url] = await flight.value()
+            case .flight(let flight, let late): results[url] = await flight.value(within: wait, late: late)
             }
         }
         return FetchedRevocationLists(byURL: results)
@@ -152,12 +279,13 @@ public final class RevocationListFetcher: Sendable {
 
     /// The same, blocking the calling thread until they are fetched: for a command-line tool's
     /// own thread, never an event loop or Swift's cooperative pool.
-    func listsWaiting(_ urls: [String], at time: Date) -> FetchedRevocationLists {
+    func listsWaiting(_ requests: [Request], at time: Date) -> FetchedRevocationLists {
         var results: [String: FetchedRevocationLists.Result] = [:]
-        for (url, next) in start(urls, at: time) {
+        let wait = limits.timeout + Self.deadlineMargin
+        for (url, next) in start(requests, at: time) {
             switch next {
             case .ready(let result): results[url] = result
-            case .flight(let flight): results[url] = flight.wait()
+            case .flight(let flight, let late): results[url] = flight.wait(within: wait, late: late)
             }
         }
         return FetchedRevocationLists(byURL: results)
@@ -165,75 +293,147 @@ public final class RevocationListFetcher: Sendable {
 
     private enum Next {
         case ready(FetchedRevocationLists.Result)
-        case flight(Flight)
+        /// The flight, and the answer when it is not in by the waiter's deadline.
+        case flight(Flight, late: FetchedRevocationLists.Result)
     }
 
-    /// Starts the fetches `urls` need (at most one per URL across all callers).
-    private func start(_ urls: [String], at time: Date) -> [(String, Next)] {
+    /// Starts the fetches `requests` need (at most one per URL and issuer across all callers, at
+    /// most `maximumFetchesInFlight` at once).
+    private func start(_ requests: [Request], at time: Date) -> [(String, Next)] {
         var seen = Set<String>()
-        return urls.filter { seen.insert($0).inserted }.map { url in
-            let (next, started): (Next, Flight?) = state.withLock { state in
-                if let list = state.cached.value(for: url), Self.isFresh(list, at: time) { return (.ready(.list(list)), nil) }
-                if let running = state.inFlight[url] { return (.flight(running), nil) }
-                let flight = Flight()
-                state.inFlight[url] = flight
-                return (.flight(flight), flight)
-            }
-            if let started {
-                let stale = state.withLock { $0.cached.value(for: url) }
-                let launched = DetachedThread.start { [self] in started.finish(self.fetch(url, at: time, stale: stale)) }
-                if !launched {
-                    state.withLock { $0.inFlight[url] = nil }
-                    started.finish(.failed("no thread to fetch the CRL on", stale: stale))
-                } else {
-                    // The transport bounds connecting and transferring; the system resolver, which
-                    // runs before either, has its own time (resolv.conf's timeouts and attempts,
-                    // often tens of seconds). The waiters are answered at the deadline whatever the
-                    // fetch is doing; a fetch that ends later still leaves its CRL for the next one.
-                    let deadline = limits.timeout + Self.deadlineMargin
-                    let watched = DetachedThread.start {
-                        if !started.finished(within: deadline) {
-                            started.finish(.failed("fetching the CRL took longer than the \(deadline) allowed (name resolution included)", stale: stale))
-                        }
-                    }
-                    if !watched { started.finish(.failed("no thread to time the CRL fetch on", stale: stale)) }
+        let deadline = limits.timeout + Self.deadlineMargin
+        var results: [(String, Next)] = []
+        for request in requests where seen.insert(request.url).inserted {
+            let key = Key(url: request.url, issuer: request.issuer)
+            let (next, launch): (Next, Flight?) = state.withLock { state in
+                let stale = state.cached.value(for: request.url)
+                if let stale, Self.isFresh(stale, at: time) { return (.ready(.list(stale)), nil) }
+                if let failure = state.failures[key] {
+                    if ContinuousClock.now < failure.until { return (.ready(.failed(failure.why, stale: stale)), nil) }
+                    state.failures[key] = nil
                 }
+                let late = FetchedRevocationLists.Result.failed("fetching the CRL took longer than the \(deadline) allowed", stale: stale)
+                if let running = state.inFlight[key] { return (.flight(running, late: late), nil) }
+                let flight = Flight()
+                if state.running < max(1, limits.maximumFetchesInFlight) {
+                    state.running += 1
+                    state.inFlight[key] = flight
+                    return (.flight(flight, late: late), flight)
+                }
+                guard state.queued.count < Self.queuedFetchLimit else {
+                    return (.ready(.failed("more than \(Self.queuedFetchLimit) CRL fetches are waiting; this one was not started", stale: stale)), nil)
+                }
+                state.inFlight[key] = flight
+                state.queued.append((key, flight, request))
+                return (.flight(flight, late: late), nil)
             }
-            return (url, next)
+            if let launch {
+                let started = DetachedThread.start { [self] in self.run(key, launch, request, at: time) }
+                if !started { finish(key, launch, .failed("no thread to fetch the CRL on", stale: nil)) }
+            }
+            results.append((request.url, next))
+        }
+        return results
+    }
+
+    /// Runs one fetch on this thread, then the queued ones while there are any: the threads that
+    /// fetch are never more than `maximumFetchesInFlight`.
+    private func run(_ key: Key, _ flight: Flight, _ request: Request, at time: Date) {
+        var current: (Key, Flight, Request)? = (key, flight, request)
+        while let (key, flight, request) = current {
+            let stale = state.withLock { $0.cached.value(for: request.url) }
+            current = finish(key, flight, fetch(request, at: time, stale: stale))
         }
     }
 
-    /// One fetch (or a read of the directory), on a thread of its own; the result is cached.
-    private func fetch(_ url: String, at time: Date, stale: CertificateRevocationList?) -> FetchedRevocationLists.Result {
+    /// What one fetch brought.
+    private enum Fetched {
+        /// A CRL that verified: kept.
+        case verified(CertificateRevocationList)
+        /// A CRL that did not verify: the evaluations waiting for this fetch judge it (and name
+        /// what is wrong with it), nothing keeps it, and the failure is remembered briefly.
+        case rejected(CertificateRevocationList, why: String)
+        /// Nothing usable.
+        case failed(String, stale: CertificateRevocationList?)
+    }
+
+    /// Records what a fetch brought (a verified list kept, a failure remembered), answers the
+    /// flight's waiters, and hands back the next queued fetch for this thread, if any.
+    @discardableResult
+    private func finish(_ key: Key, _ flight: Flight, _ fetched: Fetched) -> (Key, Flight, Request)? {
         let result: FetchedRevocationLists.Result
-        if let stored = readStored(url), Self.isFresh(stored, at: time) {
-            result = .list(stored)
-        } else {
-            state.withLock { $0.fetches += 1 }
-            switch transport(url) {
-            case .success(let bytes):
-                do {
-                    let list = try CertificateRevocationList(derEncoded: bytes, source: url)
-                    store(list, for: url)
-                    result = .list(list)
-                } catch {
-                    result = .failed("what \(url) served is not a DER CRL: \(error.message)", stale: stale)
-                }
-            case .failure(.tooLarge(let limit)):
-                result = .failed("the CRL is larger than the \(limit) bytes allowed", stale: stale)
-            case .failure(.notDER):
-                result = .failed("what \(url) served is not a DER CRL", stale: stale)
-            case .failure(.timedOut):
-                result = .failed("fetching the CRL took longer than the \(limits.timeout) allowed", stale: stale)
-            case .failure(.unavailable(let why)):
-                result = .failed("the CRL could not be fetched: \(why)", stale: stale)
+        var failure: String? = nil
+        switch fetched {
+        case .verified(let list): result = .list(list)
+        case .rejected(let list, let why): (result, failure) = (.list(list), why)
+        case .failed(let why, let stale): (result, failure) = (.failed(why, stale: stale), why)
+        }
+        let next = state.withLock { state -> (Key, Flight, Request)? in
+            state.inFlight[key] = nil
+            if case .verified(let list) = fetched {
+                state.cached.insert(list, for: key.url, cost: list.estimatedResidentBytes)
+                state.failures[key] = nil
             }
+            if let failure {
+                if state.failures.count >= Self.rememberedFailureLimit {
+                    let now = ContinuousClock.now
+                    state.failures = state.failures.filter { $0.value.until > now }
+                }
+                if state.failures.count < Self.rememberedFailureLimit {
+                    state.failures[key] = (ContinuousClock.now + limits.failureMemory, "\(failure) (a failure of the last \(limits.failureMemory), not asked again yet)")
+                }
+            }
+            guard !state.queued.isEmpty else {
+                state.running -= 1
+                return nil
+            }
+            return state.queued.removeFirst()
         }
-        state.withLock { state in
-            state.inFlight[url] = nil
-            if case .list(let list) = result { state.cached.insert(list, for: url) }
+        flight.finish(result)
+        return next
+    }
+
+    /// The most failed fetches remembered at once.
+    package static let rememberedFailureLimit = 4096
+
+    /// One fetch (or a read of the folder): the answer is parsed and verified before anything
+    /// keeps it.
+    private func fetch(_ request: Request, at time: Date, stale: CertificateRevocationList?) -> Fetched {
+        let url = request.url
+        if let stored = readStored(url), Self.isFresh(stored, at: time), parsing.withLock({ _ in request.verify(stored) }) == nil {
+            return .verified(stored)
         }
-        return result
+        state.withLock { $0.fetches += 1 }
+        switch transport(url) {
+        case .success(let bytes):
+            let parsed: Result<(CertificateRevocationList, String?), PincheckError> = parsing.withLock { _ in
+                do throws(PincheckError) {
+                    let list = try CertificateRevocationList(derEncoded: bytes, source: url)
+                    return .success((list, request.verify(list)))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            switch parsed {
+            case .success((let list, nil)):
+                store(list, for: url)
+                return .verified(list)
+            case .success((let list, let why?)):
+                return .rejected(list, why: "what \(url) served did not verify: \(why)")
+            case .failure(let error):
+                return .failed("what \(url) served is not a DER CRL: \(error.message)", stale: stale)
+            }
+        case .failure(.tooLarge(let limit)):
+            return .failed("the CRL is larger than the \(limit) bytes allowed", stale: stale)
+        case .failure(.notDER):
+            return .failed("what \(url) served is not a DER CRL", stale: stale)
+        case .failure(.timedOut):
+            return .failed("fetching the CRL took longer than the \(limits.timeout) allowed", stale: stale)
+        case .failure(.unavailable(let why)):
+            return .failed("the CRL could not be fetched: \(why)", stale: stale)
+        case .failure(.refused(let why)):
+            return .failed("not fetched: \(why)", stale: stale)
+        }
     }
 
     private static func isFresh(_ list: CertificateRevocationList, at time: Date) -> Bool {
@@ -241,24 +441,29 @@ public final class RevocationListFetcher: Sendable {
         return Timestamp.seconds(time) < next
     }
 
-    // MARK: The directory
+    // MARK: The folder
 
     private func path(for url: String) -> String? {
         cacheDirectory.map { "\($0)/\(Hex.encode(Digest.sha256(Array(url.utf8)))).crl" }
     }
 
+    /// A stored CRL, if its file is a regular file of the running user's that no one else can
+    /// write. It is verified before use like a fetched one.
     private func readStored(_ url: String) -> CertificateRevocationList? {
-        guard let path = path(for: url),
+        guard let path = path(for: url) else { return nil }
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid(),
+              status.st_mode & (S_IWGRP | S_IWOTH) == 0,
               let bytes = try? InputFile.read(path, limit: limits.maximumBytes, what: "cached CRL") else { return nil }
-        return try? CertificateRevocationList(derEncoded: bytes, source: path)
+        return parsing.withLock { _ in try? CertificateRevocationList(derEncoded: bytes, source: path) }
     }
 
-    /// Writes the CRL beside its final name and renames it into place, so a reader never sees
-    /// half a file. A directory that cannot be written only costs the next process a fetch.
+    /// Writes a verified CRL beside its final name and renames it into place, so a reader never
+    /// sees half a file. A folder that cannot be written only costs the next process a fetch.
     private func store(_ list: CertificateRevocationList, for url: String) {
         guard let path = path(for: url) else { return }
         let temporary = "\(path).\(getpid()).\(UInt64.random(in: 0...UInt64.max)).tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard descriptor >= 0 else { return }
         let bytes = list.derBytes
         let written = bytes.withUnsafeBytes { raw -> Bool in
@@ -283,8 +488,8 @@ extension EvaluationPlan {
         case none
         /// Everything needed is at hand (or nothing can be fetched: a chain refused anyway).
         case ready(FetchedRevocationLists)
-        /// These URLs are to be fetched.
-        case fetch([String])
+        /// These CRLs are to be fetched, each verified before it is kept.
+        case fetch([RevocationListFetcher.Request])
     }
 
     /// Nothing is fetched for a chain that is refused anyway, and only the distribution points of
@@ -304,7 +509,8 @@ extension EvaluationPlan {
         guard first.failures.allSatisfy({ crlCodes.contains($0.code) }), let path = first.revocationPath else {
             return .ready(FetchedRevocationLists())
         }
-        return .fetch(DistributionPointCheck.certificates(on: path, scope: settings.scope).flatMap(\.handle.crlDistributionPointURLs))
+        let check = DistributionPointCheck(settings: settings, maximumAge: validation.revocation.maximumResponseAge, fetched: nil)
+        return .fetch(check.requests(on: path, at: time))
     }
 
     /// The CRLs the policy asks for, fetched with `fetcher`; nil when it asks for none.
@@ -313,7 +519,7 @@ extension EvaluationPlan {
         switch revocationListNeed(served, peer: peer, at: time, staple: staple, fetcher: fetcher) {
         case .none: nil
         case .ready(let lists): lists
-        case .fetch(let urls): await fetcher.lists(urls, at: time)
+        case .fetch(let requests): await fetcher.lists(requests, at: time)
         }
     }
 
@@ -323,7 +529,7 @@ extension EvaluationPlan {
         switch revocationListNeed(served, peer: peer, at: time, staple: staple, fetcher: fetcher) {
         case .none: nil
         case .ready(let lists): lists
-        case .fetch(let urls): fetcher.listsWaiting(urls, at: time)
+        case .fetch(let requests): fetcher.listsWaiting(requests, at: time)
         }
     }
 }
