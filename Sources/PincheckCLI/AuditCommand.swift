@@ -46,7 +46,7 @@ struct Audit: ConsoleCommand {
             guard !PEM.containsPrivateKey(bytes) else {
                 throw PincheckError(.unexpectedPEMBlock, "the hosts file holds a private key: this is not a host list (nothing of it is printed)", source: path)
             }
-            return String(decoding: bytes, as: UTF8.self) }, defaultPort: port)
+            return UnicodeText.droppingByteOrderMark(String(decoding: bytes, as: UTF8.self)) }, defaultPort: port)
         for pattern in plan.unaudited {
             if json {
                 console.line(JSONLines.line(["pattern": .string(pattern), "outcome": .string("not-audited"),
@@ -158,15 +158,24 @@ struct AuditPlan {
     var unaudited: [String] = []
 
     init(configuration: Configuration, hostsFile: String?, defaultPort: UInt16) throws(PincheckError) {
+        // Names audited, and each name with its address: a name listed twice with two addresses is
+        // audited at both (a host served from two places can fail at one).
         var seen = Set<String>()
-        for line in (hostsFile ?? "").split(whereSeparator: \.isNewline) {
+        var listed = Set<String>()
+        for (index, line) in (hostsFile ?? "").split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+            // Key material without a header (a key's body, a key as one base64 line) is refused
+            // and summarised: no part of it reaches an error message.
+            if PEM.looksLikeKeyMaterial(line) {
+                throw PincheckError(.invalidHost, "hosts file line \(index + 1) looks like key material or base64, not a host name (\(line.utf8.count) bytes; nothing of it is printed)")
+            }
             let text = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0].trimmingWhitespaceCharacters()
             guard !text.isEmpty else { continue }
             let fields = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             guard fields.count <= 2 else { throw PincheckError(.invalidPolicy, "hosts file: \"\(text)\" is not NAME [ADDRESS[:PORT]]") }
             let name = try HostName.peerName(for: fields[0]).text
             let target = try ProbeTarget(parsing: fields.count == 2 ? fields[1] : fields[0], defaultPort: defaultPort)
-            if seen.insert(name).inserted { entries.append(Entry(name: name, target: target)) }
+            seen.insert(name)
+            if listed.insert("\(name) \(target.host) \(target.port)").inserted { entries.append(Entry(name: name, target: target)) }
         }
         for host in configuration.hosts {
             let pattern = host.policy.pattern

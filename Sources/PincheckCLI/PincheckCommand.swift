@@ -24,15 +24,16 @@ extension ExitStatus {
         self = Disposition(serverTrust: verdict).allowsConnection ? .trusted : .notTrusted
     }
 
-    /// The worse of two results, in the order 0 < 1 < 4 < 3 < 2: a report that was not written
-    /// outranks a refusal (a report is due only when pins failed, so 4 implies one), and bad
-    /// input or no connection outranks both.
+    /// The worse of two results, in the order 0 < 4 < 1 < 3 < 2: a report that was not written
+    /// never hides a refusal (reports are due exactly when pins fail, so a CI that tolerates 4
+    /// must not pass a host whose enforced pins failed; the unwritten report is still said on
+    /// standard error), and bad input or no connection outranks everything.
     static func worst(_ a: ExitStatus, _ b: ExitStatus) -> ExitStatus {
         func rank(_ s: ExitStatus) -> Int {
             switch s {
             case .trusted: 0
-            case .notTrusted: 1
-            case .reportNotWritten: 2
+            case .reportNotWritten: 1
+            case .notTrusted: 2
             case .networkFailure: 3
             case .badInput: 4
             }
@@ -59,7 +60,7 @@ public struct Pincheck: ParsableCommand {
         commandName: "pincheck",
         abstract: "Check TLS certificate chains against trust anchors and pinning policies.",
         discussion: """
-            Exit codes: 0 trusted · 1 not trusted · 2 usage or bad input · 3 network or handshake failure · 4 a failure report could not be written (check --report-to; every verdict was printed).
+            Exit codes: 0 trusted · 1 not trusted · 2 usage or bad input · 3 network or handshake failure · 4 every host trusted, but a failure report could not be written (check --report-to; report-only pins failed). A refusal (1) is never hidden by an unwritten report.
             """,
         version: PincheckVersion.current,
         subcommands: [Verify.self, Check.self, Scan.self, Pins.self, Lint.self, Audit.self, Plan.self, Import.self, Keygen.self, Sign.self, Demo.self])

@@ -37,6 +37,8 @@ struct Plan: ConsoleCommand {
     @Option(help: ArgumentHelp("Where to fetch today's chain from, ADDRESS[:PORT] (one host). Default: the host itself.", valueName: "address"))
     var address: String?
 
+    @OptionGroup var keyPassphrase: KeyPassphraseOptions
+
     func validate() throws {
         guard !next.isEmpty else { throw ValidationError("give what will be served with --next FILE") }
     }
@@ -46,8 +48,9 @@ struct Plan: ConsoleCommand {
         let format = app.configFormat ?? ConfigurationImporter.detect(data)
         let configuration = try app.load()
         let time = app.time, json = app.json
-        let change = try NextServed(files: next)
-        let backups = try backup.map { file throws(PincheckError) -> PublicKeyPin in try NextServed.keyPin(of: file) }
+        let passphrase = try keyPassphrase.passphrase()
+        let change = try NextServed(files: next, passphrase: passphrase)
+        let backups = try backup.map { file throws(PincheckError) -> PublicKeyPin in try NextServed.keyPin(of: file, passphrase: passphrase) }
         let currentChain = try current.map { file throws(PincheckError) in try Certificate.load(contentsOf: file) }
 
         var names = try hosts.map { host throws(PincheckError) in try HostName.peerName(for: host).text }
@@ -95,11 +98,12 @@ struct NextServed {
     var leafKey: PublicKeyPin? = nil
     var description: String
 
-    init(files: [String]) throws(PincheckError) {
+    /// - Parameter passphrase: Opens an encrypted private key among the files.
+    init(files: [String], passphrase: [UInt8]? = nil) throws(PincheckError) {
         var kinds: [String] = []
         for file in files {
             let bytes = try InputFile.read(file, limit: InputFile.certificateLimit, what: "--next file")
-            if let key = try PublicKeyFile.read(bytes, source: file) {
+            if let key = try PublicKeyFile.read(bytes, source: file, passphrase: passphrase) {
                 guard leafKey == nil else { throw PincheckError(.invalidPolicy, "--next names more than one key; give one new leaf key (or the certificates)", source: file) }
                 leafKey = key.pin
                 kinds.append("a new leaf key (\(key.kind))")
@@ -115,9 +119,9 @@ struct NextServed {
     }
 
     /// The SPKI pin of a key, CSR or certificate file (`--backup`).
-    static func keyPin(of file: String) throws(PincheckError) -> PublicKeyPin {
+    static func keyPin(of file: String, passphrase: [UInt8]? = nil) throws(PincheckError) -> PublicKeyPin {
         let bytes = try InputFile.read(file, limit: InputFile.certificateLimit, what: "--backup file")
-        if let key = try PublicKeyFile.read(bytes, source: file) { return key.pin }
+        if let key = try PublicKeyFile.read(bytes, source: file, passphrase: passphrase) { return key.pin }
         guard let certificate = try Certificate.parseBundle(bytes, source: file).first else {
             throw PincheckError(.emptyInput, "no key in the --backup file", source: file)
         }

@@ -207,6 +207,12 @@ final class HostList: @unchecked Sendable {
                     return nil
                 }
                 let text = Self.strip(number == 1 ? UnicodeText.droppingByteOrderMark(decoded) : decoded)
+                // Key material without a header (a key's body, a key as one base64 line): refused
+                // and summarised, never echoed.
+                if PEM.looksLikeKeyMaterial(text) {
+                    return Line(number: number, text: "(\(raw.count) bytes not shown)", problem: PincheckError(.invalidHost,
+                        "line \(number) looks like key material or base64, not a host name (\(raw.count) bytes; nothing of it is printed)"))
+                }
                 if !text.isEmpty { return Line(number: number, text: text, problem: nil) }
             }
             return nil

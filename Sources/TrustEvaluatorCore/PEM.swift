@@ -39,13 +39,40 @@ package enum PEM {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Whether the bytes hold a PEM private key (any kind: PKCS #8, encrypted, RSA, EC, OpenSSH):
-    /// a file that must not be read as a host list or echoed line by line in error messages.
+    /// Whether the bytes hold a private-key header (any kind: PKCS #8, encrypted, RSA, EC,
+    /// OpenSSH, PuTTY, SSH2; also near misses — any case, dashes missing or doubled, a byte order
+    /// mark or spaces before it): a file that must not be read as a host list or echoed line by
+    /// line in error messages.
     package static func containsPrivateKey(_ bytes: some Collection<UInt8>) -> Bool {
-        String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).contains { line in
-            let trimmed = String(line).trimmingWhitespaceCharacters()
-            return trimmed.hasPrefix("-----BEGIN ") && trimmed.hasSuffix("PRIVATE KEY-----")
+        String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).contains { isPrivateKeyHeader($0) }
+    }
+
+    /// True when a line names a private key (see ``containsPrivateKey(_:)``).
+    package static func isPrivateKeyHeader(_ line: some StringProtocol) -> Bool {
+        let upper = line.uppercased()
+        return (upper.contains("BEGIN") || upper.contains("END")) && (upper.contains("PRIVATE KEY") || upper.contains("PRIVATE-KEY"))
+            || upper.contains("PUTTY-USER-KEY-FILE") || upper.contains("PRIVATE-LINES:")
+    }
+
+    /// Whether a line of an input that should name hosts is, or is likely part of, key material,
+    /// and so must never be echoed: a private-key header, or a run of base64 that no host name
+    /// can be — longer than a DNS label (63) with no dot, or 16 characters or more with `+`, `/`
+    /// or `=`. A byte order mark and white space around it are ignored.
+    package static func looksLikeKeyMaterial(_ line: some StringProtocol) -> Bool {
+        if isPrivateKeyHeader(line) { return true }
+        for token in line.split(whereSeparator: { $0.isWhitespace || $0 == "\u{FEFF}" }) {
+            let base64 = token.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=")
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
+            guard base64 else { continue }
+            if token.utf8.count > 63 { return true }
+            if token.utf8.count >= 16 && token.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "=") }) {
+                return true
+            }
         }
+        return false
     }
 
     static func looksLikePEM(_ bytes: [UInt8]) -> Bool {

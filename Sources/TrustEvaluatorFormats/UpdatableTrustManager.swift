@@ -2,6 +2,9 @@ import FoundationEssentials
 import PincheckOpenSSL
 import TrustEvaluatorCore
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A trust manager whose pins an app can update without a release: it starts from the
 /// configuration compiled into the app and accepts a signed pin-set update (`PinSetUpdate`
@@ -157,13 +160,30 @@ public final class UpdatableTrustManager: TrustManagerSource {
         let update = try PinSetUpdate.verify(document: document, signature: signature, keys: keys, at: time,
                                              baseDirectory: baseDirectory, anchors: anchors, floor: compiledIn,
                                              acceptsPinRemoval: acceptsPinRemoval, logStore: logStore)
-        // One update at a time: the rollback check, the store and the swap happen together.
+        // One update at a time: the rollback check, the store and the swap happen together; with
+        // storage, under a lock on the folder too, against what is stored there (another process
+        // sharing the folder may have stored a newer update since this one started).
         let outcome = published.withLock { (published: inout [InForce]) -> Result<Int, PinSetUpdateError> in
             let highest = published.last?.serial ?? 0
             guard update.serial > highest else {
                 return .failure(PinSetUpdateError(.rollback, "update \(update.serial) is not newer than update \(highest), already accepted"))
             }
             if store, let storageDirectory {
+                let lock = FilePath.join(storageDirectory, Self.storedName + ".lock")
+                let descriptor = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+                guard descriptor >= 0 else {
+                    return .failure(PinSetUpdateError(.storage, "cannot open the storage lock \(lock): \(String(cString: strerror(errno)))"))
+                }
+                defer { close(descriptor) }
+                while flock(descriptor, LOCK_EX) != 0 {
+                    guard errno == EINTR else {
+                        return .failure(PinSetUpdateError(.storage, "cannot lock \(lock): \(String(cString: strerror(errno)))"))
+                    }
+                }
+                defer { _ = flock(descriptor, LOCK_UN) }
+                if let stored = storedUpdate(at: nil), stored.serial >= update.serial {
+                    return .failure(PinSetUpdateError(.rollback, "update \(update.serial) is not newer than update \(stored.serial), stored by another process sharing \(storageDirectory)"))
+                }
                 // One file, one rename: the signature's base64 on the first line, then the document's bytes.
                 let stored = Array((Self.signatureBase64(signature) + "\n").utf8) + document
                 if let problem = PrivateFile.write(stored, to: FilePath.join(storageDirectory, Self.storedName))?.description {
@@ -188,6 +208,18 @@ public final class UpdatableTrustManager: TrustManagerSource {
             : String(decoding: signature, as: UTF8.self).trimmingWhitespaceCharacters()
     }
 
+    /// The update stored in `storageDirectory`, its signature verified; judged at `time`, or with
+    /// expiry not judged when `time` is nil (an expired update still sets the rollback floor).
+    /// Nil when none is stored or it does not verify.
+    private func storedUpdate(at time: Date?) -> PinSetUpdate? {
+        guard let storageDirectory,
+              let stored = try? InputFile.read(FilePath.join(storageDirectory, Self.storedName), limit: InputFile.configurationLimit, what: "stored update"),
+              let newline = stored.firstIndex(of: 0x0A) else { return nil }
+        return try? PinSetUpdate.verify(document: Array(stored[(newline + 1)...]), signature: Array(stored[..<newline]), keys: keys,
+                                        at: time ?? Date(timeIntervalSince1970: 0), baseDirectory: baseDirectory, anchors: anchors,
+                                        floor: compiledIn, acceptsPinRemoval: acceptsPinRemoval, logStore: logStore)
+    }
+
     /// Applies the stored update, if there is one and it still passes every check.
     private func restore(at time: Date) {
         // A process killed while storing an update leaves its temporary file behind (the rename
@@ -197,9 +229,16 @@ public final class UpdatableTrustManager: TrustManagerSource {
                 _ = try? FileManager.default.removeItem(atPath: FilePath.join(storageDirectory, name))
             }
         }
-        guard let storageDirectory,
-              let stored = try? InputFile.read(FilePath.join(storageDirectory, Self.storedName), limit: InputFile.configurationLimit, what: "stored update")
-        else { return }
+        guard let storageDirectory else { return }
+        let path = FilePath.join(storageDirectory, Self.storedName)
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return }
+        let stored: [UInt8]
+        do { stored = try InputFile.read(path, limit: InputFile.configurationLimit, what: "stored update") } catch {
+            // There but unreadable (permissions, a folder in its place, too large): said, not dropped in silence.
+            events?(.storedUpdateIgnored(PinSetUpdateError(.storage, error.description)))
+            return
+        }
         do throws(PinSetUpdateError) {
             guard let newline = stored.firstIndex(of: 0x0A) else { throw PinSetUpdateError(.malformed, "the stored update has no signature line") }
             _ = try apply(document: Array(stored[(newline + 1)...]), signature: Array(stored[..<newline]), at: time, store: false)

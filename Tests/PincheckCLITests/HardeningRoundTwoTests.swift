@@ -260,7 +260,7 @@ struct HardeningRoundTwoTests {
         }
     }
 
-    @Test("check --report-to a FIFO nobody reads: the verdict is printed, a warning given, exit 4")
+    @Test("check --report-to a FIFO nobody reads, a folder, /dev/full: every verdict printed, a warning given; 1 when pins were enforced, 4 when only reported")
     func reportToUnreadFIFO() throws {
         let server = try CheckTLSServer(certificate: "rsa-leaf", chain: ["rsa-intermediate"])
         defer { server.stop() }
@@ -277,13 +277,28 @@ struct HardeningRoundTwoTests {
             let result = try F.runBinary(["check", server.target, server.target, "--host", "www.example.test", "--config", config,
                                           "--report-to", fifo, "--timeout", "5"] + F.at)
             #expect(Date().timeIntervalSince(started) < 30)
-            #expect(result.status == 4, "\(result.output)\(result.errors)")
+            // Enforced pins failed: exit 1 survives the unwritten report, which is still said.
+            #expect(result.status == 1, "\(result.output)\(result.errors)")
             #expect(result.output.components(separatedBy: "pin.mismatch").count > 2, "both hosts' verdicts are printed")
             #expect(result.errors.contains("warning") && result.errors.contains("no process is reading"))
             // A folder as the report file: the same.
             let folderResult = F.run(["check", server.target, "--host", "www.example.test", "--config", config, "--report-to", folder] + F.at)
-            #expect(folderResult.status == 4)
+            #expect(folderResult.status == 1)
             #expect(folderResult.output.contains("pin.mismatch"))
+            // Report-only pins: the host is trusted, so the unwritten report is what the status says.
+            let reportOnly = folder + "/report-only.json"
+            try """
+                { "version": 1, "anchors": ["\(F.path("rsa-root.pem"))"],
+                  "hosts": [ { "pattern": "www.example.test", "pins": ["\(try CheckCommandTests.pin("attacker-root"))", "\(try CheckCommandTests.pin("ec-root"))"],
+                               "enforce": false, "reportURIs": ["https://reports.example.test/pins"] } ] }
+                """.write(toFile: reportOnly, atomically: true, encoding: .utf8)
+            let trusted = try F.runBinary(["check", server.target, "--host", "www.example.test", "--config", reportOnly, "--report-to", folder] + F.at)
+            #expect(trusted.status == 4, "\(trusted.output)\(trusted.errors)")
+            #expect(trusted.errors.contains("was not written"))
+            let full = try F.runBinary(["check", server.target, "--host", "www.example.test", "--config", config, "--report-to", "/dev/full"] + F.at)
+            #expect(full.status == 1, "\(full.output)\(full.errors)")
+            #expect(full.output.contains("NOT TRUSTED") && full.output.contains("pin.mismatch"))
+            #expect(full.errors.contains("was not written"))
         }
     }
 

@@ -131,6 +131,36 @@ struct PinSetUpdateTests {
         #expect(try !Self.trusted(tampered), "the compiled-in pins, not unpinned")
     }
 
+    @Test("two processes sharing storage: one cannot roll back what the other stored; an unreadable store is said")
+    func sharedStorage() throws {
+        let signer = try Signer()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-updates-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let a = try Self.manager(signer, storage: folder.path)
+        let ten = Self.document(serial: 10)
+        try a.apply(document: ten, signature: signer.sign(ten), at: Self.time)
+        let b = try Self.manager(signer, storage: folder.path)
+        let fifty = Self.document(serial: 50)
+        try b.apply(document: fifty, signature: signer.sign(fifty), at: Self.time)
+        // A still has 10 in memory; 11 is newer than that but older than what is stored.
+        let eleven = Self.document(serial: 11)
+        let refused = #expect(throws: PinSetUpdateError.self) { try a.apply(document: eleven, signature: signer.sign(eleven), at: Self.time) }
+        #expect(refused?.code == .rollback)
+        #expect(refused?.message.contains("stored by another process") == true, "\(String(describing: refused))")
+        #expect(try Self.manager(signer, storage: folder.path).serial == 50, "after a restart, 50 is in force")
+
+        // A stored update that cannot be read is not dropped in silence.
+        let stored = folder.appendingPathComponent(UpdatableTrustManager.storedName).path
+        try FileManager.default.removeItem(atPath: stored)
+        try FileManager.default.createDirectory(atPath: stored, withIntermediateDirectories: false)
+        let ignored = Box()
+        _ = try Self.manager(signer, storage: folder.path, events: { event in
+            if case .storedUpdateIgnored(let error) = event { ignored.set(error.code) }
+        })
+        #expect(ignored.get() == .storage)
+    }
+
     @Test("updates swapped under concurrent evaluations: every verdict is wholly one configuration's")
     func concurrentSwap() async throws {
         let signer = try Signer()
