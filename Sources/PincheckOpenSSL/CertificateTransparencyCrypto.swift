@@ -61,6 +61,13 @@ package enum CertificateTransparencyCrypto {
         return Array(UnsafeBufferPointer(start: innerBytes, count: Int(ASN1_STRING_length(inner))))
     }
 
+    /// True when the bytes are exactly one SubjectPublicKeyInfo OpenSSL reads, of any key type.
+    package static func isSubjectPublicKeyInfo(_ spkiDER: [UInt8]) -> Bool {
+        guard let key = readKey(spkiDER) else { return false }
+        EVP_PKEY_free(key)
+        return true
+    }
+
     private static func readKey(_ spkiDER: [UInt8]) -> OpaquePointer? {
         let (key, consumed) = DERDecoding.decode(spkiDER) { d2i_PUBKEY(nil, $0, $1) }
         OpenSSLErrorStack.clear()

@@ -676,6 +676,7 @@ enum PlistValue: Decodable {
         var reader = XMLReader(Data(bytes[start...]))
         var depth = 0
         var values = 0
+        var closed = false
         do {
             while let event = try reader.next() {
                 switch event {
@@ -684,11 +685,15 @@ enum PlistValue: Decodable {
                     depth += 1
                 case .end:
                     depth -= 1
+                    closed = depth == 0
                 case .text:
                     break
                 }
             }
         } catch {
+            // Anything after </plist> but comments and white space: a second document (its
+            // <?xml?> declaration and DOCTYPE fail before its <plist> does) or a second root.
+            if closed { return "content after the </plist> element (a second document or root element?)" }
             if case .contentAfterRoot = error.problem { return "content after the </plist> element (a second root element?)" }
             return nil   // Anything else is the decoder's to refuse, with its own message.
         }

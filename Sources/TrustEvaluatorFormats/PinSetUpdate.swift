@@ -172,13 +172,37 @@ struct PinSetUpdate {
                 return set.enforcement == .enforce && (set.expires.map { $0 >= end } ?? true)
             }
         }
-        let updated = configuration.hosts.map(\.policy)
-        for policy in floor.policies where enforced(policy, until: time) {
-            let pattern = "\(policy.pattern)"
-            if !updated.contains(where: { "\($0.pattern)" == pattern && enforced($0, until: expires) }) {
-                removed.append("leaves \(pattern) without the enforced pins the compiled-in configuration gives it")
+        // Judged by the hosts each pattern covers, not by its spelling: pins moved from
+        // www.example.test to *.example.test still pin www.example.test, and an exclusion the
+        // update adds below a pinned pattern unpins the hosts it covers. Each pattern of either
+        // configuration gives sample names; a name the compiled-in configuration pins must be
+        // pinned, until the update expires, by the policy the update applies to it.
+        let updated = configuration.trustManager
+        var samples: [String] = []
+        for pattern in floor.policies.map(\.pattern) + configuration.hosts.map(\.policy.pattern) {
+            for name in Self.sampleNames(pattern) where !samples.contains(name) { samples.append(name) }
+        }
+        var reported = Set<String>()
+        for name in samples {
+            guard let pinned = (try? floor.policy(for: name)) ?? nil, enforced(pinned, until: time) else { continue }
+            if let now = (try? updated.policy(for: name)) ?? nil, enforced(now, until: expires) { continue }
+            let pattern = "\(pinned.pattern)"
+            if reported.insert(pattern).inserted {
+                removed.append("leaves \(pattern)\(pattern == name ? "" : " (\(name), say)") without the enforced pins the compiled-in configuration gives it")
             }
         }
         return removed
+    }
+
+    /// Names a pattern covers, one for each way it matches: the name itself, and one and two
+    /// labels below it where it reaches that far.
+    static func sampleNames(_ pattern: HostPattern) -> [String] {
+        let below = "pincheck-sample." + pattern.base
+        switch pattern.kind {
+        case .exact: return [pattern.base]
+        case .includingSubdomains: return [pattern.base, below, "deeper." + below]
+        case .oneLabel: return [below]
+        case .anyDepth: return [pattern.base, below, "deeper." + below]
+        }
     }
 }

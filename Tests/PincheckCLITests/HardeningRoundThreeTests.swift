@@ -114,4 +114,29 @@ struct HardeningRoundThreeTests {
             #expect(environment.output.contains("BREAKS"))
         }
     }
+
+    @Test("keygen killed at any moment leaves no temporary file behind: the key has no name until it is whole")
+    func keygenKilledLeavesNothing() throws {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pincheck")
+        try Self.inFolder { folder in
+            for index in 0..<30 {
+                let process = Process()
+                process.executableURL = binary
+                process.arguments = ["keygen", "--out", folder + "/key-\(index).pem"]
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                usleep(UInt32(index % 10) * 2_000)
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder)
+            #expect(!names.contains { $0.contains(".tmp-") }, "\(names)")
+            // Whatever was written is a whole key.
+            for name in names where name.hasSuffix(".pem") {
+                let text = try String(contentsOfFile: folder + "/" + name, encoding: .utf8)
+                #expect(text.hasPrefix("-----BEGIN PRIVATE KEY-----") && text.hasSuffix("-----END PRIVATE KEY-----\n"), "\(name)")
+            }
+        }
+    }
 }

@@ -171,6 +171,14 @@ struct HardeningRoundTwoTests {
         #expect(strict.serial == 0)
         let (moved, movedSignature) = try Self.signedUpdate(moving, key: keyBytes)
         #expect(try strict.apply(document: moved, signature: movedSignature, at: TestPKI.time) == 4, "moving pins is allowed")
+        // Moving them to a pattern that covers the host is too; an exclusion below it is not.
+        let wildcard = #"{ "serial": 6, "expires": "2031-01-01", "configuration": { "version": 1, "hosts": [ { "pattern": "*.example.test", "pins": ["\#(backup)", "\#(pin)"] } ] } }"#
+        let (wide, wideSignature) = try Self.signedUpdate(wildcard, key: keyBytes)
+        #expect(try strict.apply(document: wide, signature: wideSignature, at: TestPKI.time) == 6, "www.example.test stays pinned under *.example.test")
+        let excluding = #"{ "serial": 7, "expires": "2031-01-01", "configuration": { "version": 1, "hosts": [ { "pattern": "**.example.test", "pins": ["\#(backup)", "\#(pin)"] }, { "pattern": "www.example.test", "mode": "none" } ] } }"#
+        let (excluded, excludedSignature) = try Self.signedUpdate(excluding, key: keyBytes)
+        let exclusion = #expect(throws: PinSetUpdateError.self) { try strict.apply(document: excluded, signature: excludedSignature, at: TestPKI.time) }
+        #expect(exclusion?.code == .removesPins)
 
         let opted = UpdatableTrustManager(compiledIn: compiledIn, keys: [key], at: TestPKI.time, acceptsPinRemoval: true)
         let (document, signature) = try Self.signedUpdate(unpinning, key: keyBytes)

@@ -134,6 +134,10 @@ public enum CertificateTransparency {
         ///     `log_list_timestamp`); a timestamp in the list wins.
         /// - Throws: ``PincheckError`` `.invalidPolicy` naming the field that is wrong.
         public init(json: [UInt8], source: String, publisher: Publisher? = nil, publishedAt: Date? = nil) throws(PincheckError) {
+            // A repeated key ("key" twice in a log) could be read two ways; the publisher meant one.
+            if let problem = JSONSyntax.firstProblem(in: json) {
+                throw PincheckError(.invalidPolicy, "not valid JSON: line \(problem.line), column \(problem.column): \(problem.message)", source: source)
+            }
             let root: [String: JSONValue]
             do {
                 guard case .object(let object) = try JSONDecoder().decode(JSONValue.self, from: Data(json)) else {
@@ -258,14 +262,20 @@ private struct LogListReader {
                 guard let value = entry[field] else { continue }
                 guard case .array(let items) = value else { throw failure("operator \"\(name)\": \"\(field)\" is not an array") }
                 for (position, log) in items.enumerated() {
-                    logs.append(try self.log(log, operatorName: name, isRFC6962: isRFC6962, position: "operator \"\(name)\", \(field) #\(position + 1)"))
+                    // A log whose key Pincheck cannot verify with (Ed25519, say) is left out: its
+                    // SCTs then count as from an unknown log. The rest of the list still serves.
+                    if let entry = try self.log(log, operatorName: name, isRFC6962: isRFC6962, position: "operator \"\(name)\", \(field) #\(position + 1)") {
+                        logs.append(entry)
+                    }
                 }
             }
         }
         return logs
     }
 
-    private func log(_ value: JSONValue, operatorName: String, isRFC6962: Bool, position: String) throws(PincheckError) -> CertificateTransparency.Log {
+    /// One log; nil when its key is a well-formed SubjectPublicKeyInfo of a kind SCTs cannot be
+    /// verified with here (neither ECDSA nor RSA).
+    private func log(_ value: JSONValue, operatorName: String, isRFC6962: Bool, position: String) throws(PincheckError) -> CertificateTransparency.Log? {
         guard case .object(let log) = value else { throw failure("\(position) is not an object") }
         guard case .string(let keyText)? = log["key"], let key = Data(base64Encoded: keyText).map(Array.init), !key.isEmpty else {
             throw failure("\(position) has no base64 \"key\"")
@@ -295,7 +305,10 @@ private struct LogListReader {
         }
         let entry = CertificateTransparency.Log(logID: logID, key: key, description: description, operatorName: operatorName,
                                                 isRFC6962: isRFC6962, state: state, temporalInterval: interval, publisher: publisher)
-        guard entry.verifier != nil else { throw failure("\(position): the key is not an ECDSA or RSA SubjectPublicKeyInfo") }
+        guard entry.verifier != nil else {
+            guard CertificateTransparencyCrypto.isSubjectPublicKeyInfo(key) else { throw failure("\(position): the key is not a SubjectPublicKeyInfo") }
+            return nil
+        }
         return entry
     }
 

@@ -47,6 +47,16 @@ extension CertificateTransparency {
             maximumListAge.map { newest.addingTimeInterval(Double($0.components.seconds)) }
         }
 
+        /// How far after the verification time a list's date may lie (clocks and time zones);
+        /// a list dated later says nothing of the logs' state now, so it is not fresh.
+        package static let listDateTolerance: TimeInterval = 86_400
+
+        /// The first instant at which lists whose newest is dated `newest` are no longer dated
+        /// in the future (nil: the policy has no age limit).
+        package func listsDatedInThePastFrom(newest: Date) -> Date? {
+            maximumListAge.map { _ in newest.addingTimeInterval(-Self.listDateTolerance) }
+        }
+
         var name: String { self == .chrome ? "Chrome" : "Apple" }
     }
 
@@ -85,6 +95,7 @@ extension CertificateTransparency {
             if let since = checked.log?.state?.since { instants.append(since) }
         }
         if let newest = logs.newestTimestamp, let until = policy.listsYoungEnough(newest: newest) { instants.append(until) }
+        if let newest = logs.newestTimestamp, let from = policy.listsDatedInThePastFrom(newest: newest) { instants.append(from) }
         if policy == .chrome { instants.append(chromeRFC6962RequirementEnds) }
         return instants.map(Timestamp.seconds)
     }
@@ -276,6 +287,9 @@ extension CertificateTransparency {
         guard let limit = policy.maximumListAge else { return nil }
         guard let newest = logs.newestTimestamp else {
             return "no log list carries its date, so its age against \(policy.name)'s \(limit.components.seconds / 86_400)-day limit is unknown (give the date)"
+        }
+        if let from = policy.listsDatedInThePastFrom(newest: newest), time < from {
+            return "the newest log list is dated \(Timestamp.day(newest)), after the verification time: a list from the future says nothing of the logs' state now"
         }
         guard let until = policy.listsYoungEnough(newest: newest), time > until else { return nil }
         let age = time.timeIntervalSince(newest)

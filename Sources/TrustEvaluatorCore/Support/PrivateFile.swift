@@ -31,6 +31,7 @@ package enum PrivateFile {
     /// not replaced either). The folder is synced after the move so the new file survives a crash.
     /// - Returns: nil on success, else what failed.
     package static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600, replacing: Bool = true) -> Failure? {
+        if case .done(let failure) = writeUnnamed(bytes, to: path, mode: mode, replacing: replacing) { return failure }
         var template = Array((path + ".tmp-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { return .failed("could not create a temporary file beside \(path) (\(String(cString: strerror(errno))))") }
@@ -72,5 +73,64 @@ package enum PrivateFile {
             close(folder)
         }
         return nil
+    }
+
+    private enum Unnamed {
+        /// Not possible here: write through a named temporary file.
+        case unsupported
+        /// Written (nil), or what failed.
+        case done(Failure?)
+    }
+
+    /// Linux's `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`), which Swift does not import.
+    private static let temporaryFileFlag: Int32 = 0o20_000_000 | O_DIRECTORY
+
+    /// The same, through a file with no name until it is whole (`O_TMPFILE`, then `linkat` from
+    /// /proc/self/fd): a process killed while writing leaves nothing behind — not a half file, not
+    /// a whole private key under a temporary name. Nil when the folder's file system or the
+    /// missing /proc does not allow it (the caller then writes through a named temporary file).
+    private static func writeUnnamed(_ bytes: [UInt8], to path: String, mode: mode_t, replacing: Bool) -> Unnamed {
+        let directory = FilePath.directory(of: path).isEmpty ? "." : FilePath.directory(of: path)
+        let fd = open(directory, temporaryFileFlag | O_WRONLY | O_CLOEXEC, mode)
+        guard fd >= 0 else { return .unsupported }
+        defer { close(fd) }
+        _ = fchmod(fd, mode)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return .done(.failed("could not write \(path) (\(String(cString: strerror(errno))))"))
+            }
+            offset += written
+        }
+        guard fsync(fd) == 0 else { return .done(.failed("could not write \(path) (\(String(cString: strerror(errno))))")) }
+        let source = "/proc/self/fd/\(fd)"
+        if replacing {
+            // A name of its own first (linkat never replaces), then one rename over `path`.
+            let temporary = "\(path).tmp-\(UInt64.random(in: 0...UInt64.max))"
+            guard linkat(AT_FDCWD, source, AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) == 0 else {
+                let reason = String(cString: strerror(errno))
+                if access(source, F_OK) != 0 { return .unsupported }   // no /proc
+                return .done(.failed("could not write \(path) (\(reason))"))
+            }
+            guard rename(temporary, path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                unlink(temporary)
+                return .done(.failed("could not write \(path) (\(reason))"))
+            }
+        } else {
+            guard linkat(AT_FDCWD, source, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 else {
+                let reason = errno
+                if access(source, F_OK) != 0 { return .unsupported }   // no /proc
+                return .done(reason == EEXIST ? .exists : .failed("could not write \(path) (\(String(cString: strerror(reason))))"))
+            }
+        }
+        let folder = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folder >= 0 {
+            _ = fsync(folder)
+            close(folder)
+        }
+        return .done(nil)
     }
 }

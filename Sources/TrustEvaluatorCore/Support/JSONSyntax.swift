@@ -1,18 +1,17 @@
 import FoundationEssentials
-import TrustEvaluatorCore
 
 /// Where JSON text stops being JSON (RFC 8259), for error messages: Foundation's decoder says only
 /// "The given data was not valid JSON". Checks syntax, and that no object repeats a key (RFC 8259
 /// leaves the meaning of a repeated key open: one reader takes the first, another the last, so a
 /// signed or configured value could be read two ways); nesting is bounded.
-enum JSONSyntax {
-    struct Problem: Equatable {
-        let line: Int
-        let column: Int
-        let message: String
+package enum JSONSyntax {
+    package struct Problem: Equatable, Sendable {
+        package let line: Int
+        package let column: Int
+        package let message: String
     }
 
-    static func firstProblem(in bytes: [UInt8]) -> Problem? {
+    package static func firstProblem(in bytes: [UInt8]) -> Problem? {
         var scanner = Scanner(bytes: bytes)
         do throws(Problem) {
             scanner.skipWhitespace()
