@@ -61,7 +61,13 @@ struct Scan: ConsoleCommand {
                 state.record(item)
             }
         }
-        Self.runWorkers(concurrency, work: work)
+        // Under an address-space limit (ulimit -v), as many workers as fit, said once; none
+        // fitting is an error, never a crash on an allocation halfway through the list.
+        let workers = try Self.workersFitting(concurrency)
+        if workers < concurrency {
+            Console.standardError.line("pincheck: note: --concurrency \(concurrency) does not fit the address-space limit; scanning with \(workers) at a time")
+        }
+        Self.runWorkers(workers, work: work)
         if let error = source.error { throw error }
         guard state.count > 0 else {
             throw PincheckError(.emptyInput, "the host list names no host (one HOST[:PORT] per line)", source: hosts)
@@ -70,6 +76,32 @@ struct Scan: ConsoleCommand {
     }
 
     static let workerStackSize = 256 * 1024
+
+    /// Address space one worker may take while it checks a host: its stack, a resolver thread's
+    /// megabyte of stack, OpenSSL's connection and buffers, the chain and its verdict.
+    static let addressSpacePerWorker = 4 << 20
+    /// Address space kept free beside the workers (the output, the CRL fetcher, malloc's arenas).
+    static let addressSpaceReserve = 16 << 20
+
+    /// How many of `requested` workers fit under the process's address-space limit (RLIMIT_AS):
+    /// all of them when there is no limit.
+    /// - Throws: ``PincheckError`` `input.too-large` when not even one fits.
+    static func workersFitting(_ requested: Int) throws(PincheckError) -> Int {
+        var limit = rlimit()
+        guard getrlimit(RLIMIT_AS_VALUE, &limit) == 0, limit.rlim_cur != rlim_t.max else { return requested }
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let statm = (try? InputFile.read("/proc/self/statm", limit: 4096, what: "statm")).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let used = (Int(statm.split(separator: " ").first ?? "") ?? 0) * pageSize
+        let free = Int(clamping: limit.rlim_cur) - used - addressSpaceReserve
+        let fitting = min(requested, max(0, free / addressSpacePerWorker))
+        guard fitting > 0 else {
+            throw PincheckError(.tooLarge, "the address-space limit (\(Int(clamping: limit.rlim_cur) >> 20) MiB, ulimit -v) leaves no room to check a host: \(used >> 20) MiB are in use and a worker needs about \((addressSpacePerWorker + addressSpaceReserve) >> 20) MiB more")
+        }
+        return fitting
+    }
+
+    /// `RLIMIT_AS`, whose type differs between C libraries.
+    private static var RLIMIT_AS_VALUE: __rlimit_resource_t { __rlimit_resource_t(RLIMIT_AS.rawValue) }
 
     /// Runs `work` on `count` threads and returns when all have finished. When no thread can be
     /// started (a process limit), `work` runs on the calling thread: the hosts are still checked.

@@ -139,4 +139,18 @@ struct HardeningRoundThreeTests {
             }
         }
     }
+
+    @Test("scan --concurrency 64 under a 50 MB address-space limit: a typed error or fewer workers, never a crash")
+    func scanUnderAddressSpaceLimit() throws {
+        try Self.inFolder { folder in
+            let list = folder + "/hosts"
+            try Array(repeating: "127.0.0.1:1", count: 100).joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+            let tight = try F.runBinary(["scan", "--hosts", list, "--concurrency", "64", "--timeout", "1"], addressSpaceKiB: 51_200)
+            #expect([2, 3].contains(tight.status), "exit \(tight.status): \(tight.errors.suffix(400))")
+            #expect(tight.errors.contains("input.too-large") || tight.errors.contains("does not fit the address-space limit"), "\(tight.errors.suffix(400))")
+            let roomier = try F.runBinary(["scan", "--hosts", list, "--concurrency", "64", "--timeout", "1"], addressSpaceKiB: 120_000)
+            #expect(roomier.status == 3, "every host refused the connection: \(roomier.errors.suffix(400))")
+            #expect(roomier.errors.contains("does not fit the address-space limit; scanning with"))
+        }
+    }
 }
