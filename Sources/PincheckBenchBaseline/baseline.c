@@ -1,6 +1,7 @@
 #include "PincheckBenchBaseline.h"
 
 #include <openssl/err.h>
+#include <openssl/pkcs7.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
@@ -124,4 +125,23 @@ int pcb_crl_parse_and_lookup(const uint8_t *der, size_t length, const uint8_t *s
     ASN1_INTEGER_free(number);
     X509_CRL_free(crl);
     return listed;
+}
+
+int pcb_pkcs7_certificates(const uint8_t *der, size_t length) {
+    const unsigned char *cursor = der;
+    PKCS7 *bundle = d2i_PKCS7(NULL, &cursor, (long)length);
+    if (bundle == NULL || !PKCS7_type_is_signed(bundle) || bundle->d.sign->cert == NULL) {
+        PKCS7_free(bundle);
+        return -1;
+    }
+    int count = sk_X509_num(bundle->d.sign->cert);
+    STACK_OF(X509) *kept = sk_X509_new_null();
+    for (int index = 0; index < count; index++) {
+        X509 *certificate = sk_X509_value(bundle->d.sign->cert, index);
+        X509_up_ref(certificate);
+        sk_X509_push(kept, certificate);
+    }
+    PKCS7_free(bundle);
+    sk_X509_pop_free(kept, X509_free);
+    return count;
 }

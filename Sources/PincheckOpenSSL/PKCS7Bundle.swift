@@ -23,6 +23,11 @@ package enum PKCS7Bundle {
     ///   - maximumChainLength: The longest bundle put in chain order (``chainOrder(_:maximumChainLength:)``).
     /// - Throws: ``OpenSSLFailure``: not a SignedData, bytes after it, no certificate, too many.
     package static func certificates(_ der: [UInt8], position: String, maximumCount: Int, maximumChainLength: Int) throws(OpenSSLFailure) -> [X509Handle] {
+        // Counted before anything is decoded: a bundle over the limit is refused at once, not
+        // after OpenSSL has parsed ten thousand certificates.
+        if let count = certificateCount(der), count > maximumCount {
+            throw OpenSSLFailure(.tooLarge, "\(position) holds \(count) certificates; a bundle may hold at most \(maximumCount)")
+        }
         OpenSSLErrorStack.clear()
         defer { OpenSSLErrorStack.clear() }
         let (parsed, consumed) = DERDecoding.decode(der) { d2i_PKCS7(nil, $0, $1) }
@@ -51,6 +56,47 @@ package enum PKCS7Bundle {
             certificates.append(handle)
         }
         return chainOrder(certificates, maximumChainLength: maximumChainLength)
+    }
+
+    /// How many certificates a PKCS #7 SignedData's `certificates` field holds, read from the DER
+    /// framing alone (ContentInfo → [0] → SignedData → version, digestAlgorithms, contentInfo,
+    /// [0] certificates); nil when the bytes are not framed that way (the decoder then says why).
+    static func certificateCount(_ der: [UInt8]) -> Int? {
+        /// The tag, and the range of the contents, of the element at `index` within `end`.
+        func element(at index: Int, end: Int) -> (tag: UInt8, contents: Range<Int>)? {
+            guard index + 2 <= end else { return nil }
+            let tag = der[index]
+            var length = Int(der[index + 1])
+            var start = index + 2
+            if length & 0x80 != 0 {
+                let octets = length & 0x7F
+                guard (1...4).contains(octets), start + octets <= end else { return nil }
+                length = 0
+                for offset in 0..<octets { length = length << 8 | Int(der[start + offset]) }
+                start += octets
+            }
+            guard start + length <= end else { return nil }
+            return (tag, start..<(start + length))
+        }
+        guard let contentInfo = element(at: 0, end: der.count), contentInfo.tag == 0x30,
+              let type = element(at: contentInfo.contents.lowerBound, end: contentInfo.contents.upperBound), type.tag == 0x06,
+              let explicit = element(at: type.contents.upperBound, end: contentInfo.contents.upperBound), explicit.tag == 0xA0,
+              let signedData = element(at: explicit.contents.lowerBound, end: explicit.contents.upperBound), signedData.tag == 0x30 else { return nil }
+        var index = signedData.contents.lowerBound
+        let end = signedData.contents.upperBound
+        for expected: UInt8 in [0x02, 0x31, 0x30] {
+            guard let field = element(at: index, end: end), field.tag == expected else { return nil }
+            index = field.contents.upperBound
+        }
+        guard let certificates = element(at: index, end: end), certificates.tag == 0xA0 else { return nil }
+        var count = 0
+        var position = certificates.contents.lowerBound
+        while position < certificates.contents.upperBound {
+            guard let certificate = element(at: position, end: certificates.contents.upperBound) else { return nil }
+            count += 1
+            position = certificate.contents.upperBound
+        }
+        return count
     }
 
     /// Leaf first, each next certificate the issuer of the one before (`X509_check_issued`: name

@@ -78,9 +78,20 @@ package enum PEM {
     static func looksLikePEM(_ bytes: [UInt8]) -> Bool {
         let marker = Array("-----BEGIN ".utf8)
         guard bytes.count >= marker.count else { return false }
-        // Fast path for the common case, then a search (PEM may follow a comment).
+        // Fast path for the common case, then a search of the bytes (PEM may follow a comment):
+        // never a String of a binary file, whose grapheme breaking made a 3 MB .p7b take a second.
         if Array(bytes.prefix(marker.count)) == marker { return true }
-        return String(decoding: bytes, as: UTF8.self).contains("-----BEGIN ")
+        return bytes.withUnsafeBufferPointer { buffer in
+            var index = 0
+            let last = buffer.count - marker.count
+            while index <= last {
+                if buffer[index] == 0x2D && buffer[index + 1] == 0x2D && (0..<marker.count).allSatisfy({ buffer[index + $0] == marker[$0] }) {
+                    return true
+                }
+                index += 1
+            }
+            return false
+        }
     }
 
     static func blocks(in text: String, source: String?) throws(PincheckError) -> [Block] {

@@ -582,8 +582,9 @@ extension Decoder {
     /// Strict decoding: a key the format does not define is an error at its path.
     fileprivate func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) throws {
         let container = try self.container(keyedBy: AnyKey.self)
-        let known = Set(Keys.allCases.map(\.stringValue))
-        for key in container.allKeys where !known.contains(key.stringValue) {
+        // Each key asked of the type itself: no set of names built per object (a configuration
+        // of 20,000 hosts decodes 20,000 of them).
+        for key in container.allKeys where Keys(stringValue: key.stringValue) == nil {
             throw DecodingError.dataCorrupted(.init(codingPath: codingPath + [key], debugDescription: "unknown key"))
         }
     }

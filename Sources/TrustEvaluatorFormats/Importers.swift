@@ -57,7 +57,13 @@ public enum ConfigurationImporter {
     /// True when the bytes hold nothing but white space, a byte order mark and comment lines:
     /// what a zero-length download, a full disk or a FIFO without a writer leaves.
     static func isBlank(_ data: Data) -> Bool {
-        text(data).split(whereSeparator: \.isNewline).allSatisfy { line in
+        // The first byte that is not ASCII white space (or a byte order mark) decides at once for
+        // every file that starts with content: a configuration is not read line by line twice.
+        if let first = data.first(where: { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }),
+           first != UInt8(ascii: "#"), first != UInt8(ascii: "/"), first < 0x80 {
+            return false
+        }
+        return text(data).split(whereSeparator: \.isNewline).allSatisfy { line in
             let trimmed = String(line).trimmingWhitespaceCharacters()
             return trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix("//")
         }

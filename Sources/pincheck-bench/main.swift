@@ -542,6 +542,58 @@ print("ratio crl-warm/no-revocation: \(format(revocationTimes[1] / revocationTim
 print("ratio crl-verdict-hit/verdict-hit: \(format(revocationTimes[3] / revocationTimes[2]))")
 print("")
 
+// MARK: Loading configurations and bundles
+
+// A configuration of 20,000 hosts (two pins each), read by Configuration.load, against Foundation's
+// JSONSerialization reading the same bytes (the least any reader does); and a PKCS #7 bundle of
+// 4,000 certificates (the test root, repeated), read by Certificate.load, against d2i_PKCS7 and a
+// reference per certificate from C.
+let loadHosts = quick ? 2_000 : 20_000
+let loadFolder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-bench-load-\(getpid())")
+try! FileManager.default.createDirectory(at: loadFolder, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: loadFolder) }
+let hostEntries = (0..<loadHosts).map { #"{"pattern":"h\#($0).example.test","pins":["sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=","sha256/BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB="]}"# }
+let anchorPath = URL(fileURLWithPath: certificatesDirectory).appendingPathComponent("rsa-root.pem").path
+let configText = #"{"version":1,"anchors":["\#(anchorPath)"],"hosts":[\#(hostEntries.joined(separator: ","))]}"#
+let configPath = loadFolder.appendingPathComponent("hosts.json").path
+try! configText.write(toFile: configPath, atomically: true, encoding: .utf8)
+let rootDER = load("rsa-root").derBytes
+/// DER length octets.
+func derLength(_ count: Int) -> [UInt8] {
+    if count < 0x80 { return [UInt8(count)] }
+    var bytes: [UInt8] = []
+    var rest = count
+    while rest > 0 { bytes.insert(UInt8(rest & 0xFF), at: 0); rest >>= 8 }
+    return [0x80 | UInt8(bytes.count)] + bytes
+}
+func der(_ tag: UInt8, _ contents: [UInt8]) -> [UInt8] { [tag] + derLength(contents.count) + contents }
+let bundleCertificates = quick ? 400 : 4_000
+let signedData = der(0x30, der(0x02, [1]) + der(0x31, []) + der(0x30, der(0x06, [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01]))
+    + der(0xA0, Array([[UInt8]](repeating: rootDER, count: bundleCertificates).joined())) + der(0x31, []))
+let bundleDER = der(0x30, der(0x06, [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02]) + der(0xA0, signedData))
+let bundlePath = loadFolder.appendingPathComponent("bundle.p7b").path
+FileManager.default.createFile(atPath: bundlePath, contents: Data(bundleDER))
+let configData = FileManager.default.contents(atPath: configPath)!
+guard (try? Configuration.load(contentsOf: configPath))?.hosts.count == loadHosts else { fail("the generated configuration must load") }
+guard (try? Certificate.load(contentsOf: bundlePath))?.count == bundleCertificates,
+      bundleDER.withUnsafeBufferPointer({ pcb_pkcs7_certificates($0.baseAddress, $0.count) }) == bundleCertificates else {
+    fail("the generated bundle must load")
+}
+let loadTimes = measure([
+    { _ = try? Configuration.load(contentsOf: configPath) },
+    { _ = try? JSONSerialization.jsonObject(with: configData) },
+    { _ = try? Certificate.load(contentsOf: bundlePath) },
+    { _ = bundleDER.withUnsafeBufferPointer { pcb_pkcs7_certificates($0.baseAddress, $0.count) } },
+])
+print("loading (a configuration of \(loadHosts) hosts, \(configData.count / 1024) KiB; a PKCS #7 bundle of \(bundleCertificates) certificates)")
+print("  Configuration.load:            \(format(loadTimes[0] / 1000, 1)) ms")
+print("  JSONSerialization, same bytes: \(format(loadTimes[1] / 1000, 1)) ms")
+print("  Certificate.load (.p7b):       \(format(loadTimes[2] / 1000, 1)) ms")
+print("  d2i_PKCS7 + references from C: \(format(loadTimes[3] / 1000, 1)) ms")
+print("ratio config-load/json-parse: \(format(loadTimes[0] / loadTimes[1]))")
+print("ratio p7b-load/c-baseline: \(format(loadTimes[2] / loadTimes[3]))")
+print("")
+
 // MARK: Summary
 
 for chain in chains {

@@ -30,6 +30,10 @@ int pcb_verify_parsed(const pcb_store *store, const pcb_chain *chain, const char
 /// when the serial is listed, 0 when not, -1 when the CRL does not parse.
 int pcb_crl_parse_and_lookup(const uint8_t *der, size_t length, const uint8_t *serial, size_t serial_length);
 
+/* d2i_PKCS7 of a DER SignedData and one new reference per certificate it holds, as a loader that
+ * keeps the certificates does; returns how many, or -1. */
+int pcb_pkcs7_certificates(const uint8_t *der, size_t length);
+
 /// Allocation counting: every malloc, calloc, realloc and aligned allocation of the process is
 /// counted while counting is on (this target replaces the allocator's entry points and forwards to
 /// glibc's). Off by default; when off, the cost is one relaxed load per allocation.
