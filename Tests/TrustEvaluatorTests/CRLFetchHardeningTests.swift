@@ -272,7 +272,11 @@ struct CRLFetchHardeningTests {
     func trickle() async throws {
         let server = try TestCRLServer(["/intermediate.crl": .trickle(Self.real, chunk: 1, pause: 0.5)])
         defer { server.stop() }
-        let fetcher = try Self.fetcher(server) { $0.timeout = .seconds(1) }
+        // A long memory: a loaded machine may take longer over the waves than the default 10 s.
+        let fetcher = try Self.fetcher(server) {
+            $0.timeout = .seconds(1)
+            $0.failureMemory = .seconds(600)
+        }
         for _ in 0..<5 {
             let verdicts = try await withThrowingTaskGroup(of: Verdict.self) { group in
                 for _ in 0..<16 { group.addTask { try await D.evaluate("good", .soft, fetcher: fetcher) } }

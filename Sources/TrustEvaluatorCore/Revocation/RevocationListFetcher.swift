@@ -155,10 +155,12 @@ public final class RevocationListFetcher: Sendable {
                     continuation.resume(returning: ready)
                     return
                 }
-                Task { [self] in
-                    try? await Task.sleep(for: timeout)
+                // A thread's alarm, not a sleeping task: the deadline holds when the cooperative
+                // pool is busy or blocked.
+                let expire: @Sendable () -> Void = { [self] in
                     self.state.withLock { $0.continuations.removeValue(forKey: id) }?.resume(returning: late)
                 }
+                if !Alarm.shared.schedule(at: ContinuousClock.now + timeout, expire) { expire() }
             }
         }
 

@@ -112,3 +112,82 @@ package final class Locked<Value>: @unchecked Sendable {
         return try body(&value)
     }
 }
+
+/// Runs actions at instants, on one thread of its own (started when there is something to wait
+/// for, ended when there is nothing left): deadlines that hold when Swift's cooperative pool is
+/// busy or blocked, which a sleeping task's would not. An action must be short; it runs with no
+/// lock held.
+package final class Alarm: @unchecked Sendable {
+    // The pthread objects are allocated so they never move; `entries` and `running` are guarded
+    // by the mutex.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var entries: [(when: ContinuousClock.Instant, action: @Sendable () -> Void)] = []
+    private var running = false
+
+    /// The process's alarm: one thread at most, whatever asks.
+    package static let shared = Alarm()
+
+    package init() {
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Runs `action` at `when` (at once if that has passed).
+    /// - Returns: False when no thread could be started for it (the action then never runs).
+    @discardableResult
+    package func schedule(at when: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> Bool {
+        pthread_mutex_lock(mutex)
+        entries.append((when, action))
+        let start = !running
+        if start { running = true }
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+        guard start else { return true }
+        if DetachedThread.start(stackSize: 128 * 1024, { [self] in loop() }) { return true }
+        pthread_mutex_lock(mutex)
+        running = false
+        entries.removeAll()
+        pthread_mutex_unlock(mutex)
+        return false
+    }
+
+    private func loop() {
+        pthread_mutex_lock(mutex)
+        while true {
+            guard let earliest = entries.map(\.when).min() else {
+                running = false
+                pthread_mutex_unlock(mutex)
+                return
+            }
+            let now = ContinuousClock.now
+            if earliest <= now {
+                let due = entries.filter { $0.when <= now }.map(\.action)
+                entries.removeAll { $0.when <= now }
+                pthread_mutex_unlock(mutex)
+                for action in due { action() }
+                pthread_mutex_lock(mutex)
+                continue
+            }
+            var deadline = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &deadline)
+            let (seconds, attoseconds) = (earliest - now).components
+            var nanoseconds = Int(deadline.tv_nsec) + Int(attoseconds / 1_000_000_000)
+            deadline.tv_sec += Int(seconds) + nanoseconds / 1_000_000_000
+            nanoseconds %= 1_000_000_000
+            deadline.tv_nsec = nanoseconds
+            _ = pthread_cond_timedwait(condition, mutex, &deadline)
+        }
+    }
+}
