@@ -47,7 +47,7 @@ if [ "${PINCHECK_INSIDE_NAMESPACE:-}" != 1 ]; then
 fi
 
 # In the private namespace: mounts vanish with it, whatever way the command ends.
-shared=$(cd ../shared 2>/dev/null && pwd -P || true)
+shared=$(cd "${PINCHECK_SHARED:-../shared}" 2>/dev/null && pwd -P || true)
 mount -t proc proc "$root/proc"
 mount --rbind /dev "$root/dev"
 mount --rbind /sys "$root/sys"
@@ -68,5 +68,5 @@ fi
 exec chroot "$root" /usr/bin/env -i \
   PATH=/opt/swift/usr/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" \
-  PINCHECK_PROJECT="$project" \
+  PINCHECK_PROJECT="$project" PINCHECK_SHARED="$(dirname "$project")/shared" \
   bash -c 'cd "$PINCHECK_PROJECT" && exec "$@"' debian13 "$@"

@@ -33,6 +33,23 @@ fi
 # Build folders that only CI may delete after use (a local run keeps them for the next build).
 discard_in_ci() { if [ "${CI:-}" = true ]; then rm -rf "$1"; fi; }
 
+# --- Third-party test data -------------------------------------------------------------------
+# x509-limbo, the real-world chains, the CT log lists, the peers' fixtures: not in the repository
+# (docs/test-data.md). PINCHECK_SHARED says where they are (default ../shared). Without them the
+# suites that read them are skipped, said here in one line; CI must have them.
+export PINCHECK_SHARED="${PINCHECK_SHARED:-$(cd .. && pwd)/shared}"
+missing_data=()
+for dataset in limbo realworld ct afnetworking peers; do
+  [ -d "$PINCHECK_SHARED/$dataset" ] || missing_data+=("$dataset")
+done
+if [ ${#missing_data[@]} -gt 0 ]; then
+  if [ "${CI:-}" = true ]; then
+    echo "error: third-party test data missing at $PINCHECK_SHARED: ${missing_data[*]} (docs/test-data.md says what each is and where it comes from)" >&2
+    exit 1
+  fi
+  log "THIRD-PARTY TEST DATA MISSING at $PINCHECK_SHARED: ${missing_data[*]} — the suites that read it are SKIPPED (docs/test-data.md: what each is, where to get it; set PINCHECK_SHARED)"
+fi
+
 # --- Build and test ---------------------------------------------------------------------------
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
@@ -93,10 +110,10 @@ if [ "${API_CHECK:-1}" != 0 ]; then
 fi
 
 log "x509-limbo conformance (zero false accepts, passes >= conformance/limbo-ratchet.txt)"
-if [ -f ../shared/limbo/data/limbo.json ] || [ -n "${LIMBO_SUITE:-}" ]; then
-  scripts/limbo.sh
+if [ -f "$PINCHECK_SHARED/limbo/data/limbo.json" ] || [ -n "${LIMBO_SUITE:-}" ]; then
+  LIMBO_SUITE="${LIMBO_SUITE:-$PINCHECK_SHARED/limbo/data/limbo.json}" scripts/limbo.sh
 else
-  echo "no x509-limbo suite at ../shared/limbo/data/limbo.json (set LIMBO_SUITE): conformance gate not run"
+  echo "no x509-limbo suite at $PINCHECK_SHARED/limbo/data/limbo.json (set PINCHECK_SHARED or LIMBO_SUITE): conformance gate not run"
 fi
 
 log "memory: ${SOAK_ITERATIONS:-100000} evaluations, resident memory must stay flat"

@@ -266,7 +266,12 @@ package enum HTTPFetch {
         OpenSSLErrorStack.clear()
         let portText = String(url.port)
         // The proxy this URL goes through, after no_proxy (OpenSSL reads the environment when nil).
-        let viaProxy: String? = proxy == "" ? nil : OSSL_HTTP_adapt_proxy(proxy, nil, url.host, 0).map { String(cString: $0) }
+        // OSSL_HTTP_adapt_proxy hands back the pointer it was given (or getenv's): it is copied
+        // while the C strings passed in are still alive.
+        let viaProxy: String? = proxy == "" ? nil : url.host.withCString { host in
+            guard let proxy else { return OSSL_HTTP_adapt_proxy(nil, nil, host, 0).map { String(cString: $0) } }
+            return proxy.withCString { given in OSSL_HTTP_adapt_proxy(given, nil, host, 0).map { String(cString: $0) } }
+        }
         if let literal = IPAddress(url.host), let why = literal.forbidden(allowingLoopback: destinations.loopback) {
             return .failure(.refused("\(url.host) is \(why), which Pincheck never fetches from"))
         }

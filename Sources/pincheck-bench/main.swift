@@ -19,7 +19,7 @@ struct Options {
     /// A DER CRL of many entries (scripts/bench.sh makes one of 100,000 with `openssl ca`).
     var bigCRL: String? = nil
     /// The third-party data (a real chain with SCTs, the CT log lists) for the CT measurement.
-    var shared = "../shared"
+    var shared = ProcessInfo.processInfo.environment["PINCHECK_SHARED"] ?? "../shared"
 
     static func parse() -> Options {
         var options = Options()

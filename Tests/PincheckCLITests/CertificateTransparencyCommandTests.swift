@@ -4,9 +4,9 @@ import Testing
 @testable import PincheckCLI
 
 /// `pincheck verify --ct`, on a real Let's Encrypt chain of 2024 and the log lists in ../shared/ct.
-@Suite("pincheck verify --ct")
+@Suite("pincheck verify --ct", .enabled(if: SharedData.has("ct") && SharedData.has("realworld"), Comment(rawValue: SharedData.needs("ct"))))
 struct CertificateTransparencyCommandTests {
-    static let shared = CLIFixtures.repository.deletingLastPathComponent().appendingPathComponent("shared")
+    static let shared = SharedData.root
     static let chain = shared.appendingPathComponent("realworld/chains/rpv-letsencrypt_org_valid-04e9d2d4.pem").path
     static let root = shared.appendingPathComponent("realworld/roots/ISRG-Root-X1-96bcec06.pem").path
     static let google = shared.appendingPathComponent("ct/google-all_logs_list.json").path

@@ -1,4 +1,5 @@
 import Foundation
+import PincheckTestSupport
 import Testing
 @testable import TrustEvaluatorCore
 @testable import TrustEvaluatorFormats
@@ -18,10 +19,9 @@ import Testing
 ///
 /// Where Android checks something Pincheck does not model (cleartext traffic, HSTS) or a debug
 /// build (debug-overrides), the README's Android rows say so; those assertions are not transcribed.
-@Suite("AOSP: NetworkSecurityConfigTest's XmlConfigTests, transcribed", .serialized)
+@Suite("AOSP: NetworkSecurityConfigTest's XmlConfigTests, transcribed", .serialized, .enabled(if: SharedData.has("peers/fixtures/android"), Comment(rawValue: SharedData.needs("peers/fixtures/android"))))
 struct AOSPXmlConfigTests {
-    static let fixtures = Fixtures.root.deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("shared/peers/fixtures/android/res/xml")
+    static let fixtures = SharedData.url("peers/fixtures/android/res/xml")
     static let goodPin = "od4ExHUXm9LayTtm8sgxJsmooHjLt2O1wdxiaq7+P9g="
 
     /// The app as AOSP's test builds it: `res/xml/NAME.xml` (substituted) beside `res/raw/`.

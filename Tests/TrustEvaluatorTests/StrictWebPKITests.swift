@@ -1,4 +1,5 @@
 import Foundation
+import PincheckTestSupport
 import Testing
 @testable import TrustEvaluatorCore
 @testable import TrustEvaluatorFormats
@@ -52,7 +53,7 @@ struct StrictVector: Decodable, Sendable, CustomTestStringConvertible {
             "webpki::san::public-suffix-private-namespace-wildcard-san": ("SUCCESS", nil),
             "online::s3.amazonaws.com": ("SUCCESS", nil),
         ]
-        let url = Fixtures.root.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/limbo/data/limbo.json")
+        let url = SharedData.url("limbo/data/limbo.json")
         guard let data = try? Data(contentsOf: url), let suite = try? JSONDecoder().decode(Suite.self, from: data) else { return [] }
         return suite.testcases.compactMap { testcase in
             guard let (expected, fragment) = expectations[testcase.id] else { return nil }
@@ -136,7 +137,7 @@ struct StrictWebPKITests {
         #expect(verdict.isTrusted, "\(verdict.failures)")
     }
 
-    @Test("the public-suffix cases are read from ../shared/limbo")
+    @Test("the public-suffix cases are read from ../shared/limbo", .enabled(if: SharedData.has("limbo"), Comment(rawValue: SharedData.needs("limbo"))))
     func publicSuffixCasesPresent() {
         #expect(StrictVector.publicSuffixCases.count == 4)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PincheckTestSupport
 import Testing
 @testable import TrustEvaluatorCore
 @testable import TrustEvaluatorFormats
@@ -6,10 +7,9 @@ import Testing
 /// TrustKit's `TSKPinConfigurationTests` (datatheorem/TrustKit, TrustKitTests), over the
 /// configurations in `../shared/peers/fixtures/trustkit/` (TrustKit's shapes, another PKI's pins):
 /// which configurations TrustKit refuses to load, and which policy each host gets.
-@Suite("TrustKit: TSKPinConfigurationTests, transcribed")
+@Suite("TrustKit: TSKPinConfigurationTests, transcribed", .enabled(if: SharedData.has("peers/fixtures/trustkit"), Comment(rawValue: SharedData.needs("peers/fixtures/trustkit"))))
 struct TrustKitConfigurationTests {
-    static let folder = Fixtures.root.deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("shared/peers/fixtures/trustkit")
+    static let folder = SharedData.url("peers/fixtures/trustkit")
 
     static func load(_ name: String) throws -> TrustManager {
         let data = try Data(contentsOf: folder.appendingPathComponent("\(name).plist"))

@@ -1,9 +1,10 @@
 import Foundation
+import PincheckTestSupport
 import Testing
 @testable import TrustEvaluatorCore
 
 /// The policies' rules, shown on a real leaf whose log entries are changed one rule at a time.
-@Suite("Certificate Transparency: the policies' rules, one at a time")
+@Suite("Certificate Transparency: the policies' rules, one at a time", .enabled(if: SharedData.has("ct") && SharedData.has("realworld"), Comment(rawValue: SharedData.needs("ct"))))
 struct CTPolicyTests {
     typealias CT = CertificateTransparency
 
@@ -182,7 +183,7 @@ struct CTPolicyTests {
 }
 
 /// CT on the evaluation road: a policy's requirement decides, on the anchors' path.
-@Suite("Certificate Transparency in an evaluation")
+@Suite("Certificate Transparency in an evaluation", .enabled(if: SharedData.has("ct") && SharedData.has("realworld"), Comment(rawValue: SharedData.needs("ct"))))
 struct CTEvaluationTests {
     typealias CT = CertificateTransparency
     static let subject = CTPolicyTests.subject

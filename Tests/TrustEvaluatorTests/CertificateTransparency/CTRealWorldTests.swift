@@ -1,4 +1,5 @@
 import Foundation
+import PincheckTestSupport
 import Testing
 @testable import TrustEvaluatorCore
 
@@ -32,7 +33,7 @@ struct RealWorldLeaf {
     }
 }
 
-@Suite("Certificate Transparency against the real world")
+@Suite("Certificate Transparency against the real world", .enabled(if: SharedData.has("ct") && SharedData.has("realworld"), Comment(rawValue: SharedData.needs("ct"))))
 struct CTRealWorldTests {
     @Test("both lists load whole: every log with a key whose hash is its ID")
     func listsLoad() {

@@ -1,4 +1,5 @@
 import Foundation
+import PincheckTestSupport
 import Testing
 @testable import TrustEvaluatorCore
 @testable import TrustEvaluatorFormats
@@ -13,7 +14,7 @@ import Testing
 /// `roots/`), and the time (the fixtures have expired: httpbin and the self-signed ones are
 /// judged at 2020-06-01, app.net at 2015-01-01, inside their validity).
 enum AFFixtures {
-    static let folder = Fixtures.root.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/afnetworking")
+    static let folder = SharedData.url("afnetworking")
 
     static func certificate(_ name: String) -> Certificate {
         try! Certificate.load(contentsOf: folder.appendingPathComponent("certs/\(name).cer").path)[0]
@@ -65,7 +66,7 @@ struct AFRow: Sendable, CustomTestStringConvertible {
     }
 }
 
-@Suite("AFNetworking's AFSecurityPolicyTests, transcribed")
+@Suite("AFNetworking's AFSecurityPolicyTests, transcribed", .enabled(if: SharedData.has("afnetworking"), Comment(rawValue: SharedData.needs("afnetworking"))))
 struct AFSecurityPolicyMatrixTests {
     typealias F = AFFixtures
 

@@ -1,4 +1,5 @@
 import Foundation
+import PincheckTestSupport
 import Testing
 @testable import TrustEvaluatorCore
 @testable import TrustEvaluatorFormats
@@ -6,8 +7,7 @@ import Testing
 /// `../shared/realworld/`: 197 chains public CAs issued to real sites (2014–2026) and their
 /// Mozilla roots; browsers trusted each one for its names at its time (the folder's README).
 enum RealWorldCorpus {
-    static let folder = Fixtures.root.deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("shared/realworld")
+    static let folder = SharedData.url("realworld")
 
     static var chainFiles: [String] {
         let chains = folder.appendingPathComponent("chains").path
@@ -49,7 +49,7 @@ enum RealWorldCorpus {
     }
 }
 
-@Suite("The real world: chains public CAs issued, judged by the default policy")
+@Suite("The real world: chains public CAs issued, judged by the default policy", .enabled(if: SharedData.has("realworld"), Comment(rawValue: SharedData.needs("realworld"))))
 struct RealWorldChainTests {
     @Test("the corpus is there and whole")
     func corpusPresent() {
