@@ -313,7 +313,8 @@ package enum HTTPFetch {
         guard let response else {
             return .failure(failure(OpenSSLErrorStack.drain(), maximumBytes: maximumBytes, deadline: deadline, seconds: seconds))
         }
-        // The response BIO belongs to the context (freed by OSSL_HTTP_close).
+        // OSSL_HTTP_exchange hands back a reference of the caller's own (BIO_up_ref): freed here.
+        defer { BIO_free_all(response) }
         var body: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {

@@ -18,9 +18,10 @@ struct HardeningRoundThreeSmallTests {
         _ = try ConfigurationImporter.pincheckJSON(from: plist, source: "once.plist")
     }
 
-    @Test("a log list dated in the future is not fresh: Chrome's policy is unenforceable until then")
+    @Test("a log list dated after both the verification time and today is not fresh: Chrome's policy is unenforceable")
     func futureDatedList() throws {
-        let future = CT.LogStore(try CTLogStoreTests.list("usable", day: -400))
+        // 2098: after the verification time (2030-06-01) and after today.
+        let future = CT.LogStore(try CTLogStoreTests.list("usable", day: -25_000))
         let verdict = try CTLogStoreTests.evaluator(future).evaluate(CTLogStoreTests.logged, host: "www.example.test", at: TestPKI.time)
         let reason = try #require((verdict.failures + verdict.warnings).first { $0.code == .ctUnenforceable }, "\(verdict.failures)")
         #expect(reason.message.contains("from the future"), "\(reason.message)")

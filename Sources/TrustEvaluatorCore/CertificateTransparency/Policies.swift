@@ -47,8 +47,8 @@ extension CertificateTransparency {
             maximumListAge.map { newest.addingTimeInterval(Double($0.components.seconds)) }
         }
 
-        /// How far after the verification time a list's date may lie (clocks and time zones);
-        /// a list dated later says nothing of the logs' state now, so it is not fresh.
+        /// How far after the verification time and the present a list's date may lie (clocks and
+        /// time zones); a list dated later says nothing of the logs' state, so it is not fresh.
         package static let listDateTolerance: TimeInterval = 86_400
 
         /// The first instant at which lists whose newest is dated `newest` are no longer dated
@@ -288,8 +288,11 @@ extension CertificateTransparency {
         guard let newest = logs.newestTimestamp else {
             return "no log list carries its date, so its age against \(policy.name)'s \(limit.components.seconds / 86_400)-day limit is unknown (give the date)"
         }
-        if let from = policy.listsDatedInThePastFrom(newest: newest), time < from {
-            return "the newest log list is dated \(Timestamp.day(newest)), after the verification time: a list from the future says nothing of the logs' state now"
+        // A list dated after both the verification time and the present is from the future: its
+        // date says nothing (a list of 2099 would count as fresh until 2099). Judging an old
+        // certificate at its own time with today's lists is ordinary, so the present counts too.
+        if let from = policy.listsDatedInThePastFrom(newest: newest), max(time, Date()) < from {
+            return "the newest log list is dated \(Timestamp.day(newest)), after both the verification time and today: a list from the future says nothing of the logs' state"
         }
         guard let until = policy.listsYoungEnough(newest: newest), time > until else { return nil }
         let age = time.timeIntervalSince(newest)
