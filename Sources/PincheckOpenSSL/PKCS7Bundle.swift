@@ -58,6 +58,24 @@ package enum PKCS7Bundle {
         return chainOrder(certificates, maximumChainLength: maximumChainLength)
     }
 
+    /// A degenerate SignedData (certificates only, no signer, as `openssl crl2pkcs7 -nocrl`
+    /// writes) holding `certificates` (DER) in order: what the tests and the benchmark load.
+    package static func encode(certificates: [[UInt8]]) -> [UInt8] {
+        func length(_ count: Int) -> [UInt8] {
+            if count < 0x80 { return [UInt8(count)] }
+            var bytes: [UInt8] = []
+            var rest = count
+            while rest > 0 { bytes.insert(UInt8(rest & 0xFF), at: 0); rest >>= 8 }
+            return [0x80 | UInt8(bytes.count)] + bytes
+        }
+        func element(_ tag: UInt8, _ contents: [UInt8]) -> [UInt8] { [tag] + length(contents.count) + contents }
+        let data = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01] as [UInt8]
+        let signed = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02] as [UInt8]
+        let body = element(0x30, element(0x02, [1]) + element(0x31, []) + element(0x30, element(0x06, data))
+            + element(0xA0, Array(certificates.joined())) + element(0x31, []))
+        return element(0x30, element(0x06, signed) + element(0xA0, body))
+    }
+
     /// How many certificates a PKCS #7 SignedData's `certificates` field holds, read from the DER
     /// framing alone (ContentInfo → [0] → SignedData → version, digestAlgorithms, contentInfo,
     /// [0] certificates); nil when the bytes are not framed that way (the decoder then says why).

@@ -558,19 +558,8 @@ let configText = #"{"version":1,"anchors":["\#(anchorPath)"],"hosts":[\#(hostEnt
 let configPath = loadFolder.appendingPathComponent("hosts.json").path
 try! configText.write(toFile: configPath, atomically: true, encoding: .utf8)
 let rootDER = load("rsa-root").derBytes
-/// DER length octets.
-func derLength(_ count: Int) -> [UInt8] {
-    if count < 0x80 { return [UInt8(count)] }
-    var bytes: [UInt8] = []
-    var rest = count
-    while rest > 0 { bytes.insert(UInt8(rest & 0xFF), at: 0); rest >>= 8 }
-    return [0x80 | UInt8(bytes.count)] + bytes
-}
-func der(_ tag: UInt8, _ contents: [UInt8]) -> [UInt8] { [tag] + derLength(contents.count) + contents }
 let bundleCertificates = quick ? 400 : 4_000
-let signedData = der(0x30, der(0x02, [1]) + der(0x31, []) + der(0x30, der(0x06, [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01]))
-    + der(0xA0, Array([[UInt8]](repeating: rootDER, count: bundleCertificates).joined())) + der(0x31, []))
-let bundleDER = der(0x30, der(0x06, [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02]) + der(0xA0, signedData))
+let bundleDER = PKCS7Bundle.encode(certificates: Array(repeating: rootDER, count: bundleCertificates))
 let bundlePath = loadFolder.appendingPathComponent("bundle.p7b").path
 FileManager.default.createFile(atPath: bundlePath, contents: Data(bundleDER))
 let configData = FileManager.default.contents(atPath: configPath)!

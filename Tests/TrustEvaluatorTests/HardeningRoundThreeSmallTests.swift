@@ -76,17 +76,7 @@ struct HardeningRoundThreeSmallTests {
 
     /// A DER SignedData holding `count` copies of `certificate`.
     static func bundle(_ certificate: [UInt8], count: Int) -> [UInt8] {
-        func length(_ count: Int) -> [UInt8] {
-            if count < 0x80 { return [UInt8(count)] }
-            var bytes: [UInt8] = []
-            var rest = count
-            while rest > 0 { bytes.insert(UInt8(rest & 0xFF), at: 0); rest >>= 8 }
-            return [0x80 | UInt8(bytes.count)] + bytes
-        }
-        func der(_ tag: UInt8, _ contents: [UInt8]) -> [UInt8] { [tag] + length(contents.count) + contents }
-        let data = der(0x30, der(0x02, [1]) + der(0x31, []) + der(0x30, der(0x06, [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01]))
-            + der(0xA0, Array([[UInt8]](repeating: certificate, count: count).joined())) + der(0x31, []))
-        return der(0x30, der(0x06, [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02]) + der(0xA0, data))
+        PKCS7Bundle.encode(certificates: Array(repeating: certificate, count: count))
     }
 
     @Test("a .p7b over the certificate limit is refused from its framing; one within it loads every certificate")
