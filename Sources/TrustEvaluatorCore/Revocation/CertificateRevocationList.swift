@@ -45,7 +45,7 @@ public struct CertificateRevocationList: Sendable, Hashable {
     public var hasNumber: Bool { handle.hasNumber }
 
     /// What the parsed CRL is estimated to hold in memory: its DER (kept) and OpenSSL's decoded
-    /// entries, about ``residentBytesPerEntry`` each. What ``RevocationListFetcher`` counts
+    /// entries, about 260 bytes each. What ``RevocationListFetcher`` counts
     /// against ``RevocationListFetcher/Limits/maximumCachedBytes``.
     public var estimatedResidentBytes: Int { handle.der.count + handle.entryCount * Self.residentBytesPerEntry }
 

@@ -15,7 +15,7 @@ import Glibc
 /// for ``Limits/failureMemory`` only, so a dead server is not asked again by every evaluation.
 ///
 /// Every reach is bounded: bytes per fetch, time per fetch (and each evaluation waits at most
-/// that plus ``deadlineMargin``), fetches in flight per fetcher, bytes of parsed CRLs kept,
+/// that plus a 2 s margin), fetches in flight per fetcher, bytes of parsed CRLs kept,
 /// distribution points read per certificate (``maximumDistributionPointsPerCertificate``), and
 /// destinations (no redirect to another host or port, never a link-local, metadata or — unless
 /// allowed — loopback address). One fetch per URL and issuer at a time, however many evaluations
@@ -29,7 +29,7 @@ public final class RevocationListFetcher: Sendable {
         /// of megabytes; a bigger answer is refused as `revocation.crl-unavailable`).
         public var maximumBytes: Int
         /// How long resolving, connecting and transferring may take together: 10 s by default.
-        /// An evaluation waits at most this plus ``RevocationListFetcher/deadlineMargin`` for a
+        /// An evaluation waits at most this plus a margin of 2 s for a
         /// fetch; past that the CRL is `revocation.crl-unavailable` (and a fetch still under way
         /// leaves its CRL, once verified, for the next evaluation).
         public var timeout: Duration
