@@ -38,30 +38,41 @@ public struct PublicKeyPin: Sendable, Hashable, CustomStringConvertible, Compara
     /// - Throws: ``PincheckError`` (`pin.malformed`) naming the pin when it does not decode to
     ///   exactly 32 bytes (20 for SHA-1).
     public init(_ text: String) throws(PincheckError) {
-        let trimmed = text.trimmingWhitespaceCharacters()
+        // Read as bytes: a pin is ASCII, and a configuration may hold tens of thousands of them
+        // (Character-by-Character trimming and prefix tests cost more than the decoding).
+        let utf8 = Array(text.utf8)
+        var body = utf8.allSatisfy({ $0 < 0x80 }) ? Self.trimmingASCIIWhitespace(utf8[...]) : Array(text.trimmingWhitespaceCharacters().utf8)[...]
         var algorithm = Algorithm.sha256
-        var body = Substring(trimmed)
-        if let rest = body.strippingPrefix("sha256/") {
+        if body.starts(with: "sha256/".utf8) {
+            body = body.dropFirst(7)
             // curl writes `sha256//B64`, and a digest's base64 may itself start with `/` (one key
             // in 64): the length decides, never the prefix order. A SHA-256 digest is 44 base64
             // characters, so 45 starting with `/` is curl's form.
-            body = rest.utf8.count == Self.sha256Base64Length + 1 && rest.first == "/" ? rest.dropFirst() : rest
-        } else if let rest = body.strippingPrefix("sha1/") {
+            if body.count == Self.sha256Base64Length + 1, body.first == UInt8(ascii: "/") { body = body.dropFirst() }
+        } else if body.starts(with: "sha1/".utf8) {
             algorithm = .sha1
-            body = rest
-        } else if let rest = body.strippingPrefix("pin-sha256=") {
-            guard rest.count >= 2, rest.first == "\"", rest.last == "\"" else {
+            body = body.dropFirst(5)
+        } else if body.starts(with: "pin-sha256=".utf8) {
+            body = body.dropFirst(11)
+            guard body.count >= 2, body.first == UInt8(ascii: "\""), body.last == UInt8(ascii: "\"") else {
                 throw PincheckError(.malformedPin, "pin \"\(text)\": pin-sha256= needs a quoted value")
             }
-            body = rest.dropFirst().dropLast()
+            body = body.dropFirst().dropLast()
         }
-        guard let digest = Base64.decode(body) else {
+        guard let digest = Base64.decode(Array(body)) else {
             throw PincheckError(.malformedPin, "pin \"\(text)\" is not valid base64 (expected sha256/ followed by 44 base64 characters)")
         }
         guard digest.count == algorithm.digestLength else {
             throw PincheckError(.malformedPin, "pin \"\(text)\" decodes to \(digest.count) bytes; a \(algorithm.rawValue) pin is exactly \(algorithm.digestLength)")
         }
         self.init(algorithm: algorithm, unchecked: digest)
+    }
+
+    /// Without ASCII white space (space, tab, line breaks, vertical tab, form feed) at either end.
+    private static func trimmingASCIIWhitespace(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else { return [] }
+        return bytes[first...last]
     }
 
     /// The length of a SHA-256 digest in padded base64.
@@ -95,11 +106,5 @@ extension StringProtocol {
     /// Without leading and trailing white space (`Character.isWhitespace`).
         package func trimmingWhitespaceCharacters() -> String {
         String(Substring(self).trimmingWhitespace())
-    }
-}
-
-extension Substring {
-    func strippingPrefix(_ prefix: String) -> Substring? {
-        hasPrefix(prefix) ? dropFirst(prefix.count) : nil
     }
 }

@@ -123,17 +123,10 @@ struct PinSetUpdate {
         }
         let configuration: Configuration
         do {
-            let json = try JSONEncoder().encode(envelope.configuration)
-            let source = "update \(envelope.serial)"
-            configuration = if let logStore {
-                try Configuration.decode(json, source: source, baseDirectory: baseDirectory, anchors: anchors, certificateTransparencyLogStore: logStore)
-            } else {
-                try Configuration.decode(json, source: source, baseDirectory: baseDirectory, anchors: anchors)
-            }
-        } catch let error as PincheckError {
-            throw PinSetUpdateError(.invalidConfiguration, error.description)
+            configuration = try Configuration.decode(document: envelope.configuration, source: "update \(envelope.serial)",
+                                                     baseDirectory: baseDirectory, anchors: anchors, logStore: logStore)
         } catch {
-            throw PinSetUpdateError(.invalidConfiguration, "\(error)")
+            throw PinSetUpdateError(.invalidConfiguration, error.description)
         }
         for entry in configuration.hosts {
             if case .disabled = entry.policy.validationPolicy.chainValidation {

@@ -135,19 +135,12 @@ public enum CertificateTransparency {
         /// - Throws: ``PincheckError`` `.invalidPolicy` naming the field that is wrong.
         public init(json: [UInt8], source: String, publisher: Publisher? = nil, publishedAt: Date? = nil) throws(PincheckError) {
             // A repeated key ("key" twice in a log) could be read two ways; the publisher meant one.
-            if let problem = JSONSyntax.firstProblem(in: json) {
-                throw PincheckError(.invalidPolicy, "not valid JSON: line \(problem.line), column \(problem.column): \(problem.message)", source: source)
+            let document: JSONValue
+            do throws(JSONSyntax.Problem) { document = try JSONSyntax.parse(json) } catch {
+                throw PincheckError(.invalidPolicy, error.description, source: source)
             }
-            let root: [String: JSONValue]
-            do {
-                guard case .object(let object) = try JSONDecoder().decode(JSONValue.self, from: Data(json)) else {
-                    throw PincheckError(.invalidPolicy, "a CT log list must be a JSON object", source: source)
-                }
-                root = object
-            } catch let error as PincheckError {
-                throw error
-            } catch {
-                throw PincheckError(.invalidPolicy, "not JSON: \(error)", source: source)
+            guard case .object(let root) = document else {
+                throw PincheckError(.invalidPolicy, "a CT log list must be a JSON object", source: source)
             }
             let detected: Publisher? = if root["log_list_timestamp"] != nil || root["is_all_logs"] != nil { .google }
                 else if root["assetVersion"] != nil { .apple }

@@ -9,17 +9,45 @@ public struct PublicSuffixList: Sendable {
     /// Debian's copy (package `publicsuffix`), kept current by the distribution.
     public static let debianPath = "/usr/share/publicsuffix/public_suffix_list.dat"
 
-    private let rules: Set<String>
-    private let wildcards: Set<String>
-    private let exceptions: Set<String>
-    /// The rules of the list's ICANN section (all rules when the text has no section markers).
-    private let icann: (rules: Set<String>, wildcards: Set<String>, exceptions: Set<String>)
-    /// Every proper ancestor of some rule: names with public suffixes beneath them.
-    private let ancestors: Set<String>
+    /// The list's rules, parsed on first use: a configuration that names no subdomain pattern
+    /// never needs them, and parsing the 12,000 lines costs more than reading the file.
+    private let storage: Storage
 
-    /// Parses the list's text (rules one a line, `//` comments, `*.` wildcards, `!` exceptions;
-    /// the `===BEGIN PRIVATE DOMAINS===` comment starts the private section).
+    fileprivate final class Storage: Sendable {
+        let parsed: Locked<Either>
+        enum Either { case text(String), tables(Tables) }
+        init(text: String) { parsed = Locked(.text(text)) }
+
+        var tables: Tables {
+            parsed.withLock { state in
+                switch state {
+                case .tables(let tables): return tables
+                case .text(let text):
+                    let tables = Tables(text: text)
+                    state = .tables(tables)
+                    return tables
+                }
+            }
+        }
+    }
+
+    fileprivate struct Tables {
+        var rules = Set<String>(), wildcards = Set<String>(), exceptions = Set<String>()
+        /// The rules of the list's ICANN section (all rules when the text has no section markers).
+        var icann = (rules: Set<String>(), wildcards: Set<String>(), exceptions: Set<String>())
+        /// Every proper ancestor of some rule: names with public suffixes beneath them.
+        var ancestors = Set<String>()
+    }
+
+    /// Takes the list's text (rules one a line, `//` comments, `*.` wildcards, `!` exceptions;
+    /// the `===BEGIN PRIVATE DOMAINS===` comment starts the private section), parsed when first asked.
     public init(text: String) {
+        storage = Storage(text: text)
+    }
+}
+
+extension PublicSuffixList.Tables {
+    init(text: String) {
         var rules = Set<String>(), wildcards = Set<String>(), exceptions = Set<String>(), ancestors = Set<String>()
         var icann = (rules: Set<String>(), wildcards: Set<String>(), exceptions: Set<String>())
         var inPrivateSection = false
@@ -61,6 +89,9 @@ public struct PublicSuffixList: Sendable {
         self.ancestors = ancestors
         self.icann = icann
     }
+}
+
+extension PublicSuffixList {
 
     /// Reads the list from a file (Debian's by default).
     /// - Throws: ``PincheckError`` (`input.unreadable-file`) naming the file and the package to install.
@@ -76,7 +107,8 @@ public struct PublicSuffixList: Sendable {
 
     /// True when `name` (lowercase A-labels) is itself a public suffix, of either section.
     public func isPublicSuffix(_ name: String) -> Bool {
-        Self.isSuffix(name, rules: rules, wildcards: wildcards, exceptions: exceptions)
+        let tables = storage.tables
+        return Self.isSuffix(name, rules: tables.rules, wildcards: tables.wildcards, exceptions: tables.exceptions)
     }
 
     /// True when `name` (lowercase A-labels) is a suffix of the list's ICANN section, or an
@@ -84,7 +116,8 @@ public struct PublicSuffixList: Sendable {
     /// (`EXCLUDE_PRIVATE_REGISTRIES`, `INCLUDE_UNKNOWN_REGISTRIES`). `s3.amazonaws.com` and
     /// `github.io`, suffixes of the private section, are not.
     public func isICANNSuffix(_ name: String) -> Bool {
-        Self.isSuffix(name, rules: icann.rules, wildcards: icann.wildcards, exceptions: icann.exceptions)
+        let icann = storage.tables.icann
+        return Self.isSuffix(name, rules: icann.rules, wildcards: icann.wildcards, exceptions: icann.exceptions)
     }
 
     private static func isSuffix(_ name: String, rules: Set<String>, wildcards: Set<String>, exceptions: Set<String>) -> Bool {
@@ -98,6 +131,6 @@ public struct PublicSuffixList: Sendable {
     /// True when pinning every subdomain of `name` would reach names registered by others:
     /// `name` is a public suffix, or has a public suffix beneath it.
     public func coversOtherRegistrants(_ name: String) -> Bool {
-        isPublicSuffix(name) || ancestors.contains(name)
+        isPublicSuffix(name) || storage.tables.ancestors.contains(name)
     }
 }
