@@ -69,7 +69,7 @@ if [ "${OPENSSL4_CHECK:-1}" != 0 ]; then
 fi
 
 log "locks: no Synchronization.Mutex in the engine or the C module (ThreadSanitizer reports false races on it on Linux)"
-mutexes=$(grep -rlE '\bMutex<|Mutex\(' Sources/TrustEvaluator Sources/PincheckOpenSSL || true)
+mutexes=$(grep -rlE '\bMutex<|Mutex\(' Sources/TrustEvaluatorCore Sources/TrustEvaluatorFormats Sources/PincheckOpenSSL || true)
 if [ -n "$mutexes" ]; then
   echo "these files use Synchronization.Mutex; use Locked (engine) or PThreadLocked (C module):" >&2
   echo "$mutexes" >&2

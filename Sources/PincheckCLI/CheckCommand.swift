@@ -134,7 +134,7 @@ struct HostCheck: Sendable {
         } catch let error as PincheckError {
             throw error
         } catch {
-            throw PincheckError(.openSSL, "\(error)")
+            throw PincheckError(.network, "\(error)")
         }
     }
 

@@ -33,7 +33,7 @@ public struct HTTPSReporter: Reporter {
         for uri in report.reportURIs where uri.scheme == "https" {
             let (_, response) = try await session.data(for: Self.request(for: report, to: uri))
             if let status = (response as? HTTPURLResponse)?.statusCode, !(200..<300).contains(status) {
-                throw PincheckError(.openSSL, "the report endpoint answered HTTP \(status)", source: uri.absoluteString)
+                throw PincheckError(.network, "the report endpoint answered HTTP \(status)", source: uri.absoluteString)
             }
         }
     }

@@ -18,6 +18,7 @@ public struct PincheckError: Error, Sendable, Hashable, CustomStringConvertible 
             case emptyChain = "chain.empty"
             case openSSL = "openssl.failure"
             case tooLarge = "input.too-large"
+            case network = "network.failure"
         }
 
         private let base: Base
@@ -52,6 +53,9 @@ public struct PincheckError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let tooLarge = Code(.tooLarge)
         /// OpenSSL failed for a reason unrelated to the input (out of memory, for example).
         public static let openSSL = Code(.openSSL)
+        /// A network exchange failed or timed out: a report endpoint that answered an error or
+        /// not at all, a connection that closed. Not the input's fault, and not OpenSSL's.
+        public static let network = Code(.network)
     }
 
     /// What kind of failure this is.

@@ -14,7 +14,9 @@ import TrustEvaluatorNIO
 /// Pincheck's verification callback, NIOSSL's own host check off) followed by the handler that
 /// turns a refusal into a `PincheckTrustError`, so a refused RPC fails with Pincheck's reasons
 /// in its error (`RPCError.cause`).
-@available(gRPCSwiftNIOTransport 2.8, *)
+// gRPC Swift 2's own availability (its `gRPCSwiftNIOTransport 2.8` macro, which is defined only
+// inside its packages: spelled out, so users' builds do not warn about an unknown platform).
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 public struct PincheckGRPCClientSettings: Sendable {
     /// `.customSecure`: the handshake is the one ``config`` installs.
     public let transportSecurity: HTTP2ClientTransport.Posix.TransportSecurity
@@ -58,7 +60,7 @@ public struct PincheckGRPCClientSettings: Sendable {
     }
 }
 
-@available(gRPCSwift 2.0, *)
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension RPCError {
     /// Pincheck's refusal behind this RPC's failure, with its reason codes and evidence: the error
     /// is looked for along the chain of causes (`RPCError.cause`, gRPC's `RuntimeError.cause`),

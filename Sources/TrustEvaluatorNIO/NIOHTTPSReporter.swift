@@ -66,7 +66,7 @@ public struct NIOHTTPSReporter: Reporter {
             }
             .connect(host: host, port: port).get()
         let deadline = channel.eventLoop.scheduleTask(in: timeout) {
-            status.fail(PincheckError(.openSSL, "the report endpoint did not answer in time", source: uri.absoluteString))
+            status.fail(PincheckError(.network, "the report endpoint did not answer in time", source: uri.absoluteString))
         }
         defer {
             deadline.cancel()
@@ -80,7 +80,7 @@ public struct NIOHTTPSReporter: Reporter {
         try await channel.writeAndFlush(request)
         let code = try await status.futureResult.get()
         guard (200..<300).contains(code) else {
-            throw PincheckError(.openSSL, "the report endpoint answered HTTP \(code)", source: uri.absoluteString)
+            throw PincheckError(.network, "the report endpoint answered HTTP \(code)", source: uri.absoluteString)
         }
     }
 }
@@ -121,7 +121,7 @@ private final class StatusLineReader: ChannelInboundHandler, @unchecked Sendable
     }
 
     private func fail(_ context: ChannelHandlerContext, _ message: String) {
-        status.fail(PincheckError(.openSSL, message))
+        status.fail(PincheckError(.network, message))
         context.close(promise: nil)
     }
 }

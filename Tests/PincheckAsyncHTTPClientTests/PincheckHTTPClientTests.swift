@@ -114,7 +114,9 @@ struct PincheckHTTPClientTests {
                            _ body: (HTTPClient, CountingHTTPSServer) async throws -> Void) async throws {
         let server = try await CountingHTTPSServer(group: MultiThreadedEventLoopGroup.singleton, http2: http2)
         let pinning = try PincheckHTTPClient(policy: policy, now: { TestPKI.time })
-        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5)))
+        // A long connect timeout: under load (a sanitizer run beside the suite) a handshake can take
+        // seconds, and AsyncHTTPClient would then open a second connection, which the tests count.
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(60)))
         try configuration.pin(with: pinning)
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
         do {
@@ -134,7 +136,9 @@ struct PincheckHTTPClientTests {
         let server = try await CountingHTTPSServer(group: MultiThreadedEventLoopGroup.singleton, http2: false)
         let pinning = try PincheckHTTPClient(validation: ValidationPolicy(anchors: try TrustAnchors(certificates: [root])), pinSets: pinSets,
                                              now: { TestPKI.time }, onReportOnlyFailure: { verdict in reports.withLockedValue { $0.append(verdict) } })
-        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5)))
+        // A long connect timeout: under load (a sanitizer run beside the suite) a handshake can take
+        // seconds, and AsyncHTTPClient would then open a second connection, which the tests count.
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(60)))
         try configuration.pin(with: pinning)
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
         do {
