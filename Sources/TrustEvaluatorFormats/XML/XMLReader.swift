@@ -37,15 +37,15 @@ struct XMLReader {
     /// tag's `end` has its start tag's line.
     private(set) var line = 1
 
-    private let scalars: [Unicode.Scalar]
-    private var position = 0
+    let scalars: [Unicode.Scalar]
+    var position = 0
     /// The line of `scalars[position]`, kept up to date by ``advance(_:)``.
-    private var scanLine = 1
-    private var open: [(name: String, line: Int)] = []
-    private var pendingEnd: String?
-    private var rootClosed = false
+    var scanLine = 1
+    var open: [(name: String, line: Int)] = []
+    var pendingEnd: String?
+    var rootClosed = false
     /// Sticky: after an error, every later ``next()`` throws it again.
-    private var failure: XMLError?
+    var failure: XMLError?
 
     /// Prepares to read `bytes` as UTF-8 XML. Undecodable input is reported by the first ``next()``.
     init(_ bytes: some Collection<UInt8>) {
@@ -82,7 +82,7 @@ struct XMLReader {
 
     /// UTF-8 to scalars: invalid UTF-8 and characters XML forbids (controls, U+FFFE, U+FFFF) are
     /// refused with their line; CR LF and lone CR become LF; a leading byte-order mark is dropped.
-    private static func decode(_ bytes: some Collection<UInt8>) -> Result<[Unicode.Scalar], XMLError> {
+    static func decode(_ bytes: some Collection<UInt8>) -> Result<[Unicode.Scalar], XMLError> {
         guard bytes.count <= maximumBytes else { return .failure(XMLError(.tooLarge(bytes: bytes.count), line: 1)) }
         var scalars: [Unicode.Scalar] = []
         scalars.reserveCapacity(bytes.count)
@@ -115,7 +115,7 @@ struct XMLReader {
 
     // MARK: Events
 
-    private mutating func step() throws(XMLError) -> Event? {
+    mutating func step() throws(XMLError) -> Event? {
         if let name = pendingEnd {
             pendingEnd = nil
             return close(name)
@@ -169,13 +169,13 @@ struct XMLReader {
         }
     }
 
-    private mutating func close(_ name: String) -> Event {
+    mutating func close(_ name: String) -> Event {
         _ = open.popLast()
         if open.isEmpty { rootClosed = true }
         return .end(name)
     }
 
-    private mutating func startTag() throws(XMLError) -> Event {
+    mutating func startTag() throws(XMLError) -> Event {
         advance()  // <
         guard let name = name() else { throw fail(.malformed("expected an element name after \"<\"")) }
         guard open.count < Self.maximumDepth else { throw XMLError(.tooDeep, line: line) }
@@ -207,7 +207,7 @@ struct XMLReader {
         return .start(name, attributes: attributes)
     }
 
-    private mutating func endTag() throws(XMLError) -> Event {
+    mutating func endTag() throws(XMLError) -> Event {
         advance(2)  // </
         guard let name = name() else { throw fail(.malformed("expected an element name after \"</\"")) }
         skipWhitespace()
@@ -221,7 +221,7 @@ struct XMLReader {
 
     /// Text up to the next tag: character data, references and CDATA, with comments skipped.
     /// Nil when there was none (only comments, or an empty CDATA section).
-    private mutating func characterData() throws(XMLError) -> String? {
+    mutating func characterData() throws(XMLError) -> String? {
         var text = ""
         while let scalar = peek() {
             if scalar == "<" {
@@ -246,7 +246,7 @@ struct XMLReader {
         return text.isEmpty ? nil : text
     }
 
-    private mutating func attributeValue(of attribute: String) throws(XMLError) -> String {
+    mutating func attributeValue(of attribute: String) throws(XMLError) -> String {
         guard let quote = peek(), quote == "\"" || quote == "'" else {
             throw fail(.malformed("the value of \(attribute) must be in quotes"))
         }
@@ -271,7 +271,7 @@ struct XMLReader {
     }
 
     /// `&name;`, `&#NN;` or `&#xNN;`, at `&`. Only the five predefined entities exist: no DTD is read.
-    private mutating func reference() throws(XMLError) -> Unicode.Scalar {
+    mutating func reference() throws(XMLError) -> Unicode.Scalar {
         let referenceLine = scanLine
         advance()  // &
         let misused = XMLError(.malformed("\"&\" must begin a reference such as &amp; or &#38;"), line: referenceLine)
@@ -305,251 +305,4 @@ struct XMLReader {
         default: throw XMLError(.undefinedEntity(name), line: referenceLine)
         }
     }
-
-    private mutating func comment() throws(XMLError) {
-        let opened = scanLine
-        advance(4)  // <!--
-        while let scalar = peek() {
-            if scalar == "-" && peek(1) == "-" {
-                guard peek(2) == ">" else { throw fail(.malformed("\"--\" inside a comment")) }
-                advance(3)
-                return
-            }
-            advance()
-        }
-        throw XMLError(.unterminated("the comment"), line: opened)
-    }
-
-    private mutating func cdata(into text: inout String) throws(XMLError) {
-        let opened = scanLine
-        advance(9)  // <![CDATA[
-        while let scalar = peek() {
-            if scalar == "]" && looking(at: "]]>") {
-                advance(3)
-                return
-            }
-            text.unicodeScalars.append(scalar)
-            advance()
-        }
-        throw XMLError(.unterminated("the CDATA section"), line: opened)
-    }
-
-    /// `<!` that is neither a comment nor CDATA: a DOCTYPE, or nothing XML knows. Always throws.
-    private mutating func markupDeclaration() throws(XMLError) {
-        if looking(at: "<!DOCTYPE") { throw fail(.doctype) }
-        throw fail(.malformed("unknown markup after \"<!\""))
-    }
-
-    /// At `<?`: the XML declaration when it opens the document; any other is refused. Returns
-    /// only after reading the declaration.
-    private mutating func processingInstruction() throws(XMLError) {
-        let atStart = position == 0
-        advance(2)  // <?
-        guard let target = name() else { throw fail(.malformed("expected a name after \"<?\"")) }
-        guard target.lowercased() == "xml" else { throw XMLError(.processingInstruction(target), line: line) }
-        guard atStart, target == "xml" else { throw XMLError(.misplacedDeclaration, line: line) }
-        try declaration()
-    }
-
-    /// The rest of `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>` (in that order; only
-    /// version is required).
-    private mutating func declaration() throws(XMLError) {
-        let order = ["version", "encoding", "standalone"]
-        var next = 0
-        while true {
-            let spaced = skipWhitespace()
-            if skip("?>") { break }
-            guard peek() != nil else { throw XMLError(.unterminated("the XML declaration"), line: line) }
-            guard spaced, let name = name() else { throw fail(.declaration("expected whitespace and version, encoding or standalone")) }
-            guard let rank = order.firstIndex(of: name), rank >= next, next > 0 || rank == 0 else {
-                throw fail(.declaration("\(name) is not expected here (version, then encoding, then standalone)"))
-            }
-            next = rank + 1
-            skipWhitespace()
-            guard skip("=") else { throw fail(.declaration("expected \"=\" after \(name)")) }
-            skipWhitespace()
-            guard let quote = peek(), quote == "\"" || quote == "'" else { throw fail(.declaration("the value of \(name) must be in quotes")) }
-            advance()
-            var value = ""
-            while let scalar = peek(), scalar != quote, scalar != "<", scalar != ">", value.unicodeScalars.count < 64 {
-                value.unicodeScalars.append(scalar)
-                advance()
-            }
-            guard skip(String(quote)) else { throw fail(.declaration("the value of \(name) is not closed")) }
-            switch name {
-            case "version" where value != "1.0":
-                throw fail(.declaration("version \"\(value)\" is not read; only 1.0"))
-            case "encoding" where value.lowercased() != "utf-8":
-                throw fail(.unsupportedEncoding(value))
-            case "standalone" where value != "yes" && value != "no":
-                throw fail(.declaration("standalone must be \"yes\" or \"no\""))
-            default:
-                break
-            }
-        }
-        guard next > 0 else { throw XMLError(.declaration("version is missing"), line: line) }
-    }
-
-    // MARK: Scanning
-
-    /// The scalar `offset` places ahead, or nil past either end: the only way `scalars` is read.
-    private func peek(_ offset: Int = 0) -> Unicode.Scalar? {
-        let index = position + offset
-        return scalars.indices.contains(index) ? scalars[index] : nil
-    }
-
-    private mutating func advance(_ count: Int = 1) {
-        for _ in 0..<max(count, 0) {
-            guard let scalar = peek() else { return }
-            if scalar == "\n" { scanLine += 1 }
-            position += 1
-        }
-    }
-
-    private func looking(at literal: String) -> Bool {
-        var offset = 0
-        for scalar in literal.unicodeScalars {
-            guard peek(offset) == scalar else { return false }
-            offset += 1
-        }
-        return true
-    }
-
-    private mutating func skip(_ literal: String) -> Bool {
-        guard looking(at: literal) else { return false }
-        advance(literal.unicodeScalars.count)
-        return true
-    }
-
-    @discardableResult
-    private mutating func skipWhitespace() -> Bool {
-        var skipped = false
-        while let scalar = peek(), scalar == " " || scalar == "\t" || scalar == "\n" {
-            advance()
-            skipped = true
-        }
-        return skipped
-    }
-
-    private mutating func name() -> String? {
-        guard let first = peek(), Self.isNameStart(first) else { return nil }
-        var name = ""
-        name.unicodeScalars.append(first)
-        advance()
-        while let scalar = peek(), Self.isNameStart(scalar) || Self.isNameContinuation(scalar) {
-            name.unicodeScalars.append(scalar)
-            advance()
-        }
-        return name
-    }
-
-    private func fail(_ problem: XMLError.Problem) -> XMLError { XMLError(problem, line: scanLine) }
-
-    // MARK: Character classes (XML 1.0, fifth edition)
-
-    /// `Char`: tab, line feed, carriage return, and everything from U+0020 except U+FFFE and U+FFFF
-    /// (surrogates are not scalars).
-    private static func isCharacter(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x9, 0xA, 0xD, 0x20...0xFFFD, 0x10000...0x10FFFF: return true
-        default: return false
-        }
-    }
-
-    /// `NameStartChar`.
-    private static func isNameStart(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x3A, 0x41...0x5A, 0x5F, 0x61...0x7A, 0xC0...0xD6, 0xD8...0xF6, 0xF8...0x2FF, 0x370...0x37D,
-             0x37F...0x1FFF, 0x200C...0x200D, 0x2070...0x218F, 0x2C00...0x2FEF, 0x3001...0xD7FF,
-             0xF900...0xFDCF, 0xFDF0...0xFFFD, 0x10000...0xEFFFF:
-            return true
-        default:
-            return false
-        }
-    }
-
-    /// `NameChar` minus `NameStartChar`.
-    private static func isNameContinuation(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x2D, 0x2E, 0x30...0x39, 0xB7, 0x300...0x36F, 0x203F...0x2040: return true
-        default: return false
-        }
-    }
-
-    private static func digitValue(_ scalar: Unicode.Scalar, hex: Bool) -> UInt32? {
-        switch scalar.value {
-        case 0x30...0x39: return scalar.value - 0x30
-        case 0x41...0x46 where hex: return scalar.value - 0x41 + 10
-        case 0x61...0x66 where hex: return scalar.value - 0x61 + 10
-        default: return nil
-        }
-    }
-}
-
-/// Why ``XMLReader`` stopped, and the line it stopped on.
-struct XMLError: Error, Equatable, Sendable, CustomStringConvertible {
-    enum Problem: Equatable, Sendable, CustomStringConvertible {
-        case tooLarge(bytes: Int)
-        case notUTF8
-        case invalidCharacter(UInt32)
-        case doctype
-        case processingInstruction(String)
-        case misplacedDeclaration
-        case declaration(String)
-        case unsupportedEncoding(String)
-        case noRootElement
-        case textOutsideRoot
-        case contentAfterRoot
-        case tooDeep
-        case unclosedElement(String)
-        case unexpectedEndTag(String)
-        case mismatchedTag(expected: String, found: String)
-        case duplicateAttribute(String, element: String)
-        case undefinedEntity(String)
-        case invalidCharacterReference(String)
-        case unterminated(String)
-        case malformed(String)
-
-        var description: String {
-            switch self {
-            case .tooLarge(let bytes): "the document is \(bytes) bytes; at most \(XMLReader.maximumBytes) are read"
-            case .notUTF8: "not valid UTF-8"
-            case .invalidCharacter(let value): "the character \(Self.codePoint(value)) is not allowed in XML"
-            case .doctype: "<!DOCTYPE> is refused: document type definitions, and the entities they declare, are not read"
-            case .processingInstruction(let target): "the processing instruction <?\(target) …?> is refused"
-            case .misplacedDeclaration: "the XML declaration <?xml …?> may only open the document"
-            case .declaration(let detail): "XML declaration: \(detail)"
-            case .unsupportedEncoding(let name): "the encoding \"\(name)\" is refused; only UTF-8 is read"
-            case .noRootElement: "no root element"
-            case .textOutsideRoot: "text outside the root element"
-            case .contentAfterRoot: "content after the root element"
-            case .tooDeep: "elements nested more than \(XMLReader.maximumDepth) deep"
-            case .unclosedElement(let name): "<\(name)> is never closed"
-            case .unexpectedEndTag(let name): "</\(name)> closes no open element"
-            case .mismatchedTag(let expected, let found): "</\(found)> does not close <\(expected)>"
-            case .duplicateAttribute(let attribute, let element): "<\(element)> repeats the attribute \(attribute)"
-            case .undefinedEntity(let name): "the entity &\(name); is not defined (without a DTD only &lt; &gt; &amp; &apos; &quot; exist)"
-            case .invalidCharacterReference(let spelled): "\(spelled) is not a character XML allows"
-            case .unterminated(let what): "\(what) is not closed"
-            case .malformed(let detail): detail
-            }
-        }
-
-        /// `U+0001`, `U+FFFF`: at least four hex digits, as Unicode writes them.
-        private static func codePoint(_ value: UInt32) -> String {
-            let hex = String(value, radix: 16, uppercase: true)
-            return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-        }
-    }
-
-    let problem: Problem
-    /// 1-based; line ends are LF, CR LF or CR.
-    let line: Int
-
-    init(_ problem: Problem, line: Int) {
-        self.problem = problem
-        self.line = line
-    }
-
-    var description: String { "line \(line): \(problem)" }
 }
