@@ -233,41 +233,66 @@ public struct ChallengeAdapter: Sendable {
 
     private func decideServerTrust(_ challenge: Challenge) -> ChallengeDecision {
         let space = challenge.protectionSpace
-        let chain = space.serverTrust?.servedChain ?? []
+        let time = now()
+        return decideServerTrust(space.serverTrust?.servedChain ?? [], host: space.host, port: space.port,
+                                 staple: space.serverTrust?.stapledOCSPResponse, revocationLists: space.serverTrust?.revocationLists,
+                                 manager: trustManager(at: time), at: time)
+    }
+
+    /// Judges a served chain under a trust manager the caller read once (a handshake's road reads
+    /// it once, for the question of the staple and for the verdict alike), fetching the
+    /// distribution points' CRLs first when the adapter has a fetcher: the rules of a server-trust
+    /// challenge, without a challenge. The override handler is not asked; a road with one goes
+    /// through ``handle(_:completion:)``.
+    /// - Parameter completion: Called exactly once, at once unless CRLs are fetched.
+    package func judgeServerTrust(_ chain: [Certificate], host: String, port: Int, staple: [UInt8]?, manager: TrustManager,
+                                  at time: Date, completion: @escaping @Sendable (ChallengeDecision) -> Void) {
+        guard let fetcher = revocationLists, !chain.isEmpty, case .refuse = invalidCertificates else {
+            completion(decideServerTrust(chain, host: host, port: port, staple: staple, revocationLists: nil, manager: manager, at: time))
+            return
+        }
+        // The CRLs are fetched off the caller's thread (an event loop, say), then judged.
+        let adapter = self
+        Task {
+            let fetched = (try? await manager.revocationLists(for: chain, host: host, at: time, stapledOCSPResponse: staple,
+                                                              fetcher: fetcher)) ?? FetchedRevocationLists()
+            completion(adapter.decideServerTrust(chain, host: host, port: port, staple: staple, revocationLists: fetched,
+                                                 manager: manager, at: time))
+        }
+    }
+
+    private func decideServerTrust(_ chain: [Certificate], host: String, port: Int, staple: [UInt8]?,
+                                   revocationLists: FetchedRevocationLists?, manager: TrustManager, at time: Date) -> ChallengeDecision {
         if case .allow = invalidCertificates {
             return ChallengeDecision(.useCredential, Credential(trust: PeerTrust(servedChain: chain)), rule: .allowInvalidCertificates)
         }
         let verdict: Verdict
         do {
-            let time = now()
-            let manager = trustManager(at: time)
-            verdict = try manager.evaluate(chain, host: space.host, port: space.port, at: time,
-                                           stapledOCSPResponse: space.serverTrust?.stapledOCSPResponse,
-                                           revocationLists: space.serverTrust?.revocationLists)
+            verdict = try manager.evaluate(chain, host: host, port: port, at: time, stapledOCSPResponse: staple, revocationLists: revocationLists)
         } catch {
             return ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
-                error: ServerTrustError(.evaluationFailed, "the chain served by \(space.host) could not be evaluated: \(error)", underlying: error))
+                error: ServerTrustError(.evaluationFailed, "the chain served by \(host) could not be evaluated: \(error)", underlying: error))
         }
-        TrustLogging.log(verdict, host: space.host, to: logger)
+        TrustLogging.log(verdict, host: host, to: logger)
         deliverReports(of: verdict)
         let disposition = Disposition(serverTrust: verdict)
         switch (verdict.coverage, disposition) {
         case (.unlistedRefused, _):
             return ChallengeDecision(disposition, rule: .unlistedRefused,
-                error: ServerTrustError(.hostNotListed, "no trust policy applies to \(space.host) and unlisted hosts are refused", verdict: verdict),
+                error: ServerTrustError(.hostNotListed, "no trust policy applies to \(host) and unlisted hosts are refused", verdict: verdict),
                 verdict: verdict)
         case (.unlistedDefaultValidation, .performDefaultHandling), (.pinSetExpired, .performDefaultHandling):
             return ChallengeDecision(disposition, rule: .unlistedDefaultHandling, verdict: verdict)
         case (.unlistedDefaultValidation, _), (.pinSetExpired, _):
             return ChallengeDecision(disposition, rule: .unlistedDefaultHandling,
-                error: ServerTrustError(.untrusted, "no pins apply to \(space.host) and default validation failed", verdict: verdict),
+                error: ServerTrustError(.untrusted, "no pins apply to \(host) and default validation failed", verdict: verdict),
                 verdict: verdict)
         case (_, .useCredential):
             return ChallengeDecision(disposition, Credential(trust: PeerTrust(servedChain: chain, verdict: verdict)),
                                      rule: .trusted, verdict: verdict)
         case _:
             return ChallengeDecision(disposition, rule: .untrusted,
-                error: ServerTrustError(.untrusted, "the chain served by \(space.host) is not trusted", verdict: verdict), verdict: verdict)
+                error: ServerTrustError(.untrusted, "the chain served by \(host) is not trusted", verdict: verdict), verdict: verdict)
         }
     }
 

@@ -136,13 +136,22 @@ public struct PincheckNIOVerifier: Sendable {
             return
         }
         let adapter = adapter
+        // The trust manager in force is read once per handshake: it answers whether the staple
+        // is wanted and judges the chain, so an update between the two cannot split them.
+        let time = adapter.now()
+        let manager = adapter.trustManager(at: time)
         let judge: @Sendable ([UInt8]?) -> Void = { staple in
+            guard adapter.override != nil else {
+                adapter.judgeServerTrust(chain, host: host, port: port, staple: staple, manager: manager, at: time, completion: completion)
+                return
+            }
+            // An override handler is URLSession's: it is handed a challenge, and answers first.
             let challenge = Challenge(protectionSpace: ProtectionSpace(
                 host: host, port: port, protocol: "https", authenticationMethod: .serverTrust,
                 serverTrust: PeerTrust(servedChain: chain, stapledOCSPResponse: staple)))
             adapter.handle(challenge, completion: ChallengeCompletion(label: "TLS peer \(host):\(port)", deliver: completion))
         }
-        guard let leaf = chain.first, wantsStaple(leaf: leaf, host: host) else {
+        guard let leaf = chain.first, wantsStaple(leaf: leaf, host: host, manager: manager) else {
             judge(nil)
             return
         }
@@ -151,10 +160,9 @@ public struct PincheckNIOVerifier: Sendable {
 
     /// Whether the evaluation of this connection is to have the server's stapled OCSP response:
     /// only when the chain is evaluated at all (not under "allow invalid certificates"), and as
-    /// ``staples`` says, under the trust manager in force now.
-    private func wantsStaple(leaf: Certificate, host: String) -> Bool {
+    /// ``staples`` says, under the trust manager in force for this handshake.
+    private func wantsStaple(leaf: Certificate, host: String, manager: TrustManager) -> Bool {
         guard staples.scope != .never, case .refuse = adapter.invalidCertificates else { return false }
-        let manager = adapter.trustManager(at: adapter.now())
         return staples.wanted(leaf: leaf, host: host, manager: manager)
     }
 
