@@ -76,12 +76,12 @@ final class EvaluationPlan: Sendable {
         checks.append(UnpinnedNameCheck())
         checks.append(AnchorsPathCheck())
         for (index, set) in pinSets.enumerated() {
-            checks.append(PinSetEnforcementCheck(index: index, set: set, pinOverride: set.enforcement == .enforce ? pinOverride : nil))
+            checks.append(PinSetEnforcementCheck(index: index, pinOverride: set.enforcement == .enforce ? pinOverride : nil))
         }
         checks.append(JudgedPathsCheck())
         if judgesRevocation {
             checks.append(RevocationCheck())
-            if let requirement = validation.certificateTransparency { checks.append(TransparencyCheck(requirement: requirement)) }
+            if validation.certificateTransparency != nil { checks.append(TransparencyCheck()) }
         }
         if coverage == .unlistedRefused { checks.append(UnlistedHostCheck()) }
         return checks

@@ -136,7 +136,7 @@ public struct Configuration: Sendable {
         } else {
             raw = try RawConfiguration(data, source: source)
         }
-        return try ConfigurationBuilder(source: source, baseDirectory: baseDirectory, system: anchorOverride ?? .system,
+        return try ConfigurationBuilder(source: source, baseDirectory: baseDirectory, anchorOverride: anchorOverride,
                                         publicSuffixes: publicSuffixes, logs: logs, logStore: logStore).configuration(raw)
     }
 
@@ -145,7 +145,7 @@ public struct Configuration: Sendable {
                        logStore: CertificateTransparency.LogStore?) throws(PincheckError) -> Configuration {
         let raw: RawConfiguration
         do throws(ConfigurationFieldError) { raw = try RawConfiguration(json: document) } catch { throw error.error(source: source) }
-        return try ConfigurationBuilder(source: source, baseDirectory: baseDirectory, system: anchorOverride ?? .system,
+        return try ConfigurationBuilder(source: source, baseDirectory: baseDirectory, anchorOverride: anchorOverride,
                                         publicSuffixes: PublicSuffixList.system, logs: nil, logStore: logStore).configuration(raw)
     }
 }

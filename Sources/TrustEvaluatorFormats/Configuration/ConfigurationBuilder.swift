@@ -7,8 +7,8 @@ import TrustEvaluatorCore
 struct ConfigurationBuilder {
     let source: String
     let baseDirectory: String
-    /// What "system" means wherever the file says it: the system store, or what stands in for it (`--ca-file`).
-    let system: TrustAnchors
+    /// What stands in for the system store wherever the file says "system" (`--ca-file`); nil: the store itself.
+    let anchorOverride: TrustAnchors?
     let publicSuffixes: PublicSuffixList?
     /// The logs every CT requirement knows: the caller's, else the file's lists (read once).
     var logs: CertificateTransparency.Logs?
@@ -23,6 +23,10 @@ struct ConfigurationBuilder {
     }
 
     func resolve(_ file: String) -> String { FilePath.join(baseDirectory, file) }
+
+    /// What "system" means: read only where the file says it (the store costs tens of
+    /// milliseconds to load, and a file that names its own anchors never needs it).
+    var system: TrustAnchors { anchorOverride ?? .system }
 
     func certificates(_ files: [String], at path: String) throws(PincheckError) -> [Certificate] {
         var result: [Certificate] = []

@@ -3,14 +3,15 @@
 /// allowed), or enforced unless the chain verifies to Android's override anchors
 /// (`overridePins="true"`). A set that has expired is skipped (``PinSetExpiryCheck``).
 struct PinSetEnforcementCheck: EvaluationCheck {
-    /// The set's place in the plan's pin sets.
+    /// The set's place in the plan's pin sets (the check holds no copy: a plan per host of a large
+    /// configuration keeps its checks small).
     let index: Int
-    let set: PinSet
     /// The plan that decides Android's override for an enforced set; nil: no override.
     let pinOverride: EvaluationPlan?
 
     func apply(to run: inout EvaluationRun) -> EvaluationRun.Next {
         guard !run.expiredPinSets.contains(index) else { return .next }
+        let set = run.plan.pinSets[index]
         let input = PinCheckInput(anchorsPath: run.basePath, leaf: run.leaf, served: run.served, untrusted: run.untrusted,
                                   peer: run.peer, time: run.time, validation: run.policy)
         let outcome = set.check.check(input)

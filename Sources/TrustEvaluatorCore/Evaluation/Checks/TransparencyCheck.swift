@@ -4,10 +4,8 @@
 /// anchor (or, chain validation disabled, to no anchor) is exempt unless the requirement's scope
 /// says every anchor. Listed when the policy has a requirement.
 struct TransparencyCheck: EvaluationCheck {
-    let requirement: CertificateTransparency.Requirement
-
     func apply(to run: inout EvaluationRun) -> EvaluationRun.Next {
-        guard let logs = run.transparencyLogs else { return .next }
+        guard let requirement = run.policy.certificateTransparency, let logs = run.transparencyLogs else { return .next }
         let anchorsPath = run.judgedAnchorsPath()
         let issuer = anchorsPath.certificates.count > 1 ? anchorsPath.certificates[1] : nil
         var assessment = CertificateTransparency.assess(leaf: run.leaf, issuer: issuer, additionalSCTs: run.presentedSCTs,
