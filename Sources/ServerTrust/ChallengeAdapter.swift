@@ -244,10 +244,15 @@ public struct ChallengeAdapter: Sendable {
     /// distribution points' CRLs first when the adapter has a fetcher: the rules of a server-trust
     /// challenge, without a challenge. The override handler is not asked; a road with one goes
     /// through ``handle(_:completion:)``.
-    /// - Parameter completion: Called exactly once, at once unless CRLs are fetched.
+    /// - Parameters:
+    ///   - defaultFetcher: The fetcher when the adapter has none (``revocationLists``): a road
+    ///     whose callback is asynchronous fetches what the policy asks for rather than judge without it.
+    ///   - completion: Called exactly once, at once unless CRLs are fetched.
     package func judgeServerTrust(_ chain: [Certificate], host: String, port: Int, staple: [UInt8]?, manager: TrustManager,
-                                  at time: Date, completion: @escaping @Sendable (ChallengeDecision) -> Void) {
-        guard let fetcher = revocationLists, !chain.isEmpty, case .refuse = invalidCertificates else {
+                                  at time: Date, defaultFetcher: RevocationListFetcher? = nil,
+                                  completion: @escaping @Sendable (ChallengeDecision) -> Void) {
+        guard let fetcher = revocationLists ?? defaultFetcher, !chain.isEmpty, case .refuse = invalidCertificates,
+              manager.fetchesDistributionPointCRLs(host: host) else {
             completion(decideServerTrust(chain, host: host, port: port, staple: staple, revocationLists: nil, manager: manager, at: time))
             return
         }

@@ -142,7 +142,10 @@ public struct PincheckNIOVerifier: Sendable {
         let manager = adapter.trustManager(at: time)
         let judge: @Sendable ([UInt8]?) -> Void = { staple in
             guard adapter.override != nil else {
-                adapter.judgeServerTrust(chain, host: host, port: port, staple: staple, manager: manager, at: time, completion: completion)
+                // NIOSSL's callback is asynchronous: the CRLs a policy asks for are fetched (with the
+                // adapter's fetcher, else the process's), never skipped.
+                adapter.judgeServerTrust(chain, host: host, port: port, staple: staple, manager: manager, at: time,
+                                         defaultFetcher: .processWide, completion: completion)
                 return
             }
             // An override handler is URLSession's: it is handed a challenge, and answers first.

@@ -59,6 +59,31 @@ struct DistributionPointRouteTests {
         #expect(adapter.decide(try Self.challenge("good")).verdict?.failures.map(\.code) == [.crlUnavailable])
     }
 
+    @Test("a road's own fetcher stands in when the adapter has none, and is asked only when the host's policy wants CRLs")
+    func defaultFetcher() async throws {
+        let crls = try Self.crlServer()
+        defer { crls.stop() }
+        var adapter = try Self.adapter(crls)
+        adapter.revocationLists = nil
+        let roadFetcher = RevocationListFetcher(limits: .init(timeout: .seconds(10)), proxy: .url(crls.proxyURL))
+        let manager = adapter.trustManager(at: TestPKI.time)
+        let chain = try Certificate.load(contentsOf: TestPKI.path("crl-fetch/revoked-chain.pem"))
+        let revoked: ChallengeDecision = await withCheckedContinuation { done in
+            adapter.judgeServerTrust(chain, host: Self.host, port: 443, staple: nil, manager: manager, at: TestPKI.time,
+                                     defaultFetcher: roadFetcher) { done.resume(returning: $0) }
+        }
+        #expect(revoked.verdict?.failures.map(\.code) == [.revoked], "\(String(describing: revoked.verdict?.failures))")
+        #expect(crls.totalRequests == 1)
+        // A host whose policy asks for no CRLs (here an unlisted one, refused by the manager's rule)
+        // is judged at once: the fetcher is not asked.
+        let other: ChallengeDecision = await withCheckedContinuation { done in
+            adapter.judgeServerTrust(chain, host: "other.example.test", port: 443, staple: nil, manager: manager, at: TestPKI.time,
+                                     defaultFetcher: roadFetcher) { done.resume(returning: $0) }
+        }
+        #expect(other.verdict?.coverage == .unlistedRefused)
+        #expect(crls.totalRequests == 1)
+    }
+
     @Test("NIO: a handshake with the revoked leaf fails with revocation.revoked; the good one completes")
     func nio() async throws {
         let crls = try Self.crlServer()

@@ -192,6 +192,13 @@ public struct TrustManager: Sendable {
         return await plan(for: peer).revocationLists(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher)
     }
 
+    /// Whether the policy for `host` asks for the CRLs at the certificates' distribution points
+    /// (a road that can fetch then does so before judging; one that cannot says so in the verdict).
+    package func fetchesDistributionPointCRLs(host: String) -> Bool {
+        guard let peer = try? HostName.peerName(for: host) else { return false }
+        return plan(for: peer).validation.revocation.distributionPointCRLs != nil
+    }
+
     /// The same as ``evaluate(_:host:port:at:stapledOCSPResponse:fetchingRevocationListsWith:)``,
     /// blocking the calling thread while CRLs are fetched: for a command-line tool's own thread,
     /// never an event loop or Swift's cooperative pool.

@@ -179,6 +179,10 @@ public final class RevocationListFetcher: Sendable {
     ///     verified CRLs across processes. One that fails ``checkCacheDirectory(_:)`` is not used
     ///     (``cacheDirectoryProblem`` says why); ``init(limits:cachingIn:proxy:)`` throws instead.
     ///   - proxy: `.environment` by default.
+    /// The fetcher of roads that fetch without being given one (NIO's verification callback, when
+    /// a policy asks for distribution-point CRLs): default limits, memory only, one per process.
+    package static let processWide = RevocationListFetcher()
+
     public convenience init(limits: Limits = Limits(), cacheDirectory: String? = nil, proxy: Proxy = .environment) {
         var problem: PincheckError? = nil
         if let cacheDirectory {

@@ -1,6 +1,7 @@
 import FoundationEssentials
 
-/// What a host requires of revocation information (offline only: nothing is ever fetched).
+/// What a host requires of revocation information: a stapled OCSP response, and the CRLs at the
+/// certificates' distribution points (fetched only when ``distributionPointCRLs`` asks for them).
 public struct RevocationPolicy: Sendable, Hashable {
     /// Reject connections that staple no usable OCSP response (always the case for must-staple leaves).
     public var requireStapledOCSP: Bool
@@ -8,9 +9,10 @@ public struct RevocationPolicy: Sendable, Hashable {
     public var maximumResponseAge: TimeInterval
     /// CRLs from the certificates' own distribution points; nil (the library's default): none
     /// are fetched, so a connection never depends on a CRL server the caller did not ask for.
-    /// Only the asynchronous evaluations fetch (``Evaluator/evaluate(_:host:at:stapledOCSPResponse:fetchingRevocationListsWith:)``);
-    /// a synchronous one under a policy that sets this has no CRL to judge, and says so
-    /// (`revocation.crl-unavailable`, a failure when ``DistributionPointCRLs/failure`` is `.hard`).
+    /// The asynchronous evaluations fetch (``Evaluator/evaluate(_:host:at:stapledOCSPResponse:fetchingRevocationListsWith:)``),
+    /// and so does the NIO road's verification callback (with the adapter's fetcher, else one for
+    /// the process); a synchronous evaluation under a policy that sets this has no CRL to judge,
+    /// and says so (`revocation.crl-unavailable`, a failure when ``DistributionPointCRLs/failure`` is `.hard`).
     public var distributionPointCRLs: DistributionPointCRLs?
 
     public init(requireStapledOCSP: Bool = false, maximumResponseAge: TimeInterval = 7 * 86_400) {
