@@ -25,6 +25,14 @@ package enum PeerName: Sendable, Hashable {
 package enum HostName {
     /// Lowercases, drops one trailing dot and IPv6 brackets, converts internationalised labels to
     /// A-labels (`xn--…`), recognises IP literals, and rejects what no certificate can match.
+    /// Whether `host` is an IP literal as certificates are matched against it (IPv4, IPv6 with or
+    /// without brackets): what a road must not send as SNI or `:authority`. A name that is neither
+    /// a valid name nor an address is not one.
+    package static func isIPLiteral(_ host: String) -> Bool {
+        if case .ipAddress? = try? peerName(for: host) { return true }
+        return false
+    }
+
     package static func peerName(for host: String) throws(PincheckError) -> PeerName {
         // Nearly every caller passes a name that is already canonical: take it as it is.
         if isCanonicalDNSName(host) { return .dns(host) }

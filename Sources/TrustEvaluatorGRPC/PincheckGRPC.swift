@@ -39,7 +39,7 @@ public struct PincheckGRPCClientSettings: Sendable {
         tls.applicationProtocols = ["grpc-exp", "h2"]
         let context = try NIOSSLContext(configuration: tls)
         var config = config
-        let isIPLiteral = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
+        let isIPLiteral = HostName.isIPLiteral(host)
         config.http2.authority = isIPLiteral ? nil : host
         config.channelDebuggingCallbacks.onCreateTCPConnection = { channel in
             channel.eventLoop.makeCompletedFuture {

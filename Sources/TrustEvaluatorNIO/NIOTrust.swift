@@ -275,7 +275,7 @@ public struct PincheckNIOVerifier: Sendable {
 
     private func makeClientHandler(context: NIOSSLContext, host: String, port: Int, peer: PeerAddress,
                                    onDecision: @escaping @Sendable (ChallengeDecision) -> Void) throws -> NIOSSLClientHandler {
-        let isIPLiteral = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
+        let isIPLiteral = HostName.isIPLiteral(host)
         return try NIOSSLClientHandler(context: context, serverHostname: isIPLiteral ? nil : host,
                                        customVerificationCallbackWithMetadata: callback(host: host, port: port, peer: peer, onDecision: onDecision))
     }
