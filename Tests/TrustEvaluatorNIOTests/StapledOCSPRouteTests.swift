@@ -46,7 +46,7 @@ struct StapledOCSPRouteTests {
     static func verifier(requireStapledOCSP: Bool, staples: StapleRetrieval) throws -> PincheckNIOVerifier {
         let adapter = ChallengeAdapter(trustManager: try manager(requireStapledOCSP: requireStapledOCSP), now: { TestPKI.time })
         // Evaluated on the event loop: with every suite running at once, a Task could wait for
-        // the cooperative pool longer than the local server waits for the handshake (5 s).
+        // the cooperative pool longer than the local server waits for the handshake (30 s).
         return PincheckNIOVerifier(adapter: adapter, offloadEvaluation: false, staples: staples)
     }
 

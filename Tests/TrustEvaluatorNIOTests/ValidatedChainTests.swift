@@ -23,7 +23,7 @@ struct ValidatedChainTests {
                                         privateKeyPEM: try String(contentsOfFile: TestPKI.path("keys/rsa-leaf.key"), encoding: .utf8))
         defer { server.stop() }
         let root = TestPKI.certificate("rsa-root")
-        // Evaluated on the event loop: a busy cooperative pool could outwait the local server (5 s).
+        // Evaluated on the event loop: a busy cooperative pool could outwait the local server (30 s).
         let adapter = ChallengeAdapter(trustManager: .single(TrustPolicy(anchors: try TrustAnchors(certificates: [root]))), now: { TestPKI.time })
         let verifier = PincheckNIOVerifier(adapter: adapter, offloadEvaluation: false)
         let context = try NIOSSLContext(configuration: PincheckNIOVerifier.makeClientConfiguration())

@@ -184,7 +184,7 @@ struct LocalTLSServerTests {
         let key = try String(contentsOfFile: Fixtures.path("keys/rsa-deep-leaf.key"), encoding: .utf8)
         let server = try LocalTLSServer(chain: chain, privateKeyPEM: key)
         defer { server.stop() }
-        // A client that connects and sends nothing: the server waits on it for 5 seconds.
+        // A client that connects and sends nothing: the server waits on it for 30 seconds.
         let idle = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #expect(idle >= 0)
         defer { close(idle) }
@@ -197,7 +197,7 @@ struct LocalTLSServerTests {
         }
         #expect(connected == 0)
         usleep(100_000)  // let the server accept it first
-        // Under the 5 s the idle client holds a server that serves one connection at a time.
+        // While the idle client holds a server that serves one connection at a time.
         let probed = try TLSProbe(timeout: .seconds(4)).probe(ProbeTarget(host: "127.0.0.1", port: server.port), serverName: "www.example.test")
         #expect(probed.servedChain == chain)
     }

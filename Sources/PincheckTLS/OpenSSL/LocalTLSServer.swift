@@ -99,7 +99,10 @@ public final class LocalTLSServer: @unchecked Sendable {
                 if errno == EINTR { continue }
                 return
             }
-            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            // A client that stops mid-handshake holds its thread this long. Long enough for a
+            // verifier that fetches CRLs on a loaded machine (a sanitizer run beside the suite
+            // made 5 s too short), short enough that an idle client does not keep it for good.
+            var timeout = timeval(tv_sec: 30, tv_usec: 0)
             setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             let connection = Connection(tls: tls, socket: client)
