@@ -78,11 +78,26 @@ struct PinSetUpdate {
     /// Whether the signed document says it may remove pins (`"removesPins": true`).
     let removesPins: Bool
 
-    private struct Envelope: Decodable {
+    private struct Envelope {
         let serial: Int
         let expires: String
         let configuration: JSONValue
         let removesPins: Bool?
+
+        /// The signed document's fields, read from its one parse (other keys are ignored).
+        init?(_ document: JSONValue) {
+            guard case .object(let fields) = document, case .number(let serial)? = fields["serial"],
+                  serial == serial.rounded(), abs(serial) < 1e15,
+                  case .string(let expires)? = fields["expires"], let configuration = fields["configuration"] else { return nil }
+            switch fields["removesPins"] {
+            case nil, .null?: removesPins = nil
+            case .bool(let flag)?: removesPins = flag
+            default: return nil
+            }
+            self.serial = Int(serial)
+            self.expires = expires
+            self.configuration = configuration
+        }
     }
 
     /// - Parameters:
@@ -107,12 +122,12 @@ struct PinSetUpdate {
             throw PinSetUpdateError(.badSignature, "the signature does not verify with any of the \(keys.count) embedded key\(keys.count == 1 ? "" : "s")")
         }
         // A repeated key ("serial" twice) could be read two ways; the signer meant one.
-        if let problem = JSONSyntax.firstProblem(in: document) {
-            throw PinSetUpdateError(.malformed, "not valid JSON: line \(problem.line), column \(problem.column): \(problem.message)")
+        let parsed: JSONValue
+        do throws(JSONSyntax.Problem) { parsed = try JSONSyntax.parse(document) } catch {
+            throw PinSetUpdateError(.malformed, error.description)
         }
-        let envelope: Envelope
-        do { envelope = try JSONDecoder().decode(Envelope.self, from: Data(document)) } catch {
-            throw PinSetUpdateError(.malformed, "not a pin-set update ({\"serial\": N, \"expires\": TIME, \"configuration\": {…}}): \(error)")
+        guard let envelope = Envelope(parsed) else {
+            throw PinSetUpdateError(.malformed, "not a pin-set update ({\"serial\": N, \"expires\": TIME, \"configuration\": {…}, \"removesPins\": true or false})")
         }
         guard envelope.serial > 0 else { throw PinSetUpdateError(.malformed, "serial must be a positive integer") }
         guard let expires = Timestamp.parse(envelope.expires) ?? Timestamp.parseDay(envelope.expires) else {

@@ -80,6 +80,12 @@ struct PinSetUpdateTests {
         #expect(code(expired, try signer.sign(expired)) == .expired)
         let notJSON = Array("serial 8".utf8)
         #expect(code(notJSON, try signer.sign(notJSON)) == .malformed)
+        for envelope in [#"{ "serial": "8", "expires": "2031-01-01", "configuration": {} }"#,
+                         #"{ "serial": 8, "expires": "2031-01-01", "configuration": {}, "removesPins": "yes" }"#,
+                         #"{ "serial": 8, "expires": "2031-01-01" }"#] {
+            let bytes = Array(envelope.utf8)
+            #expect(code(bytes, try signer.sign(bytes)) == .malformed, "\(envelope)")
+        }
         let badPins = Self.document(serial: 8, pins: ["sha256/not-a-pin"])
         #expect(code(badPins, try signer.sign(badPins)) == .invalidConfiguration)
         let weakening = Array(#"{ "serial": 9, "expires": "2031-01-01", "configuration": { "version": 1, "hosts": [ { "pattern": "www.example.test", "mode": "none", "allowInvalidCertificates": true } ] } }"#.utf8)
