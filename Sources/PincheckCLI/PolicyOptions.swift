@@ -35,8 +35,13 @@ struct PolicyOptions: ParsableArguments {
     @Option(name: .customLong("ca-file"), help: ArgumentHelp("Trust anchors (PEM bundle or DER); repeatable. Replaces the system store.", valueName: "file"))
     var caFiles: [String] = []
 
-    @Flag(name: .customLong("web-pki-roots"), help: "The --ca-file certificates are public Web PKI roots (a copy of a browser's store): the Baseline Requirements and --ct apply to their chains as to the system store's.")
+    @Flag(name: .customLong("web-pki-roots"), help: "Declare every --ca-file certificate a public Web PKI root (a copy of a browser's store). Not needed for roots a root program has: those are public by membership.")
     var webPKIRoots = false
+
+    @Flag(name: .customLong("private-anchors"), help: "Declare the anchors (the system store's or --ca-file's) a private PKI's, whatever the root programs say: the Baseline Requirements rows only warn and --ct's public-anchors scope exempts them.")
+    var privateAnchors = false
+
+    @OptionGroup var rootProgramOptions: RootProgramOptions
 
     @Option(help: ArgumentHelp("Pinning mode: none, certificate or public-key. Default: public-key when pins are given, else none.", valueName: "mode"))
     var mode: PinningModeArgument?
@@ -82,6 +87,9 @@ struct PolicyOptions: ParsableArguments {
         if webPKIRoots && caFiles.isEmpty {
             throw ValidationError("--web-pki-roots declares the --ca-file certificates public roots: give --ca-file FILE")
         }
+        if webPKIRoots && privateAnchors {
+            throw ValidationError("--web-pki-roots declares the anchors public and --private-anchors private: give one")
+        }
         if configFormat != nil && config == nil {
             throw ValidationError("--config-format names the format of --config: give --config FILE")
         }
@@ -118,27 +126,35 @@ struct PolicyOptions: ParsableArguments {
         // A configuration's hosts say which CRLs they check; the fetcher serves those that do.
         let fetcher = try revocationOptions.fetcher(timeout: fetchTimeout)
         if let config {
-            let anchors = caFiles.isEmpty ? nil : try caFileAnchors()
+            let anchors = caFiles.isEmpty ? (privateAnchors ? TrustAnchors.system.classified(as: .privatePKI) : nil) : try caFileAnchors()
             // --ct-log-list serves the file's CT requirements in place of its own lists.
             let configured = try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw, format: configFormat,
                                                     certificateTransparencyLogs: try transparency.logs()).trustManager
             // A host whose configuration says nothing of distribution points gets the command's.
-            return Judge(.manager(revocationOptions.apply(to: configured, default: defaultRevocation)), fetcher: fetcher)
+            let programs = try rootProgramOptions.policy()
+            let manager = revocationOptions.apply(to: configured, default: defaultRevocation).mappingValidation { validation in
+                var validation = validation
+                validation.rootPrograms = programs
+                return validation
+            }
+            return Judge(.manager(manager), fetcher: fetcher)
         }
         let policy = try makePolicy(defaultRevocation: defaultRevocation)
         return Judge(.policy(Evaluator(policy: policy)), fetcher: policy.revocation.distributionPointCRLs == nil ? nil : fetcher)
     }
 
-    /// The `--ca-file` certificates, declared public Web PKI roots with `--web-pki-roots`.
+    /// The `--ca-file` certificates: public or private by root-program membership, unless
+    /// `--web-pki-roots` or `--private-anchors` declares them.
     func caFileAnchors() throws -> TrustAnchors {
-        guard webPKIRoots else { return try TrustAnchors(contentsOf: caFiles) }
-        return try TrustAnchors(certificates: caFiles.flatMap { path throws(PincheckError) in try Certificate.load(contentsOf: path) }, webPKIRoots: true)
+        let classification: TrustAnchors.Classification = webPKIRoots ? .webPKI : privateAnchors ? .privatePKI : .byRootPrograms
+        return try TrustAnchors(certificates: caFiles.flatMap { path throws(PincheckError) in try Certificate.load(contentsOf: path) },
+                                classification: classification)
     }
 
     /// Reads the named files and builds the policy.
     /// - Throws: `PincheckError` naming a file or pin that cannot be used.
     func makePolicy(defaultRevocation: RevocationArgument = .staple) throws -> TrustPolicy {
-        let anchors = caFiles.isEmpty ? TrustAnchors.system : try caFileAnchors()
+        let anchors = caFiles.isEmpty ? (privateAnchors ? TrustAnchors.system.classified(as: .privatePKI) : TrustAnchors.system) : try caFileAnchors()
         var pinned: [Certificate] = []
         for path in pinCertificates { pinned += try Certificate.load(contentsOf: path) }
         let pinning: TrustPolicy.Pinning
@@ -156,7 +172,41 @@ struct PolicyOptions: ParsableArguments {
         policy.revocation.requireStapledOCSP = requireStaple
         policy.revocation.distributionPointCRLs = revocationOptions.distributionPointCRLs(default: defaultRevocation)
         policy.certificateTransparency = try transparency.requirement()
+        policy.rootPrograms = try rootProgramOptions.policy()
         return policy
+    }
+}
+
+/// `--root-program`, `--root-store-data`: whose distrust applies, with which data.
+struct RootProgramOptions: ParsableArguments {
+    enum ProgramArgument: String, ExpressibleByArgument, CaseIterable {
+        case both, mozilla, chrome, none
+    }
+
+    @Option(name: .customLong("root-program"),
+            help: ArgumentHelp("Whose distrust dates and removals apply: both (refused if Mozilla or Chrome refuses; the default), mozilla, chrome, or none (not applied; each verdict then says what would have been refused).", valueName: "program"))
+    var program: ProgramArgument = .both
+
+    @Option(name: .customLong("root-store-data"),
+            help: ArgumentHelp("A newer root-program file read over the bundled data: Mozilla's certdata.txt, CCADB records (JSON lines) or Chrome Root Store constraints (JSON); repeatable, one of each kind. An older one is refused.", valueName: "file"))
+    var dataFiles: [String] = []
+
+    @Flag(name: .customLong("allow-older-root-store-data"), help: "Accept a --root-store-data file older than the bundled data of its kind.")
+    var allowOlder = false
+
+    /// The data: bundled, or the files read over it.
+    func data() throws -> RootPrograms {
+        dataFiles.isEmpty ? .bundled : try RootPrograms(contentsOf: dataFiles, allowingOlder: allowOlder)
+    }
+
+    func policy() throws -> RootProgramPolicy {
+        let distrust: RootProgramPolicy.Distrust = switch program {
+        case .both: .both
+        case .mozilla: .mozilla
+        case .chrome: .chrome
+        case .none: .notApplied(because: "--root-program none")
+        }
+        return RootProgramPolicy(data: try data(), distrust: distrust)
     }
 }
 

@@ -98,6 +98,14 @@ package final class X509Handle: @unchecked Sendable {
 
     package var subject: String { Self.rfc4514(X509_get_subject_name(ref)) }
     package var issuer: String { Self.rfc4514(X509_get_issuer_name(ref)) }
+    /// The subject name's DER encoding (empty if it cannot be encoded).
+    package var subjectDER: [UInt8] {
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_X509_NAME(X509_get_subject_name(ref), &out)
+        guard length > 0, let out else { return [] }
+        defer { shim_OPENSSL_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
 
     package var serialNumberHex: String {
         guard let serial = X509_get0_serialNumber(ref), let bn = ASN1_INTEGER_to_BN(serial, nil) else { return "" }

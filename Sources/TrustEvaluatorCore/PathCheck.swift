@@ -40,9 +40,9 @@ struct PathCheckInput {
     let peer: PeerName?
     /// The verification time.
     let time: Date
-    /// Whether the path ends at a private anchor (one of the caller's certificates, not declared a
-    /// Web PKI root; a pinned certificate): Baseline Requirements rows that no verifier enforces
-    /// are warnings there (``TrustAnchors/certificatesAreWebPKIRoots``).
+    /// Whether the path ends at a private anchor (one in no root program, unless the anchors were
+    /// declared; a pinned certificate): Baseline Requirements rows that no verifier enforces
+    /// are warnings there (``TrustAnchors/Classification``).
     var anchorIsPrivate: Bool = false
 
     /// Where a Baseline Requirements finding that no verifier enforces goes: a failure on the Web

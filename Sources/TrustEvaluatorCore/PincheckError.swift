@@ -19,6 +19,8 @@ public struct PincheckError: Error, Sendable, Hashable, CustomStringConvertible 
             case openSSL = "openssl.failure"
             case tooLarge = "input.too-large"
             case network = "network.failure"
+            case malformedRootProgramData = "input.root-program-data"
+            case staleRootProgramData = "input.root-program-data-older"
         }
 
         private let base: Base
@@ -56,6 +58,12 @@ public struct PincheckError: Error, Sendable, Hashable, CustomStringConvertible 
         /// A network exchange failed or timed out: a report endpoint that answered an error or
         /// not at all, a connection that closed. Not the input's fault, and not OpenSSL's.
         public static let network = Code(.network)
+        /// A root-program data file (Mozilla's `certdata.txt`, CCADB records, Chrome Root Store
+        /// constraints) that is none of these or is malformed: ``RootPrograms``.
+        public static let malformedRootProgramData = Code(.malformedRootProgramData)
+        /// A root-program data file older than the data it would replace: refused, so a stale
+        /// copy cannot undo a distrust (``RootPrograms/init(files:over:allowingOlder:)``).
+        public static let staleRootProgramData = Code(.staleRootProgramData)
     }
 
     /// What kind of failure this is.

@@ -25,6 +25,7 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
             case keyUsage = "chain.key-usage"
             case profileViolation = "chain.profile-violation"
             case chainNotValidated = "chain.not-validated"
+            case rootDistrusted = "chain.root-distrusted"
             // Names.
             case hostMismatch = "host.mismatch"
             case ipAddressMismatch = "host.ip-mismatch"
@@ -97,6 +98,10 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         /// A key or signature algorithm of the chain that the linked OpenSSL cannot verify (ML-DSA
         /// or SLH-DSA before OpenSSL 3.5): the message names it and the OpenSSL version.
         public static let unsupportedAlgorithm = Code(.unsupportedAlgorithm)
+        /// The path ends at a root a browser's root program no longer trusts for this certificate:
+        /// issued after the program's distrust date, or under a root the program removed. The
+        /// evidence names the program, the date and the time compared (``RootProgramPolicy``).
+        public static let rootDistrusted = Code(.rootDistrusted)
         /// Warning: chain validation was disabled by the policy.
         public static let chainNotValidated = Code(.chainNotValidated)
         /// The leaf does not carry the requested DNS name.
@@ -221,8 +226,39 @@ public struct Evidence: Sendable, Hashable {
     public var pinsOfPath: [PublicKeyPin]?
     /// The CRL a revocation finding is about: where it came from and its dates.
     public var revocationList: RevocationListEvidence?
+    /// The root program behind a `chain.root-distrusted` finding.
+    public var rootProgram: RootProgramEvidence?
 
     public init() {}
+
+    init(rootProgram: RootProgramEvidence) {
+        self.rootProgram = rootProgram
+    }
+}
+
+/// A root program's refusal: which program, which root, and what was compared with its date.
+public struct RootProgramEvidence: Sendable, Hashable {
+    /// What time of the leaf was compared with the program's date.
+    public enum Compared: String, Sendable, Hashable {
+        /// The leaf's notBefore (Mozilla's rule; Chrome's when no SCT verified).
+        case notBefore = "not-before"
+        /// The earliest SCT whose log signature verified (Chrome's rule).
+        case earliestVerifiedSCT = "earliest-verified-sct"
+
+        var words: String { self == .notBefore ? "notBefore" : "earliest verified SCT" }
+    }
+
+    /// The program that refuses.
+    public let program: RootPrograms.Program
+    /// The root's name in the program's data.
+    public let root: String
+    /// The program's status for the root.
+    public let status: RootPrograms.Membership.Status
+    /// The program's distrust date; nil for a removed root.
+    public let distrustAfter: Date?
+    /// What was compared with it, and its value; nil for a removed root.
+    public let compared: Compared?
+    public let comparedTime: Date?
 }
 
 /// A CRL behind a revocation finding.

@@ -117,6 +117,11 @@ public struct TrustPolicy: Sendable {
         get { validation.certificateTransparency }
         set { validation.certificateTransparency = newValue }
     }
+    /// The root programs' data and whose distrust applies (``ValidationPolicy/rootPrograms``).
+    public var rootPrograms: RootProgramPolicy {
+        get { validation.rootPrograms }
+        set { validation.rootPrograms = newValue }
+    }
     /// Key usages the leaf must allow (``ValidationPolicy/requiredKeyUsages``).
     public var requiredKeyUsages: Set<KeyUsage> {
         get { validation.requiredKeyUsages }

@@ -48,6 +48,9 @@ public struct ValidationPolicy: Sendable {
     /// The Certificate Transparency policy the leaf's SCTs must meet; `nil` (the default) checks
     /// none. Judged on the path verified against the anchors, whatever the pinning mode.
     public var certificateTransparency: CertificateTransparency.Requirement? = nil
+    /// The root programs: which anchors are public, and whose distrust dates apply (both
+    /// Mozilla's and Chrome's, from the bundled data, by default).
+    public var rootPrograms: RootProgramPolicy = RootProgramPolicy()
     /// Key usages the leaf must allow when it has a keyUsage extension (none by default).
     public var requiredKeyUsages: Set<KeyUsage> = []
     /// Checks run over every verified path, after OpenSSL's (see ``PathCheck``): the profile's,

@@ -57,12 +57,14 @@ public struct Verdict: Sendable {
         let revocationPath: [Certificate]?
         let certificateTransparency: CertificateTransparency.Assessment?
         let pinsCompared: Bool
+        let rootPrograms: RootProgramAnswer?
 
         init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, checkedHost: String?,
              pinsFound: [PinMatch], reportOnlyFailures: [Reason], builtPath: VerifiedPath?, coverage: Coverage, hostPolicy: HostPolicy?,
              revocationStatuses: [RevocationStatus], revocationPath: [Certificate]?, certificateTransparency: CertificateTransparency.Assessment?,
-             pinsCompared: Bool) {
+             pinsCompared: Bool, rootPrograms: RootProgramAnswer?) {
             self.pinsCompared = pinsCompared
+            self.rootPrograms = rootPrograms
             self.revocationStatuses = revocationStatuses
             self.certificateTransparency = certificateTransparency
             self.revocationPath = revocationPath
@@ -102,6 +104,21 @@ public struct Verdict: Sendable {
     /// verified or why not, and the policy's answer (`nil` when the policy requires no CT, or the
     /// chain was refused before CT was judged).
     public var certificateTransparency: CertificateTransparency.Assessment? { judgement.certificateTransparency }
+    /// What the root programs say of the anchor the judged path ends at, and which data said it
+    /// (`nil` when the chain was refused before it was judged).
+    public var rootPrograms: RootProgramAnswer? { judgement.rootPrograms }
+
+    /// The root programs' word on a verdict's anchor.
+    public struct RootProgramAnswer: Sendable, Hashable {
+        /// The program root the path ends at; nil when no program has it.
+        public let anchor: RootPrograms.Root?
+        /// Whether the anchor counted as public (Baseline Requirements rows and CT's
+        /// `public-anchors` scope applied): by membership, unless the anchors were declared.
+        public let anchorIsPublic: Bool
+        /// The data the answer came from.
+        public let sources: [RootPrograms.Source]
+    }
+
     /// The path revocation was judged on: the anchors' path, or the one linked by signatures.
     var revocationPath: [Certificate]? { judgement.revocationPath }
 
@@ -127,13 +144,13 @@ public struct Verdict: Sendable {
          reportOnlyFailures: [Reason] = [], builtPath: VerifiedPath? = nil, coverage: Coverage = .everyHost,
          hostPolicy: HostPolicy? = nil, reports: [PinFailureReport] = [], revocationStatuses: [RevocationStatus] = [],
          revocationPath: [Certificate]? = nil, certificateTransparency: CertificateTransparency.Assessment? = nil,
-         pinsCompared: Bool = false) {
+         pinsCompared: Bool = false, rootPrograms: RootProgramAnswer? = nil) {
         judgement = Judgement(failures: failures, warnings: warnings, verifiedPath: verifiedPath, checkedHost: checkedHost,
                               pinsFound: pinsFound, reportOnlyFailures: reportOnlyFailures,
                               builtPath: builtPath ?? verifiedPath,
                               coverage: coverage, hostPolicy: hostPolicy, revocationStatuses: revocationStatuses,
                               revocationPath: revocationPath, certificateTransparency: certificateTransparency,
-                              pinsCompared: pinsCompared)
+                              pinsCompared: pinsCompared, rootPrograms: rootPrograms)
         self.servedChain = servedChain
         self.evaluationTime = evaluationTime
         self.reports = reports
@@ -218,7 +235,7 @@ extension Verdict {
                                             checkedHost: j.checkedHost, pinsFound: j.pinsFound, reportOnlyFailures: j.reportOnlyFailures,
                                             builtPath: j.builtPath, coverage: j.coverage, hostPolicy: j.hostPolicy,
                                             revocationStatuses: j.revocationStatuses, revocationPath: j.revocationPath,
-                                            certificateTransparency: j.certificateTransparency, pinsCompared: j.pinsCompared),
+                                            certificateTransparency: j.certificateTransparency, pinsCompared: j.pinsCompared, rootPrograms: j.rootPrograms),
                        servedChain: servedChain, evaluationTime: evaluationTime, reports: reports)
     }
 }

@@ -41,6 +41,7 @@ extension Configuration {
             }
             if let requirement = entry.policy.validationPolicy.certificateTransparency {
                 for (level, code, message) in Self.transparencyFindings(requirement, anchors: entry.policy.validationPolicy.anchors,
+                                                                          programs: entry.policy.validationPolicy.rootPrograms.data,
                                                                          at: time, expiringWithinDays: days) {
                     add(level, code, message)
                 }
@@ -78,13 +79,18 @@ extension Configuration {
     }
 
     /// A CT requirement that can never apply, or whose lists are (or soon are) too old for its policy.
-    private static func transparencyFindings(_ requirement: CertificateTransparency.Requirement, anchors: TrustAnchors, at time: Date,
+    private static func transparencyFindings(_ requirement: CertificateTransparency.Requirement, anchors: TrustAnchors, programs: RootPrograms, at time: Date,
                                              expiringWithinDays days: Int) -> [(LintFinding.Level, String, String)] {
         var findings: [(LintFinding.Level, String, String)] = []
         let policy = requirement.policy.rawValue
-        if requirement.scope == .publiclyTrustedAnchors, anchors.origin == .certificates, !anchors.certificatesAreWebPKIRoots {
+        let allPrivate = switch anchors.classification {
+        case .privatePKI: true
+        case .webPKI: false
+        case .byRootPrograms: anchors.origin == .certificates && anchors.certificates.allSatisfy { programs.root(for: $0) == nil }
+        }
+        if requirement.scope == .publiclyTrustedAnchors, allPrivate {
             findings.append((.warning, "ct-never-applies",
-                             "the \(policy) CT policy never applies here: every anchor of this host is a private one, and scope \"public-anchors\" exempts paths to private anchors, as browsers do (\"scope\": \"every-anchor\" checks this PKI's SCTs)"))
+                             "the \(policy) CT policy never applies here: every anchor of this host is a private one (in no root program), and scope \"public-anchors\" exempts paths to private anchors, as browsers do (\"scope\": \"every-anchor\" checks this PKI's SCTs)"))
         }
         guard let limit = requirement.policy.maximumListAge else { return findings }
         // The evaluation's own rule: unenforceable only after the last instant the lists are young enough.

@@ -169,7 +169,7 @@ enum LimboRunner {
             // store, so the Baseline Requirements rows that private anchors are only warned
             // about (webpki::san::san-critical-with-nonempty-subject, webpki::eku::root-has-eku,
             // webpki::cn::*) refuse its chains.
-            anchors = try TrustAnchors(certificates: trusted, webPKIRoots: true)
+            anchors = try TrustAnchors(certificates: trusted, classification: .webPKI)
         } catch {
             return .failure("\(error.code): \(error.message)")
         }

@@ -404,7 +404,7 @@ func certificateTransparencyBench() {
     guard FileManager.default.fileExists(atPath: chainPath),
           let served = try? Certificate.load(contentsOf: chainPath),
           let root = try? Certificate.load(contentsOf: "\(options.shared)/realworld/roots/ISRG-Root-X1-96bcec06.pem"),
-          let anchors = try? TrustAnchors(certificates: root, webPKIRoots: true),
+          let anchors = try? TrustAnchors(certificates: root, classification: .webPKI),
           let google = try? CertificateTransparency.LogList(contentsOf: "\(options.shared)/ct/google-all_logs_list.json", publishedAt: Timestamp.parse("2024-07-01")),
           let apple = try? CertificateTransparency.LogList(contentsOf: "\(options.shared)/ct/apple-current_log_list.json", publishedAt: Timestamp.parse("2024-07-01")) else {
         print("certificate transparency: \(options.shared)/realworld and \(options.shared)/ct not found (--shared DIR): not measured")

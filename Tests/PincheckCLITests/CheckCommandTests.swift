@@ -267,6 +267,8 @@ struct CheckCommandTests {
                  issuer: CN=Pincheck Test RSA Root CA,O=Pincheck Tests          <rsa-intermediate> ✓ pinned
               2  CN=Pincheck Test RSA Root CA,O=Pincheck Tests                  RSA 4096 key, expires 2100-01-01 (25416 days left)
                  issuer: CN=Pincheck Test RSA Root CA,O=Pincheck Tests          <rsa-root>
+            Anchor: private, in no root program
+              root-program data: \(RootPrograms.bundled.sources.map(\.description).joined(separator: "; "))
 
             Served chain (2 certificates, as sent):
               0  CN=www.example.test,O=Pincheck Tests                           RSA 2048 key, expires 2099-12-31 (25415 days left)

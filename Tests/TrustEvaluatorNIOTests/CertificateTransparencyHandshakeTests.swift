@@ -24,7 +24,7 @@ struct CertificateTransparencyHandshakeTests {
     }
 
     static func verifier() throws -> PincheckNIOVerifier {
-        var policy = TrustPolicy(anchors: try TrustAnchors(certificates: [PKI.certificate("rsa-root")], webPKIRoots: true))
+        var policy = TrustPolicy(anchors: try TrustAnchors(certificates: [PKI.certificate("rsa-root")], classification: .webPKI))
         let list = try TestCT.logList(logs, since: issued.addingTimeInterval(-86_400 * 365), timestamp: PKI.time)
         policy.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CertificateTransparency.Logs([list]))
         return PincheckNIOVerifier(policy: policy, now: { PKI.time })

@@ -22,13 +22,14 @@ struct EvaluationPlanTests {
                                   coverage: .hostPolicy)
         #expect(Self.names(plan) == ["ValidationSwitchesCheck", "PinSetExpiryCheck", "UnpinnedNameCheck", "AnchorsPathCheck",
                                      "PinSetEnforcementCheck", "PinSetEnforcementCheck", "JudgedPathsCheck", "RevocationCheck",
-                                     "TransparencyCheck"])
+                                     "TransparencyCheck", "RootProgramDistrustCheck"])
         let enforcement = plan.checks.compactMap { $0 as? PinSetEnforcementCheck }
         #expect(enforcement.map(\.index) == [0, 1])
         #expect(enforcement[0].pinOverride != nil, "an enforced set may be overridden (Android overridePins)")
         #expect(enforcement[1].pinOverride == nil, "a report-only set needs no override")
         let override = try #require(enforcement[0].pinOverride)
-        #expect(!Self.names(override).contains("RevocationCheck") && !Self.names(override).contains("PinSetExpiryCheck"),
+        #expect(!Self.names(override).contains("RevocationCheck") && !Self.names(override).contains("PinSetExpiryCheck")
+                && !Self.names(override).contains("RootProgramDistrustCheck"),
                 "the override plan verifies the chain only: its caller judges revocation and pins")
         #expect(enforcement[0].pinOverride === enforcement[0].pinOverride, "made once, with the plan")
     }
@@ -38,7 +39,7 @@ struct EvaluationPlanTests {
         let validation = ValidationPolicy(anchors: try TrustAnchors(certificates: [Fixtures.ecRoot]))
         let refused = EvaluationPlan(validation: validation, pinSets: [], coverage: .unlistedRefused)
         #expect(Self.names(refused) == ["ValidationSwitchesCheck", "UnpinnedNameCheck", "AnchorsPathCheck", "JudgedPathsCheck",
-                                        "RevocationCheck", "UnlistedHostCheck"])
+                                        "RevocationCheck", "RootProgramDistrustCheck", "UnlistedHostCheck"])
         // The RSA chain does not verify to the ECDSA root: the anchors' check stops the run, and
         // the unlisted-host rule still says its part, last.
         let verdict = refused.evaluate(Fixtures.chain("rsa-good"), peer: try HostName.peerName(for: "www.example.test"),

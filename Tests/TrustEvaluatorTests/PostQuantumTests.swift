@@ -48,7 +48,7 @@ struct PostQuantumTests {
 
     @Test("declared Web PKI roots refuse them on every version")
     func webPKI() throws {
-        let anchors = try TrustAnchors(certificates: try Self.load("ml-dsa-65-root"), webPKIRoots: true)
+        let anchors = try TrustAnchors(certificates: try Self.load("ml-dsa-65-root"), classification: .webPKI)
         let verdict = try Evaluator(policy: TrustPolicy(anchors: anchors)).evaluate(try Self.load("ml-dsa-44-chain"), host: "www.example.test", at: TestPKI.time)
         #expect(!verdict.isTrusted)
         #expect(verdict.failures.contains { $0.code == (Self.verifiesPostQuantum ? .profileViolation : .unsupportedAlgorithm) })

@@ -112,7 +112,7 @@ struct PrivatePKICorpusTests {
         #expect(verdict.isTrusted)
         #expect(verdict.warnings.contains { $0.code == .profileViolation && $0.message.contains(fragment) }, "\(verdict.warnings.map(\.message))")
         // Declared a Web PKI root, the same CA is held to the Baseline Requirements.
-        let strict = try Evaluator(policy: TrustPolicy(anchors: try TrustAnchors(certificates: [try fixture.root], webPKIRoots: true)))
+        let strict = try Evaluator(policy: TrustPolicy(anchors: try TrustAnchors(certificates: [try fixture.root], classification: .webPKI)))
             .evaluate(try fixture.chain, host: fixture.hosts[0], at: fixture.time)
         #expect(strict.failures.contains { $0.message.contains(fragment) }, "\(strict.failures.map(\.message))")
     }

@@ -70,7 +70,7 @@ struct StrictVector: Decodable, Sendable, CustomTestStringConvertible {
     /// - Parameter webPKIRoots: Whether the vector's roots stand for a Web PKI root store, as the
     ///   harness declares them; false evaluates the same chain under a private anchor.
     func evaluate(profile: TrustPolicy.Profile = .strictWebPKI, webPKIRoots: Bool = true) throws -> Verdict {
-        let anchors = try TrustAnchors(certificates: trusted.map { try Certificate(pemEncoded: $0) }, webPKIRoots: webPKIRoots)
+        let anchors = try TrustAnchors(certificates: trusted.map { try Certificate(pemEncoded: $0) }, classification: webPKIRoots ? .webPKI : .privatePKI)
         var policy = TrustPolicy(anchors: anchors, additionalIntermediates: try intermediates.map { try Certificate(pemEncoded: $0) })
         policy.profile = profile
         policy.revocationLists = try crls.map { try CertificateRevocationList(pemEncoded: $0) }

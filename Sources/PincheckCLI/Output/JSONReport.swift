@@ -24,6 +24,8 @@ struct VerdictJSON: Encodable {
     let revocation: [RevocationStatusJSON]
     /// The CT policy's answer and every SCT (absent when no CT policy was asked for, or it was not reached).
     let certificateTransparency: TransparencyJSON?
+    /// The anchor's root programs and the data they came from (absent when the chain was refused before).
+    let rootPrograms: RootProgramsJSON?
 
     init(_ verdict: Verdict, requestedHost: String?) {
         let answer = Disposition(serverTrust: verdict)
@@ -42,6 +44,37 @@ struct VerdictJSON: Encodable {
         matchedPins = verdict.matchedPins.map { PinMatchJSON(pin: $0.pin.description, depth: $0.depth) }
         revocation = verdict.revocationStatuses.map(RevocationStatusJSON.init)
         certificateTransparency = verdict.certificateTransparency.map(TransparencyJSON.init)
+        rootPrograms = verdict.rootPrograms.map(RootProgramsJSON.init)
+    }
+}
+
+/// `rootPrograms`: whether the anchor counted as public, what each program says of it, and the data's sources.
+struct RootProgramsJSON: Encodable {
+    struct Membership: Encodable {
+        let program: String
+        let status: String
+        let distrustAfter: String?
+    }
+
+    struct Source: Encodable {
+        let kind: String
+        let revision: String
+        let asOf: String
+        let date: String
+    }
+
+    let anchorIsPublic: Bool
+    let anchor: String?
+    let programs: [Membership]
+    let data: [Source]
+
+    init(_ answer: Verdict.RootProgramAnswer) {
+        anchorIsPublic = answer.anchorIsPublic
+        anchor = answer.anchor?.name
+        programs = answer.anchor?.memberships.map {
+            Membership(program: $0.program.rawValue, status: $0.status.rawValue, distrustAfter: $0.distrustAfter.map(Format.timestamp))
+        } ?? []
+        data = answer.sources.map { Source(kind: $0.kind.rawValue, revision: $0.revision, asOf: Format.day($0.asOf), date: Format.day($0.date)) }
     }
 }
 
@@ -127,6 +160,7 @@ struct EvidenceJSON: Encodable {
     let pinsConfigured: [String]?
     let pinsOfPath: [String]?
     let crlURL: String?
+    let rootProgram: RootProgramEvidenceJSON?
 
     init(_ evidence: Evidence) {
         openSSLError = evidence.openSSLError?.code
@@ -137,10 +171,11 @@ struct EvidenceJSON: Encodable {
         pinsConfigured = evidence.pinsConfigured?.map(\.description)
         pinsOfPath = evidence.pinsOfPath?.map(\.description)
         crlURL = evidence.revocationList?.url
+        rootProgram = evidence.rootProgram.map(RootProgramEvidenceJSON.init)
     }
 
     var isEmpty: Bool {
-        openSSLError == nil && hostRequested == nil && namesPresented == nil && pinsConfigured == nil && pinsOfPath == nil && crlURL == nil
+        openSSLError == nil && hostRequested == nil && namesPresented == nil && pinsConfigured == nil && pinsOfPath == nil && crlURL == nil && rootProgram == nil
     }
 }
 
@@ -252,4 +287,23 @@ enum Format {
         Hex.encode(bytes)
     }
 
+}
+
+/// A `chain.root-distrusted` finding's program, date and the leaf's time compared with it.
+struct RootProgramEvidenceJSON: Encodable {
+    let program: String
+    let root: String
+    let status: String
+    let distrustAfter: String?
+    let compared: String?
+    let comparedTime: String?
+
+    init(_ evidence: RootProgramEvidence) {
+        program = evidence.program.rawValue
+        root = evidence.root
+        status = evidence.status.rawValue
+        distrustAfter = evidence.distrustAfter.map(Format.timestamp)
+        compared = evidence.compared?.rawValue
+        comparedTime = evidence.comparedTime.map(Format.timestamp)
+    }
 }

@@ -83,6 +83,7 @@ struct VerdictReport {
         } else {
             console.line("Verified path: none could be built.")
         }
+        Self.rootProgramLine(verdict, console)
         console.line()
         let count = "\(verdict.servedChain.count) certificate\(verdict.servedChain.count == 1 ? "" : "s")"
         console.line("Served chain (\(count)\(connection == nil ? "" : ", as sent")):")
@@ -100,6 +101,15 @@ struct VerdictReport {
             let ocsp = probe.stapledOCSPResponse.map { "stapled (\(probe.stapledOCSPStatus ?? "?"), \($0.count) bytes)" } ?? "not stapled"
             console.line("Connection: \(probe.peerAddress) port \(probe.port), SNI \(probe.serverName ?? "none"), \(probe.protocolVersion) \(probe.cipher), group \(probe.keyExchangeGroup ?? "none"), ALPN \(probe.alpn ?? "none"), OCSP \(ocsp)")
         }
+    }
+
+    /// The anchor's root programs and their dates, and which data said so.
+    static func rootProgramLine(_ verdict: Verdict, _ console: Console) {
+        guard let answer = verdict.rootPrograms else { return }
+        let kind = answer.anchorIsPublic ? "public" : "private"
+        let programs = answer.anchor.map { "\(Terminal.printable($0.name)): \($0.programSummary)" } ?? "in no root program"
+        console.line("Anchor: \(kind), \(programs)")
+        console.line("  root-program data: \(answer.sources.isEmpty ? "none" : answer.sources.map(\.description).joined(separator: "; "))")
     }
 
     /// What the CRL distribution points said, one line each (nothing when none was consulted).

@@ -24,12 +24,25 @@ public final class TrustAnchors: @unchecked Sendable {
     public let certificates: [Certificate]
     /// Where the anchors came from.
     public let origin: Origin
-    /// Whether ``certificates`` are roots of the public Web PKI (declared by the caller): then the
-    /// CA/Browser Forum's Baseline Requirements that no verifier enforces (a critical SAN beside a
-    /// subject, a root's EKU, a CN missing from the SAN) refuse their chains, as they refuse the
-    /// system store's. Certificates the caller gives are a private PKI unless declared otherwise:
-    /// the Baseline Requirements govern publicly-trusted CAs only, and those rows are warnings there.
-    public let certificatesAreWebPKIRoots: Bool
+    /// Whether a path ending at one of these anchors is held to the Web PKI's rules (the CA/Browser
+    /// Forum's Baseline Requirements that no verifier enforces, CT's `public-anchors` scope).
+    public enum Classification: Sendable, Hashable {
+        /// By membership: an anchor a root program trusts (or distrusted) is public, any other is
+        /// private, whichever store or file it came from (``RootPrograms``). The default.
+        case byRootPrograms
+        /// Every anchor is public (a copy of a browser's store, x509-limbo's Web PKI cases).
+        case webPKI
+        /// Every anchor is private: a private PKI, whatever the root programs say of its roots.
+        case privatePKI
+    }
+
+    /// How these anchors are told public or private; ``Classification/byRootPrograms`` unless the
+    /// caller declared otherwise.
+    public let classification: Classification
+
+    /// Whether ``certificates`` were declared roots of the public Web PKI.
+    @available(*, deprecated, message: "anchors are public by root-program membership; read classification")
+    public var certificatesAreWebPKIRoots: Bool { classification == .webPKI }
 
     /// The system trust store, loaded once per process.
     ///
@@ -48,14 +61,14 @@ public final class TrustAnchors: @unchecked Sendable {
         do { self.store = try X509Store(systemDefaults: false, certificates: []) } catch { fatalError("\(error): out of memory") }
         self.certificates = []
         self.origin = .nothing
-        self.certificatesAreWebPKIRoots = false
+        self.classification = .privatePKI
     }
 
     private init() {
         // A missing default file or directory is not an error for OpenSSL users; it just trusts nothing.
         do { self.store = try X509Store(systemDefaults: true, certificates: []) } catch { fatalError("\(error): out of memory") }
         self.certificates = []
-        self.certificatesAreWebPKIRoots = false
+        self.classification = .byRootPrograms
         let locations = X509Store.defaultLocations
         self.origin = .system(file: locations.file, directory: locations.directory)
     }
@@ -65,19 +78,39 @@ public final class TrustAnchors: @unchecked Sendable {
     ///   - certificates: The trust anchors: roots, or any other certificate that should
     ///     end a path (an intermediate; for certificate pinning, a leaf). Each one ends a path on
     ///     its own, with nothing above it needed, as in Chromium, Firefox, Go and rustls.
-    ///   - webPKIRoots: Whether these are roots of the public Web PKI (a copy of a browser's
-    ///     root store, x509-limbo's Web PKI cases): their chains are then held to the Baseline
-    ///     Requirements rows that private PKIs are only warned about. False by default.
+    ///   - classification: How they are told public or private: by root-program membership
+    ///     unless declared.
     /// - Throws: ``PincheckError`` (`input.empty`) when `certificates` is empty: an empty store
     ///   would trust nothing and almost certainly means a configuration mistake.
-    public init(certificates: [Certificate], webPKIRoots: Bool = false) throws(PincheckError) {
+    public init(certificates: [Certificate], classification: Classification = .byRootPrograms) throws(PincheckError) {
         guard !certificates.isEmpty else {
             throw PincheckError(.emptyInput, "no trust anchors given (an empty anchor set would trust nothing)")
         }
         do { self.store = try X509Store(systemDefaults: false, certificates: certificates.map(\.handle)) } catch { throw PincheckError(error) }
         self.certificates = certificates
         self.origin = .certificates
-        self.certificatesAreWebPKIRoots = webPKIRoots
+        self.classification = classification
+    }
+
+    /// Anchors made of exactly these certificates, declared public (`webPKIRoots: true`) or told
+    /// by membership (`false`, which no longer means private: declare that with
+    /// ``Classification/privatePKI``).
+    @available(*, deprecated, renamed: "init(certificates:classification:)")
+    public convenience init(certificates: [Certificate], webPKIRoots: Bool) throws(PincheckError) {
+        try self.init(certificates: certificates, classification: webPKIRoots ? .webPKI : .byRootPrograms)
+    }
+
+    /// The same anchors, told public or private as `classification` says (the system store
+    /// declared a private PKI's, say). The store is shared, not copied.
+    public func classified(as classification: Classification) -> TrustAnchors {
+        TrustAnchors(sharing: self, classification: classification)
+    }
+
+    private init(sharing anchors: TrustAnchors, classification: Classification) {
+        self.store = anchors.store
+        self.certificates = anchors.certificates
+        self.origin = anchors.origin
+        self.classification = classification
     }
 
     /// The system store and these certificates besides (Android's `<certificates src="system"/>`
@@ -88,13 +121,17 @@ public final class TrustAnchors: @unchecked Sendable {
         do { self.store = try X509Store(systemDefaults: true, certificates: certificates.map(\.handle)) } catch { throw PincheckError(error) }
         self.certificates = certificates
         self.origin = TrustAnchors.system.origin
-        self.certificatesAreWebPKIRoots = false
+        self.classification = .byRootPrograms
     }
 
-    /// Whether a path ending at `top` ends at a private anchor: one of the caller's own
-    /// certificates, not declared a Web PKI root. The system store's roots are the Web PKI's.
-    func isPrivateAnchor(_ top: Certificate) -> Bool {
-        !certificatesAreWebPKIRoots && certificates.contains(top)
+    /// Whether a path ending at `top` ends at a private anchor: one no root program has (unless
+    /// the anchors were declared public or private).
+    func isPrivateAnchor(_ top: Certificate, programs: RootPrograms) -> Bool {
+        switch classification {
+        case .webPKI: false
+        case .privatePKI: true
+        case .byRootPrograms: programs.root(for: top) == nil
+        }
     }
 
     /// Reads anchors from PEM bundles or DER files.

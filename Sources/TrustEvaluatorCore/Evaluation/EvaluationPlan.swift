@@ -82,6 +82,7 @@ final class EvaluationPlan: Sendable {
         if judgesRevocation {
             checks.append(RevocationCheck())
             if validation.certificateTransparency != nil { checks.append(TransparencyCheck()) }
+            checks.append(RootProgramDistrustCheck())
         }
         if coverage == .unlistedRefused { checks.append(UnlistedHostCheck()) }
         return checks
@@ -169,6 +170,7 @@ final class EvaluationPlan: Sendable {
     /// Keeps a verdict for as long as everything that decided it holds.
     private func remember(_ verdict: Verdict, of run: EvaluationRun, under key: VerdictCache.Key, in cache: VerdictCache) {
         var window = validityWindow(at: Timestamp.seconds(run.time), served: run.served, consulted: run.consulted)
+        for instant in run.timeBoundaries { window.add(Timestamp.seconds(instant)) }
         // A verdict never outlives a CRL it relied on.
         for list in run.fetchedLists?.lists ?? [] { window.add(list) }
         // Nor a log state, a log list's age limit or an SCT timestamp that decided CT.

@@ -59,6 +59,11 @@ struct EvaluationRun {
     var transparencyLogs: CertificateTransparency.Logs?
     /// What the Certificate Transparency requirement found, when the policy has one.
     var transparency: CertificateTransparency.Assessment?
+    /// What the root programs say of the anchor (``RootProgramDistrustCheck``).
+    var rootProgramAnswer: Verdict.RootProgramAnswer?
+    /// Instants at which a check's answer changes with the verification time alone (a root
+    /// program's removal known from its data's date): a cached verdict is not reused across them.
+    var timeBoundaries: [Date] = []
     /// SCTs the peer sent outside the certificate: the TLS extension's and the staple's.
     var presentedSCTs: [SignedCertificateTimestamp] = []
     /// Certificates the verifier built paths from (besides the served ones): the validity of each
@@ -104,7 +109,8 @@ struct EvaluationRun {
                        evaluationTime: time, reportOnlyFailures: reportOnly, builtPath: basePath ?? path,
                        coverage: plan.coverage == .hostPolicy && allPinSetsExpired ? .pinSetExpired : plan.coverage,
                        hostPolicy: plan.hostPolicy, revocationStatuses: revocationStatuses,
-                       revocationPath: revocationPath?.certificates, certificateTransparency: transparency, pinsCompared: pinsCompared)
+                       revocationPath: revocationPath?.certificates, certificateTransparency: transparency, pinsCompared: pinsCompared,
+                       rootPrograms: rootProgramAnswer)
     }
 
     /// "pin set for PATTERN", or "pins" for a lone policy.
@@ -129,7 +135,7 @@ struct EvaluationRun {
         guard !checks.isEmpty else { return findings }
         var input = PathCheckInput(path: path, servedChain: served, peer: peer, time: time)
         input.anchorIsPrivate = switch path.anchoring {
-        case .trustAnchor: path.certificates.last.map(policy.anchors.isPrivateAnchor) ?? false
+        case .trustAnchor: path.certificates.last.map { policy.anchors.isPrivateAnchor($0, programs: policy.rootPrograms.data) } ?? false
         case .pinnedCertificate, .signaturesOnly: true
         }
         for check in checks.profile { check.run(input, into: &findings) }

@@ -90,20 +90,25 @@ public struct TrustManager: Sendable {
     /// checking them as `settings` says: what a diagnostic command does by default, while a
     /// configuration's own `"distributionPoints"` still decides for its hosts.
     package func consultingDistributionPoints(_ settings: DistributionPointCRLs) -> TrustManager {
-        func adding(_ validation: ValidationPolicy) -> ValidationPolicy {
+        mappingValidation { validation in
             var validation = validation
             if validation.revocation.distributionPointCRLs == nil { validation.revocation.distributionPointCRLs = settings }
             return validation
         }
+    }
+
+    /// The same manager with every validation policy (hosts', every-host, unlisted) changed by
+    /// `change`: what a command's option applies to a whole configuration.
+    package func mappingValidation(_ change: (ValidationPolicy) -> ValidationPolicy) -> TrustManager {
         let hosts = policies.map { policy in
-            var copy = HostPolicy(pattern: policy.pattern, pinSets: policy.pinSets, validation: adding(policy.validationPolicy),
+            var copy = HostPolicy(pattern: policy.pattern, pinSets: policy.pinSets, validation: change(policy.validationPolicy),
                                   reportURIs: policy.reportURIs)
             copy.pinOverrideAnchors = policy.pinOverrideAnchors
             return copy
         }
-        let everyHost = plans.everyHostPolicy.map { TrustPolicy(pinning: $0.pinning, validation: adding($0.validation)) }
+        let everyHost = plans.everyHostPolicy.map { TrustPolicy(pinning: $0.pinning, validation: change($0.validation)) }
         var manager = TrustManager(policies: hosts, allHostsMustBeEvaluated: allHostsMustBeEvaluated,
-                                   defaultValidation: adding(defaultValidationPolicy), everyHost: everyHost,
+                                   defaultValidation: change(defaultValidationPolicy), everyHost: everyHost,
                                    certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
         manager.patternMatching = patternMatching
         return manager

@@ -191,7 +191,7 @@ struct CTEvaluationTests {
     static func policy(webPKI: Bool = true, logs: CT.Logs = CTLogLists.both, enforcement: CT.Enforcement = .enforce,
                        pinning: TrustPolicy.Pinning = .none) throws -> TrustPolicy {
         let chain = try Certificate.load(contentsOf: RealWorldCorpus.folder.appendingPathComponent("chains/\(subject.file)").path)
-        var policy = TrustPolicy(pinning: pinning, anchors: try TrustAnchors(certificates: RealWorldCorpus.anchors(for: chain), webPKIRoots: webPKI),
+        var policy = TrustPolicy(pinning: pinning, anchors: try TrustAnchors(certificates: RealWorldCorpus.anchors(for: chain), classification: webPKI ? .webPKI : .privatePKI),
                                  nameValidation: .disabled(because: "CT is the subject"))
         policy.certificateTransparency = CT.Requirement(policy: .chrome, logs: logs, enforcement: enforcement)
         return policy

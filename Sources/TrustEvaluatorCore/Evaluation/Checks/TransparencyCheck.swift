@@ -10,7 +10,7 @@ struct TransparencyCheck: EvaluationCheck {
         let issuer = anchorsPath.certificates.count > 1 ? anchorsPath.certificates[1] : nil
         var assessment = CertificateTransparency.assess(leaf: run.leaf, issuer: issuer, additionalSCTs: run.presentedSCTs,
                                                         policy: requirement.policy, logs: logs, at: run.time)
-        if requirement.scope == .publiclyTrustedAnchors, let exemption = exemption(anchorsPath, anchors: run.policy.anchors) {
+        if requirement.scope == .publiclyTrustedAnchors, let exemption = exemption(anchorsPath, anchors: run.policy.anchors, programs: run.policy.rootPrograms.data) {
             assessment = assessment.exempt(exemption)
         }
         run.transparency = assessment
@@ -31,10 +31,10 @@ struct TransparencyCheck: EvaluationCheck {
 
     /// Why CT does not apply to this path, if it does not: it ends at a private anchor, or was not
     /// verified against the anchors at all.
-    private func exemption(_ path: VerifiedPath, anchors: TrustAnchors) -> String? {
+    private func exemption(_ path: VerifiedPath, anchors: TrustAnchors, programs: RootPrograms) -> String? {
         switch path.anchoring {
         case .trustAnchor:
-            path.certificates.last.flatMap { anchors.isPrivateAnchor($0) ? "the path ends at a private anchor (\($0.subject)), which browsers do not hold to CT" : nil }
+            path.certificates.last.flatMap { anchors.isPrivateAnchor($0, programs: programs) ? "the path ends at a private anchor (\($0.subject), in no root program), which browsers do not hold to CT" : nil }
         case .pinnedCertificate, .signaturesOnly:
             "the chain was not verified against the anchors, so no public anchor makes CT apply"
         }

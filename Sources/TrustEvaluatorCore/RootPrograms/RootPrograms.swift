@@ -1,0 +1,190 @@
+package import PincheckOpenSSL
+import FoundationEssentials
+
+/// Which roots the browsers' root programs trust for TLS servers, and until when: Mozilla's (NSS
+/// `certdata.txt`) and Chrome's (the Chrome Root Store, with its constraints, and the CCADB's
+/// statuses).
+///
+/// This is what makes an anchor *public*: a root is a Web PKI root when a program trusts it, or
+/// did (a removed root is still a program's root, and refused as one), whatever file it was read
+/// from. An anchor in no program is private: a company's root installed with
+/// `update-ca-certificates` is private although it sits in the system store, and ISRG Root X1
+/// given with `--ca-file` is public. ``TrustAnchors/Classification`` overrides this both ways.
+///
+/// ``bundled`` is generated from the files in `rootstores/` by `scripts/generate-root-programs.sh`;
+/// a newer data set is read with ``init(certdata:ccadb:chromeConstraints:replacing:)``.
+public struct RootPrograms: Sendable {
+    /// A browser's root program.
+    public enum Program: String, Sendable, Hashable, CaseIterable, Comparable, CustomStringConvertible {
+        /// Mozilla's (Firefox, NSS; what Debian's `ca-certificates` is made from). A distrust date
+        /// is compared with the leaf's notBefore.
+        case mozilla
+        /// Chrome's. A distrust date (`sct_not_after`) is compared with the leaf's earliest
+        /// verified SCT, and with its notBefore when it has none that verifies.
+        case chrome
+
+        public var description: String { self == .mozilla ? "Mozilla" : "Chrome" }
+
+        public static func < (lhs: Program, rhs: Program) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// One program's word on one root.
+    public struct Membership: Sendable, Hashable {
+        /// Whether the program trusts the root for TLS servers.
+        public enum Status: String, Sendable, Hashable {
+            /// Trusted for TLS servers (up to ``Membership/distrustAfter``, when there is one).
+            case included
+            /// Once trusted, no longer: removed, blocked, or kept for other uses than TLS servers.
+            /// With a ``Membership/distrustAfter`` date, the removal ended a distrust schedule and
+            /// certificates issued up to the date are judged by it; without one, every TLS server
+            /// certificate under the root is refused by that program.
+            case removed
+        }
+
+        /// The program.
+        public let program: Program
+        /// Its status for the root.
+        public let status: Status
+        /// Certificates issued after this instant are not trusted (Mozilla:
+        /// `CKA_NSS_SERVER_DISTRUST_AFTER`; Chrome: `sct_not_after_sec`); nil when there is no date.
+        /// The date decides for an included root and for a removed one alike.
+        public let distrustAfter: Date?
+        /// The date of the data that gave the status: a removal without a date is known from then
+        /// on, and applies to verification times from then on (the data cannot say when the
+        /// program removed the root, only that it had by that date). Nil: at every time.
+        public let statusSince: Date?
+
+        public init(program: Program, status: Status, distrustAfter: Date? = nil, statusSince: Date? = nil) {
+            self.program = program
+            self.status = status
+            self.distrustAfter = distrustAfter
+            self.statusSince = statusSince
+        }
+    }
+
+    /// A root some program has (or had).
+    public struct Root: Sendable, Hashable {
+        /// The program's name for it (NSS's label, the CCADB's name).
+        public let name: String
+        /// The SHA-256 of its certificate.
+        public let sha256: [UInt8]
+        /// The SHA-256 of its subject name's DER followed by its SubjectPublicKeyInfo's DER: the
+        /// same root re-issued (a new validity, a new signature) matches it too. Nil when the data
+        /// named the root by fingerprint only (the CCADB's records carry no certificate).
+        public let subjectAndKey: [UInt8]?
+        /// What each program says of it, in ``Program`` order.
+        public let memberships: [Membership]
+
+        public init(name: String, sha256: [UInt8], subjectAndKey: [UInt8]?, memberships: [Membership]) {
+            self.name = name
+            self.sha256 = sha256
+            self.subjectAndKey = subjectAndKey
+            self.memberships = memberships.sorted { $0.program < $1.program }
+        }
+
+        /// What `program` says of this root, if it knows it.
+        public func membership(in program: Program) -> Membership? {
+            memberships.first { $0.program == program }
+        }
+
+        /// The programs that trust it for TLS servers now (whatever their dates).
+        public var includedIn: [Program] { memberships.filter { $0.status == .included }.map(\.program) }
+
+        /// "Mozilla (distrusts after 2024-11-30), Chrome (removed)".
+        public var programSummary: String {
+            memberships.map { membership in
+                let removed = membership.status == .removed ? "removed" : nil
+                let date = membership.distrustAfter.map { "distrusts certificates issued after \(Timestamp.day($0))" }
+                let notes = [removed, date].compactMap { $0 }
+                return notes.isEmpty ? "\(membership.program)" : "\(membership.program) (\(notes.joined(separator: "; ")))"
+            }.joined(separator: ", ")
+        }
+    }
+
+    /// Where one part of the data came from.
+    public struct Source: Sendable, Hashable, CustomStringConvertible {
+        /// What kind of file.
+        public enum Kind: String, Sendable, Hashable, CaseIterable {
+            /// Mozilla's NSS `certdata.txt`.
+            case mozillaCertdata = "nss-certdata"
+            /// CCADB records (`ccadb-records.jsonl`): Chrome's statuses, Mozilla's removals.
+            case ccadb
+            /// Chrome Root Store constraints (`chrome-root-store-*-constraints.json`).
+            case chromeConstraints = "chrome-root-store"
+        }
+
+        /// What kind of file.
+        public let kind: Kind
+        /// The revision it was taken at (a commit, a version), as the data says; "file" for data
+        /// read at run time that names none.
+        public let revision: String
+        /// The newest date the file carries (its newest root's notBefore, or a distrust date):
+        /// how a newer data set is told from an older one.
+        public let asOf: Date
+        /// When the data was taken: the revision's date, or for a file read at run time the later
+        /// of ``asOf`` and the date of the data it replaces. Its removals hold from then on.
+        public let date: Date
+
+        public init(kind: Kind, revision: String, asOf: Date, date: Date? = nil) {
+            self.kind = kind
+            self.revision = revision
+            self.asOf = asOf
+            self.date = date ?? asOf
+        }
+
+        public var description: String { "\(kind.rawValue) \(revision), taken \(Timestamp.day(date))" }
+    }
+
+    /// Every root of the data.
+    public let roots: [Root]
+    /// Where the data came from, one entry per kind of file.
+    public let sources: [Source]
+    private let byFingerprint: [[UInt8]: Int]
+    private let bySubjectAndKey: [[UInt8]: Int]
+    /// The facts the roots were combined from, when they came from the programs' files: a newer
+    /// file replaces its own kind's facts (``init(files:over:allowingOlder:)``).
+    let facts: RootProgramFacts?
+
+    /// Data made of these roots (a test's own root program, say). Files cannot be loaded over it.
+    public init(roots: [Root], sources: [Source]) {
+        self.init(roots: roots, sources: sources, facts: nil)
+    }
+
+    init(facts: RootProgramFacts) {
+        self.init(roots: facts.combined(), sources: facts.sources, facts: facts)
+    }
+
+    private init(roots: [Root], sources: [Source], facts: RootProgramFacts?) {
+        self.roots = roots
+        self.sources = sources
+        self.facts = facts
+        var byFingerprint: [[UInt8]: Int] = [:]
+        var bySubjectAndKey: [[UInt8]: Int] = [:]
+        for (index, root) in roots.enumerated() {
+            byFingerprint[root.sha256] = byFingerprint[root.sha256] ?? index
+            if let key = root.subjectAndKey { bySubjectAndKey[key] = bySubjectAndKey[key] ?? index }
+        }
+        self.byFingerprint = byFingerprint
+        self.bySubjectAndKey = bySubjectAndKey
+    }
+
+    /// No program at all: every anchor is private, nothing is distrusted by date.
+    public static let none = RootPrograms(roots: [], sources: [])
+
+    /// The root `certificate` is, if a program has it: by its fingerprint, else by its subject and key.
+    public func root(for certificate: Certificate) -> Root? {
+        if let index = byFingerprint[certificate.sha256Fingerprint] { return roots[index] }
+        guard !bySubjectAndKey.isEmpty else { return nil }
+        return bySubjectAndKey[Self.subjectAndKey(of: certificate)].map { roots[$0] }
+    }
+
+    /// What ``Root/subjectAndKey`` is for a certificate.
+    public static func subjectAndKey(of certificate: Certificate) -> [UInt8] {
+        Digest.sha256(certificate.handle.subjectDER + certificate.subjectPublicKeyInfoDER)
+    }
+
+    /// One line naming the data: "nss-certdata 9d75dfde… (data to 2026-05-01); ccadb …".
+    public var provenance: String {
+        sources.isEmpty ? "none" : sources.map(\.description).joined(separator: "; ")
+    }
+}
