@@ -271,6 +271,25 @@ struct AuditResult {
         return activePins(verdict).filter { pin in !onChain.contains { pin.matches($0) } }
     }
 
+    /// What the root programs say that will hurt: the chain ends at a root a program has
+    /// distrusted or scheduled, or a pinned root is in no program while the host's chain is public.
+    static func rootProgramNotes(_ verdict: Verdict) -> [String] {
+        guard let answer = verdict.rootPrograms else { return [] }
+        var notes: [String] = []
+        if let root = answer.anchor, root.isDistrustedOrScheduled {
+            notes.append("the chain ends at \(root.name): \(root.programSummary); the host must move to another CA, and pins on this one with it")
+        }
+        if answer.anchorIsPublic {
+            let pinnedRoots = verdict.hostPolicy?.pinSets.filter { $0.isActive(at: verdict.evaluationTime) }.flatMap(\.pinnedCertificates)
+                .filter { $0.isSelfSigned && $0.isCertificateAuthority } ?? []
+            let programs = verdict.hostPolicy?.validationPolicy.rootPrograms.data ?? .bundled
+            for root in pinnedRoots where programs.root(for: root) == nil {
+                notes.append("the pinned root \(root.subject) is in no root program while the host's chain is public: that pin matches only if the host moves to this private CA")
+            }
+        }
+        return notes
+    }
+
     /// What a routine renewal with a new leaf key (same CA) would do.
     static func leafRotation(_ verdict: Verdict) -> String {
         let pins = activePins(verdict)
@@ -319,6 +338,7 @@ struct AuditResult {
                 }
             }
             table.add(["leaf rotation", Self.leafRotation(verdict)])
+            for note in Self.rootProgramNotes(verdict) { table.add(["root program", console.paint(note, .yellow)]) }
             for status in verdict.revocationStatuses {
                 table.add(["revocation", "depth \(status.depth) \(status.outcome.rawValue): \(Terminal.printable(status.url ?? "no CRL distribution point"))"])
             }
@@ -353,6 +373,7 @@ struct AuditResult {
                          "url": status.url.map(JSONValue.string) ?? .null, "detail": .string(status.detail)])
             })
             object["leafRotation"] = .string(Self.leafRotation(verdict))
+            object["rootProgramNotes"] = .array(Self.rootProgramNotes(verdict).map(JSONValue.string))
         }
         return JSONLines.line(object)
     }

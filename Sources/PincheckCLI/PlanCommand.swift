@@ -143,6 +143,9 @@ struct PlanOutcome {
     let reason: String
     let suggestion: [PublicKeyPin]
     let backupsFound: Bool
+    /// What the CA families say of today's pins (``CAFamilies``): siblings, expiry, CRL partitions,
+    /// a pin above where the verified path ends.
+    let familyNotes: [String]
 
     init(host: String, manager: TrustManager, current: [Certificate], next: NextServed, backups: [PublicKeyPin], at time: Date) throws(PincheckError) {
         self.host = host
@@ -194,6 +197,45 @@ struct PlanOutcome {
         suggestion = chosen
         currentKeys = todayKeys
         nextKeys = upcoming
+        familyNotes = Self.familyNotes(today, pinned: pinned, at: time)
+    }
+
+    /// The CA family each pinned CA of today's path belongs to, and a pin that can never match
+    /// because the verified path ends below it.
+    static func familyNotes(_ today: Verdict, pinned: [PublicKeyPin], at time: Date) -> [String] {
+        let programs = today.hostPolicy?.validationPolicy.rootPrograms.data ?? .bundled
+        let families = programs.families
+        var notes: [String] = []
+        var seen: Set<[UInt8]> = []
+        for match in today.pinsFound where match.depth > 0 && seen.insert(match.certificate.sha256Fingerprint).inserted {
+            let certificate = match.certificate
+            if let ca = families.ca(for: certificate) {
+                let siblings = families.siblings(of: ca, at: time)
+                let parent = programs.roots.first { $0.sha256 == ca.parentSHA256 }?.name
+                    ?? families.all.first { $0.sha256 == ca.parentSHA256 }?.name ?? "its parent"
+                if siblings.count > 1 {
+                    let covered = siblings.count { sibling in today.pinsFound.contains { $0.certificate.sha256Fingerprint == sibling.sha256 } }
+                    notes.append("the pin on \(ca.name) covers \(covered) of the \(siblings.count) intermediates \(ca.owner) issues from under \(parent) (\(siblings.map(\.name).joined(separator: ", "))), and it may issue the next certificate from any of them: pin \(parent)'s key, or every sibling's")
+                }
+                if let end = ca.validTo {
+                    notes.append("\(ca.name) expires \(Timestamp.day(end)) (\(Int(end.timeIntervalSince(time) / 86_400)) days): a pin on it ends then at the latest")
+                }
+                if ca.crlPartitions > 1 { notes.append("\(ca.name) publishes its CRL in \(ca.crlPartitions) partitions") }
+            } else if certificate.isSelfSigned, let root = programs.root(for: certificate) {
+                let issued = families.issued(by: root.sha256, at: time)
+                notes.append("the pin on \(root.name) covers the \(issued.count) TLS intermediate\(issued.count == 1 ? "" : "s") it issued (\(issued.map(\.name).joined(separator: ", "))) and any it issues later")
+                if root.isDistrustedOrScheduled { notes.append("\(root.name): \(root.programSummary)") }
+            }
+        }
+        // A pin above the verified path's end: the path stops at an anchor that is not a root
+        // (an intermediate the store trusts itself), so a pin on the CA above it never matches.
+        if let path = today.verifiedPath ?? today.builtPath, let top = path.certificates.last, !top.isSelfSigned,
+           !pinned.isEmpty, !pinned.contains(where: { pin in path.certificates.contains { pin.matches($0) } }) {
+            let above = pinned.flatMap { programs.roots(withKey: $0) }.first { $0.name.isEmpty == false }
+            let pinnedName = above.map { "\($0.name)'s key" } ?? "a CA above it"
+            notes.append("the verified path ends at \(top.subject), an anchor of the store although it is not a root: \(pinnedName) sits above where the path ends and can never match; pin \(top.subject)'s key or one below it")
+        }
+        return notes
     }
 
     /// The pins that decide: every active, enforced pin set's.
@@ -246,6 +288,7 @@ struct PlanOutcome {
         console.line("  today: \(currentAllowed ? "allowed" : "refused (\(currentReasons.joined(separator: ", ")))")")
         console.line("  pins that keep both working, with a backup on neither chain (\(format.rawValue)):")
         for line in snippet(format: format).split(separator: "\n") { console.line("    \(line)") }
+        for note in familyNotes { console.line("  CA family: \(note)") }
         if !backupsFound {
             console.line("  " + console.paint("no backup pin:", .yellow) + " make a spare key (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out spare.key), keep it offline, and plan again with --backup spare.key")
         }
@@ -262,6 +305,7 @@ struct PlanOutcome {
             "pins": .array(suggestion.map { .string("\($0)") }),
             "backupFound": .string(backupsFound ? "yes" : "no"),
             "snippet": .string(snippet(format: format)),
+            "caFamily": .array(familyNotes.map(JSONValue.string)),
         ])
     }
 }

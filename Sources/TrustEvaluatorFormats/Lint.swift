@@ -26,11 +26,13 @@ extension Configuration {
     /// - Parameters:
     ///   - time: "Now", for expiry checks.
     ///   - days: Pinned leaf certificates expiring within this many days are flagged.
-    ///   - publicRoots: Roots of the public Web PKI (the system store); pinning one is over-broad.
+    ///   - publicRoots: More roots to count as public besides the root programs' (each host's
+    ///     ``ValidationPolicy/rootPrograms``); pinning one is over-broad.
     /// - Returns: Findings, errors first. Errors: an enforced pin set without a backup pin, an
     ///   expired pin set, CT log lists too old (or undated) for a policy that then refuses every
     ///   connection. Warnings: everything else, among them a CT requirement whose scope exempts
-    ///   every anchor the host has, and lists that become too old within `days`.
+    ///   every anchor the host has, lists that become too old within `days`, and a pin on a root a
+    ///   program has distrusted or scheduled to distrust.
     public func lint(at time: Date, expiringWithinDays days: Int = 30, publicRoots: [Certificate] = []) -> [LintFinding] {
         var findings: [LintFinding] = []
         let rootPins = Set(publicRoots.map(\.publicKeyPin))
@@ -61,9 +63,18 @@ extension Configuration {
             for pin in pins where pin.algorithm == .sha1 {
                 add(.warning, "sha1-pin", "\(pin) is a SHA-1 pin; use sha256/")
             }
-            for pin in pins where rootPins.contains(pin) {
-                let subject = publicRoots.first { $0.publicKeyPin == pin }?.subject ?? "a public root"
-                add(.warning, "public-root-pin", "\(pin) is the key of a public root (\(subject)): every certificate that CA issues matches it")
+            let programs = entry.policy.validationPolicy.rootPrograms.data
+            for pin in pins {
+                let programRoots = programs.roots(withKey: pin)
+                if let root = programRoots.first {
+                    add(.warning, "public-root-pin", "\(pin) is the key of a public root (\(root.name), \(root.programSummary)): every certificate that CA issues matches it")
+                } else if rootPins.contains(pin) {
+                    let subject = publicRoots.first { $0.publicKeyPin == pin }?.subject ?? "a public root"
+                    add(.warning, "public-root-pin", "\(pin) is the key of a public root (\(subject)): every certificate that CA issues matches it")
+                }
+                for root in programRoots where root.isDistrustedOrScheduled {
+                    add(.warning, "distrusted-root-pin", "\(pin) is the key of \(root.name), which a browser's root program distrusts (\(root.programSummary)): certificates issued under it after that are refused; pin the CA the host moves to")
+                }
             }
             for certificate in certificates where !certificate.isCertificateAuthority {
                 let left = Int(certificate.notAfter.timeIntervalSince(time) / 86_400)

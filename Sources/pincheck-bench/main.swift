@@ -394,6 +394,46 @@ print("  \(soakIterations) evaluations (parsed-certificate cache): resident \(re
 print("  peak resident memory of this process: \(peakResidentBytes() / 1024) KiB")
 print("")
 
+// MARK: Root programs
+
+/// The root programs' classification and distrust check against the same evaluation with no
+/// program data and the check not applied: on the test PKI's RSA chain (a private root: the
+/// lookup misses) and on the real Let's Encrypt chain (ISRG Root X1: the lookup finds it).
+func rootProgramBench() {
+    var cases: [(String, [[UInt8]], String, Date, TrustAnchors)] = []
+    if let rsa = chains.first {
+        cases.append(("test RSA chain (private root)", rsa.servedDER, host, verificationTime, try! TrustAnchors(certificates: [rsa.anchor])))
+    }
+    let chainPath = "\(options.shared)/realworld/chains/rpv-letsencrypt_org_valid-04e9d2d4.pem"
+    if let served = try? Certificate.load(contentsOf: chainPath),
+       let root = try? Certificate.load(contentsOf: "\(options.shared)/realworld/roots/ISRG-Root-X1-96bcec06.pem"),
+       let anchors = try? TrustAnchors(certificates: root) {
+        cases.append(("Let's Encrypt chain (ISRG Root X1)", served.map(\.derBytes), "lencr.org", Timestamp.parse("2024-07-15")!, anchors))
+    }
+    print("root programs (bundled data, Mozilla's and Chrome's distrust) against no program data and the check not applied")
+    for (label, der, name, time, anchors) in cases {
+        let withPrograms = TrustPolicy(anchors: anchors)
+        var without = withPrograms
+        without.rootPrograms = RootProgramPolicy(data: .none, distrust: .notApplied(because: "the benchmark's baseline"))
+        let configurations: [(String, Evaluator)] = [
+            ("no programs, uncached", Evaluator(policy: without)),
+            ("root programs, uncached", Evaluator(policy: withPrograms)),
+            ("no programs, verdict cache hit", Evaluator(policy: without, certificateCache: CertificateCache(), verdictCache: VerdictCache())),
+            ("root programs, verdict cache hit", Evaluator(policy: withPrograms, certificateCache: CertificateCache(), verdictCache: VerdictCache())),
+        ]
+        for (configuration, evaluator) in configurations {
+            expectTrusted("root programs, \(label), \(configuration)") { try evaluator.evaluate(derEncoded: der, host: name, at: time) }
+        }
+        let times = measure(configurations.map { _, evaluator in { _ = try? evaluator.evaluate(derEncoded: der, host: name, at: time) } })
+        print("  \(label)")
+        for (index, (configuration, _)) in configurations.enumerated() { print("    " + column(configuration, 42) + column(format(times[index], 2), 10, right: true) + " µs/eval") }
+        let key = label.hasPrefix("test") ? "private" : "public"
+        print("ratio root-programs-\(key)-uncached/none: \(format(times[1] / times[0]))")
+        print("ratio root-programs-\(key)-verdict-hit/none: \(format(times[3] / times[2]))")
+    }
+    print("")
+}
+
 // MARK: Certificate Transparency
 
 /// A real Let's Encrypt chain of 2024 with two embedded SCTs, judged with and without Chrome's CT
@@ -434,6 +474,7 @@ func certificateTransparencyBench() {
     print("")
 }
 certificateTransparencyBench()
+rootProgramBench()
 
 // MARK: Whole process
 

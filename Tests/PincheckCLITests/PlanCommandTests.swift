@@ -32,6 +32,22 @@ struct PlanCommandTests {
         #expect(result.output.contains(#""pins": ["\#(try Self.pin("rsa-intermediate"))", "\#(try Self.pin("attacker-root"))"]"#), "\(result.output)")
     }
 
+    @Test("a pin on Let's Encrypt's E6 covers 1 of the 5 intermediates of ISRG Root X2: plan names the family, its expiry and its CRL partitions",
+          .enabled(if: SharedData.has("realworld")))
+    func caFamily() throws {
+        let chain = SharedData.url("realworld/chains/rpv-letsencrypt_org_valid-04e9d2d4.pem").path
+        let root = SharedData.url("realworld/roots/ISRG-Root-X2-69729b8e.pem").path
+        let e6 = "sha256/0Bbh/jEZSKymTy3kTOhsmlHKBB32EDu1KojrP3YfV9c="
+        let config = try ConfigAndLintCommandTests.write("""
+            { "version": 1, "anchors": ["\(root)"], "hosts": [ { "pattern": "lencr.org", "pins": ["\(e6)", "\(try Self.pin("attacker-root"))"] } ] }
+            """)
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let result = F.run(["plan", config, "--current", chain, "--next", chain, "--at", "2024-07-15"])
+        #expect(result.output.contains("the pin on E6 covers 1 of the 5 intermediates Internet Security Research Group issues from under ISRG Root X2 (E5, E6, E7, E8, E9)"), "\(result.output)")
+        #expect(result.output.contains("E6 expires 2027-03-12"))
+        #expect(result.output.contains("partitions"))
+    }
+
     @Test("CA pins: the same renewal survives")
     func caPins() throws {
         let config = try Self.configuration([try Self.pin("rsa-intermediate"), try Self.pin("attacker-root")])

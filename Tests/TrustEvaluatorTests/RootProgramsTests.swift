@@ -49,6 +49,19 @@ struct RootProgramDataTests {
         #expect(chrome.anchors.first { $0.name == "GLOBALTRUST 2020" }?.distrustAfter == .some(Date(timeIntervalSince1970: 1_719_791_999)))
     }
 
+    @Test("a root re-issued with the same subject and key is the program's root; another key under the same name is not")
+    func subjectAndKey() {
+        let root = Fixtures.rsaRoot
+        let reissued = RootPrograms.Root(name: "Re-issued", sha256: Array(repeating: 7, count: 32), subjectAndKey: RootPrograms.subjectAndKey(of: root),
+                                         publicKeySHA256: root.publicKeyPin.digest, memberships: [RootPrograms.Membership(program: .mozilla, status: .included)])
+        let programs = RootPrograms(roots: [reissued], sources: [])
+        #expect(programs.root(for: root)?.name == "Re-issued")
+        #expect(programs.root(for: Fixtures.attackerRoot) == nil)
+        let sameKeyOtherName = RootPrograms.Root(name: "Other", sha256: Array(repeating: 8, count: 32), subjectAndKey: Array(repeating: 9, count: 32),
+                                                 publicKeySHA256: root.publicKeyPin.digest, memberships: [])
+        #expect(RootPrograms(roots: [sameKeyOtherName], sources: []).root(for: root) == nil)
+    }
+
     @Test("Chrome's constraints: blocks ORed, fields ANDed; an old-versions block never applies; an unknown field refuses the file")
     func chromeSemantics() throws {
         func read(_ blocks: String) throws -> Date?? {
@@ -293,5 +306,37 @@ struct RootProgramClassificationTests {
             #expect(verdict.isTrusted, "\(file) under \(root.name): \(verdict.failures)")
         }
         #expect(dated >= 1, "the set holds chains under Entrust-era dated roots")
+    }
+}
+
+/// The CA families, and what lint says of pins on program roots.
+@Suite("root programs: CA families and lint")
+struct CAFamilyTests {
+    @Test("Let's Encrypt's E6 has 5 siblings under ISRG Root X2 (E5–E9), expires 2027-03-12 and publishes partitioned CRLs",
+          .enabled(if: SharedData.has("realworld")))
+    func letsEncrypt() throws {
+        let chain = try Certificate.load(contentsOf: RealWorldCorpus.folder.appendingPathComponent("chains/rpv-letsencrypt_org_valid-04e9d2d4.pem").path)
+        let families = RootPrograms.bundled.families
+        let e6 = try #require(families.ca(for: chain[1]))
+        #expect(e6.name == "E6")
+        let time = Timestamp.parse("2024-07-15")!
+        #expect(families.siblings(of: e6, at: time).map(\.name) == ["E5", "E6", "E7", "E8", "E9"])
+        #expect(e6.validTo.map(Timestamp.day) == "2027-03-12")
+        #expect(e6.crlPartitions > 1)
+        let later = families.siblings(of: e6, at: Timestamp.parse("2028-01-01")!).map(\.name)
+        #expect(!later.contains("E6") && !later.contains("E7"), "expired siblings are no family: \(later)")
+        #expect(families.ca(for: Fixtures.rsaIntermediate) == nil)
+    }
+
+    @Test("lint: a pin on a program root is a public-root pin naming the programs; on a distrusted one, a distrusted-root pin")
+    func lintProgramRoots() throws {
+        let entrust = try #require(RootPrograms.bundled.roots.first { $0.name == "Entrust Root Certification Authority - G2" && $0.publicKeySHA256 != nil })
+        let pin = try PublicKeyPin("sha256/" + Data(entrust.publicKeySHA256!).base64EncodedString())
+        let json = #"{ "version": 1, "hosts": [ { "pattern": "a.example.test", "pins": ["\#(pin)", "\#(LintTests.pinB)"] } ] }"#
+        let findings = try LintTests.lint(json)
+        #expect(findings.contains { $0.code == "public-root-pin" && $0.message.contains("Entrust Root Certification Authority - G2") })
+        #expect(findings.contains { $0.code == "distrusted-root-pin" && $0.message.contains("2024-11-30") })
+        let healthy = #"{ "version": 1, "hosts": [ { "pattern": "a.example.test", "pins": ["\#(LintTests.pinA)", "\#(LintTests.pinB)"] } ] }"#
+        #expect(try LintTests.lint(healthy).isEmpty)
     }
 }

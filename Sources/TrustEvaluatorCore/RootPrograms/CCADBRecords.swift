@@ -1,8 +1,20 @@
 import FoundationEssentials
 
-/// The CCADB's root records, one JSON object per line (`ccadb-records.jsonl`): each root's status
-/// in the Chrome and Mozilla programs. Intermediates are skipped here.
+/// The CCADB's records, one JSON object per line (`ccadb-records.jsonl`): each root's status in
+/// the Chrome and Mozilla programs, and the intermediates that can issue TLS certificates (their
+/// parents, validity and CRL partitions: the CA families ``CAFamilies`` answers with).
 struct CCADBRoots {
+    struct Intermediate: Hashable, Sendable {
+        let name: String
+        let owner: String
+        let sha256: [UInt8]
+        let parent: [UInt8]
+        let validFrom: Date?
+        let validTo: Date?
+        /// How many partitioned CRLs it publishes (0: one full CRL, or none disclosed).
+        let crlPartitions: Int
+    }
+
     struct Root: Hashable {
         let name: String
         let sha256: [UInt8]
@@ -14,6 +26,8 @@ struct CCADBRoots {
     }
 
     let roots: [Root]
+    /// The TLS-capable intermediates that are not revoked.
+    let intermediates: [Intermediate]
 
     /// The statuses that make a record a program's root.
     static let programStatuses: Set<String> = ["Included", "Removed", "Blocked"]
@@ -22,6 +36,7 @@ struct CCADBRoots {
     /// - Throws: ``PincheckError`` (`input.root-program-data`) naming the line that is not a record.
     init(_ bytes: [UInt8], source: String) throws(PincheckError) {
         var roots: [Root] = []
+        var intermediates: [Intermediate] = []
         var lineNumber = 0
         var records = 0
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
@@ -37,8 +52,24 @@ struct CCADBRoots {
                 throw malformed("not a CCADB record (an object with \"type\", \"sha256\" and \"name\")")
             }
             records += 1
-            guard type == "Root Certificate" else { continue }
             func text(_ key: String) -> String { if case .string(let value)? = record[key] { value } else { "" } }
+            func day(_ key: String) -> Date? { Timestamp.parseDay(text(key).replacing(".", with: "-")) }
+            guard type == "Root Certificate" else {
+                // A family is what can issue TLS certificates now: TLS-capable, not revoked.
+                guard type == "Intermediate Certificate", text("tlsCapable").lowercased() == "true", text("revocation") == "Not Revoked" else { continue }
+                guard let sha256 = Hex.decode(hash), sha256.count == 32, let parent = Hex.decode(text("parentSha256")), parent.count == 32 else {
+                    throw malformed("an intermediate's \"sha256\" or \"parentSha256\" is not 64 hex digits")
+                }
+                var partitions = 0
+                if case .array(let urls)? = record["partitionedCRLs"] {
+                    partitions = urls.count { if case .string(let url) = $0 { !url.isEmpty } else { false } }
+                } else if case .string(let urls)? = record["partitionedCRLs"] {
+                    partitions = urls.split(separator: ",").count { $0.contains("://") }
+                }
+                intermediates.append(Intermediate(name: name, owner: text("owner"), sha256: sha256, parent: parent,
+                                                  validFrom: day("validFrom"), validTo: day("validTo"), crlPartitions: partitions))
+                continue
+            }
             guard let sha256 = Hex.decode(hash), sha256.count == 32 else {
                 // The CCADB holds placeholder records ("Example Root Certificate", a 66-digit hash)
                 // that no program includes: skipped. One a program includes or removed must be read.
@@ -57,6 +88,7 @@ struct CCADBRoots {
             throw PincheckError(.malformedRootProgramData, "no root record: not a CCADB export", source: source)
         }
         self.roots = roots
+        self.intermediates = intermediates
     }
 }
 

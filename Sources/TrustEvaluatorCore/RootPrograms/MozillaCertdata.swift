@@ -12,6 +12,7 @@ struct MozillaCertdata {
         let label: String
         let sha256: [UInt8]
         let subjectAndKey: [UInt8]
+        let publicKeySHA256: [UInt8]
         /// `CKA_TRUST_SERVER_AUTH` is `CKT_NSS_TRUSTED_DELEGATOR`.
         let trustedForServers: Bool
         /// `CKA_NSS_SERVER_DISTRUST_AFTER`, from the certificate object or the trust object.
@@ -109,6 +110,7 @@ struct MozillaCertdata {
             let label: String = if case .text(let text) = object.attributes["CKA_LABEL"] { text } else { certificate.subject }
             let own = try Self.distrustDate(object.attributes["CKA_NSS_SERVER_DISTRUST_AFTER"], line: object.line, source: source)
             roots.append(Root(label: label, sha256: certificate.sha256Fingerprint, subjectAndKey: RootPrograms.subjectAndKey(of: certificate),
+                              publicKeySHA256: certificate.publicKeyPin.digest,
                               trustedForServers: trust.trusted, distrustAfter: own ?? trust.distrustAfter, notBefore: certificate.notBefore))
         }
         guard !roots.isEmpty else { throw PincheckError(.malformedRootProgramData, "no certificate object: not a certdata.txt", source: source) }

@@ -10,6 +10,9 @@ import FoundationEssentials
 struct RootProgramFacts: Sendable {
     var mozilla: [MozillaCertdata.Root] = []
     var ccadb: [CCADBRoots.Root] = []
+    /// The CCADB's TLS-capable intermediates, when a CCADB file was read at run time (the bundled
+    /// ones are decoded apart, on first use: ``RootPrograms/families``).
+    var intermediates: [CCADBRoots.Intermediate]?
     var chrome: [ChromeConstraints.Anchor] = []
     var sources: [RootPrograms.Source] = []
 
@@ -18,6 +21,7 @@ struct RootProgramFacts: Sendable {
         struct Entry {
             var name: String
             var subjectAndKey: [UInt8]?
+            var publicKeySHA256: [UInt8]?
             var mozilla: RootPrograms.Membership?
             var chrome: RootPrograms.Membership?
         }
@@ -35,6 +39,7 @@ struct RootProgramFacts: Sendable {
         for root in mozilla {
             update(root.sha256, name: root.label) { entry in
                 entry.subjectAndKey = root.subjectAndKey
+                entry.publicKeySHA256 = root.publicKeySHA256
                 // A root whose trust bit was taken away after a distrust date keeps the date: the
                 // removal ends the schedule once what was issued before it has expired.
                 entry.mozilla = RootPrograms.Membership(program: .mozilla, status: root.trustedForServers ? .included : .removed,
@@ -75,14 +80,15 @@ struct RootProgramFacts: Sendable {
             guard let entry = entries[sha256] else { return nil }
             let memberships = [entry.mozilla, entry.chrome].compactMap { $0 }
             guard !memberships.isEmpty else { return nil }
-            return RootPrograms.Root(name: entry.name, sha256: sha256, subjectAndKey: entry.subjectAndKey, memberships: memberships)
+            return RootPrograms.Root(name: entry.name, sha256: sha256, subjectAndKey: entry.subjectAndKey, publicKeySHA256: entry.publicKeySHA256,
+                                     memberships: memberships)
         }
     }
 
     // MARK: The bundled form
 
     /// One line per source and per fact, fields separated by tabs:
-    /// `source KIND REVISION ASOF DATE`, `m SHA256 SUBJECTKEY TRUSTED DISTRUST NOTBEFORE LABEL`,
+    /// `source KIND REVISION ASOF DATE`, `m SHA256 SUBJECTKEY SPKI TRUSTED DISTRUST NOTBEFORE LABEL`,
     /// `c SHA256 CHROME MOZILLA TLSCAPABLE VALIDFROM NAME`, `k SHA256 DISTRUST NAME`
     /// (dates as Unix seconds, `-` for none, `x` for a Chrome anchor no block trusts).
     func encoded() -> String {
@@ -93,7 +99,7 @@ struct RootProgramFacts: Sendable {
             lines.append(["source", source.kind.rawValue, clean(source.revision), seconds(source.asOf), seconds(source.date)].joined(separator: "\t"))
         }
         for root in mozilla {
-            lines.append(["m", Hex.encode(root.sha256), Hex.encode(root.subjectAndKey), root.trustedForServers ? "1" : "0",
+            lines.append(["m", Hex.encode(root.sha256), Hex.encode(root.subjectAndKey), Hex.encode(root.publicKeySHA256), root.trustedForServers ? "1" : "0",
                           seconds(root.distrustAfter), seconds(root.notBefore), clean(root.label)].joined(separator: "\t"))
         }
         for root in ccadb {
@@ -105,6 +111,32 @@ struct RootProgramFacts: Sendable {
             lines.append(["k", Hex.encode(anchor.sha256), date, clean(anchor.name)].joined(separator: "\t"))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The intermediates, one `i SHA256 PARENT VALIDFROM VALIDTO PARTITIONS OWNER NAME` line each.
+    static func encode(_ intermediates: [CCADBRoots.Intermediate]) -> String {
+        func seconds(_ date: Date?) -> String { date.map { String(Int64($0.timeIntervalSince1970)) } ?? "-" }
+        func clean(_ text: String) -> String { String(text.map { $0 == "\t" || $0 == "\n" || $0 == "\r" ? " " : $0 }) }
+        return intermediates.map { ca in
+            ["i", Hex.encode(ca.sha256), Hex.encode(ca.parent), seconds(ca.validFrom), seconds(ca.validTo), String(ca.crlPartitions),
+             clean(ca.owner), clean(ca.name)].joined(separator: "\t")
+        }.joined(separator: "\n")
+    }
+
+    /// Reads ``encode(_:)``'s form.
+    static func decodeIntermediates(_ text: String) throws(PincheckError) -> [CCADBRoots.Intermediate] {
+        var result: [CCADBRoots.Intermediate] = []
+        for (index, line) in text.split(separator: "\n").enumerated() {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            func date(_ field: Substring) -> Date? { Int64(field).map { Date(timeIntervalSince1970: TimeInterval($0)) } }
+            guard fields.count == 8, fields[0] == "i", let sha256 = Hex.decode(String(fields[1])), let parent = Hex.decode(String(fields[2])),
+                  let partitions = Int(fields[5]) else {
+                throw PincheckError(.malformedRootProgramData, "line \(index + 1) of the encoded intermediates is malformed")
+            }
+            result.append(CCADBRoots.Intermediate(name: String(fields[7]), owner: String(fields[6]), sha256: sha256, parent: parent,
+                                                  validFrom: date(fields[3]), validTo: date(fields[4]), crlPartitions: partitions))
+        }
+        return result
     }
 
     /// Reads ``encoded()``'s form.
@@ -129,10 +161,11 @@ struct RootProgramFacts: Sendable {
                 guard let kind = RootPrograms.Source.Kind(rawValue: String(fields[1])), let asOf = try date(fields[3], number),
                       let taken = try date(fields[4], number) else { throw malformed(number) }
                 sources.append(RootPrograms.Source(kind: kind, revision: String(fields[2]), asOf: asOf, date: taken))
-            case ("m", 7):
-                guard let notBefore = try date(fields[5], number) else { throw malformed(number) }
-                mozilla.append(MozillaCertdata.Root(label: String(fields[6]), sha256: try hash(fields[1], number), subjectAndKey: try hash(fields[2], number),
-                                                    trustedForServers: fields[3] == "1", distrustAfter: try date(fields[4], number), notBefore: notBefore))
+            case ("m", 8):
+                guard let notBefore = try date(fields[6], number) else { throw malformed(number) }
+                mozilla.append(MozillaCertdata.Root(label: String(fields[7]), sha256: try hash(fields[1], number), subjectAndKey: try hash(fields[2], number),
+                                                    publicKeySHA256: try hash(fields[3], number),
+                                                    trustedForServers: fields[4] == "1", distrustAfter: try date(fields[5], number), notBefore: notBefore))
             case ("c", 7):
                 ccadb.append(CCADBRoots.Root(name: String(fields[6]), sha256: try hash(fields[1], number), chrome: String(fields[2]), mozilla: String(fields[3]),
                                              tlsCapable: fields[4] == "1", validFrom: try date(fields[5], number)))

@@ -102,6 +102,7 @@ extension RootPrograms {
         }
         let records = try CCADBRoots(bytes, source: name)
         facts.ccadb = records.roots
+        facts.intermediates = records.intermediates
         let asOf = records.roots.compactMap(\.validFrom).max() ?? .distantPast
         return (.ccadb, Source(kind: .ccadb, revision: revision, asOf: asOf))
     }
@@ -126,6 +127,10 @@ extension RootPrograms {
 
             static let encoded = #\"\"\"
         \(facts.encoded())
+        \"\"\"#
+
+            static let intermediates = #\"\"\"
+        \(RootProgramFacts.encode(facts.intermediates ?? []))
         \"\"\"#
         }
 

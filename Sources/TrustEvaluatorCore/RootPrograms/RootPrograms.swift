@@ -11,8 +11,8 @@ import FoundationEssentials
 /// `update-ca-certificates` is private although it sits in the system store, and ISRG Root X1
 /// given with `--ca-file` is public. ``TrustAnchors/Classification`` overrides this both ways.
 ///
-/// ``bundled`` is generated from the files in `rootstores/` by `scripts/generate-root-programs.sh`;
-/// a newer data set is read with ``init(certdata:ccadb:chromeConstraints:replacing:)``.
+/// ``bundled`` is generated from the root programs' files by `scripts/generate-root-programs.sh`;
+/// a newer data set is read over it with ``init(files:over:allowingOlder:)`` or ``init(contentsOf:over:allowingOlder:)``.
 public struct RootPrograms: Sendable {
     /// A browser's root program.
     public enum Program: String, Sendable, Hashable, CaseIterable, Comparable, CustomStringConvertible {
@@ -72,13 +72,16 @@ public struct RootPrograms: Sendable {
         /// same root re-issued (a new validity, a new signature) matches it too. Nil when the data
         /// named the root by fingerprint only (the CCADB's records carry no certificate).
         public let subjectAndKey: [UInt8]?
+        /// The SHA-256 of its SubjectPublicKeyInfo, when the certificate is known.
+        public let publicKeySHA256: [UInt8]?
         /// What each program says of it, in ``Program`` order.
         public let memberships: [Membership]
 
-        public init(name: String, sha256: [UInt8], subjectAndKey: [UInt8]?, memberships: [Membership]) {
+        public init(name: String, sha256: [UInt8], subjectAndKey: [UInt8]?, publicKeySHA256: [UInt8]? = nil, memberships: [Membership]) {
             self.name = name
             self.sha256 = sha256
             self.subjectAndKey = subjectAndKey
+            self.publicKeySHA256 = publicKeySHA256
             self.memberships = memberships.sorted { $0.program < $1.program }
         }
 
@@ -89,6 +92,9 @@ public struct RootPrograms: Sendable {
 
         /// The programs that trust it for TLS servers now (whatever their dates).
         public var includedIn: [Program] { memberships.filter { $0.status == .included }.map(\.program) }
+
+        /// Whether some program has removed it or set a date after which it distrusts what it issues.
+        public var isDistrustedOrScheduled: Bool { memberships.contains { $0.status == .removed || $0.distrustAfter != nil } }
 
         /// "Mozilla (distrusts after 2024-11-30), Chrome (removed)".
         public var programSummary: String {
@@ -140,7 +146,10 @@ public struct RootPrograms: Sendable {
     /// Where the data came from, one entry per kind of file.
     public let sources: [Source]
     private let byFingerprint: [[UInt8]: Int]
-    private let bySubjectAndKey: [[UInt8]: Int]
+    /// By the SHA-256 of the SubjectPublicKeyInfo (a ``PublicKeyPin``'s bytes, which a
+    /// ``Certificate`` holds already), for roots whose ``Root/subjectAndKey`` is known: a lookup
+    /// that misses costs no hashing.
+    private let byKey: [[UInt8]: [Int]]
     /// The facts the roots were combined from, when they came from the programs' files: a newer
     /// file replaces its own kind's facts (``init(files:over:allowingOlder:)``).
     let facts: RootProgramFacts?
@@ -159,13 +168,13 @@ public struct RootPrograms: Sendable {
         self.sources = sources
         self.facts = facts
         var byFingerprint: [[UInt8]: Int] = [:]
-        var bySubjectAndKey: [[UInt8]: Int] = [:]
+        var byKey: [[UInt8]: [Int]] = [:]
         for (index, root) in roots.enumerated() {
             byFingerprint[root.sha256] = byFingerprint[root.sha256] ?? index
-            if let key = root.subjectAndKey { bySubjectAndKey[key] = bySubjectAndKey[key] ?? index }
+            if root.subjectAndKey != nil, let key = root.publicKeySHA256 { byKey[key, default: []].append(index) }
         }
         self.byFingerprint = byFingerprint
-        self.bySubjectAndKey = bySubjectAndKey
+        self.byKey = byKey
     }
 
     /// No program at all: every anchor is private, nothing is distrusted by date.
@@ -174,8 +183,15 @@ public struct RootPrograms: Sendable {
     /// The root `certificate` is, if a program has it: by its fingerprint, else by its subject and key.
     public func root(for certificate: Certificate) -> Root? {
         if let index = byFingerprint[certificate.sha256Fingerprint] { return roots[index] }
-        guard !bySubjectAndKey.isEmpty else { return nil }
-        return bySubjectAndKey[Self.subjectAndKey(of: certificate)].map { roots[$0] }
+        guard let candidates = byKey[certificate.publicKeyPin.digest] else { return nil }
+        let subjectAndKey = Self.subjectAndKey(of: certificate)
+        return candidates.lazy.map { roots[$0] }.first { $0.subjectAndKey == subjectAndKey }
+    }
+
+    /// The roots whose key is `pin` (known for the roots of Mozilla's file, which carries certificates).
+    public func roots(withKey pin: PublicKeyPin) -> [Root] {
+        guard pin.algorithm == .sha256 else { return [] }
+        return (byKey[pin.digest] ?? []).map { roots[$0] }
     }
 
     /// What ``Root/subjectAndKey`` is for a certificate.
