@@ -30,17 +30,18 @@ public struct CAFamilies: Sendable {
 
     /// Every TLS-capable, unrevoked intermediate the data discloses.
     public let all: [CA]
-    private let bySHA256: [[UInt8]: Int]
-    private let byParent: [[UInt8]: [Int]]
+    private let bySHA256: [DigestKey: Int]
+    private let byParent: [DigestKey: [Int]]
 
     init(_ intermediates: [CCADBRoots.Intermediate]) {
         all = intermediates.map { CA(name: $0.name, owner: $0.owner, sha256: $0.sha256, parentSHA256: $0.parent,
                                       validFrom: $0.validFrom, validTo: $0.validTo, crlPartitions: $0.crlPartitions) }
-        var bySHA256: [[UInt8]: Int] = [:]
-        var byParent: [[UInt8]: [Int]] = [:]
+        var bySHA256: [DigestKey: Int] = [:]
+        var byParent: [DigestKey: [Int]] = [:]
         for (index, ca) in all.enumerated() {
-            bySHA256[ca.sha256] = bySHA256[ca.sha256] ?? index
-            byParent[ca.parentSHA256, default: []].append(index)
+            let key = DigestKey(ca.sha256)
+            bySHA256[key] = bySHA256[key] ?? index
+            byParent[DigestKey(ca.parentSHA256), default: []].append(index)
         }
         self.bySHA256 = bySHA256
         self.byParent = byParent
@@ -48,13 +49,13 @@ public struct CAFamilies: Sendable {
 
     /// The disclosed intermediate `certificate` is, if it is one.
     public func ca(for certificate: Certificate) -> CA? {
-        bySHA256[certificate.sha256Fingerprint].map { all[$0] }
+        bySHA256[DigestKey(certificate.sha256Fingerprint)].map { all[$0] }
     }
 
     /// The intermediates `parent` (a root's or an intermediate's certificate fingerprint) issued
     /// that are valid at `time`, by name.
     public func issued(by parent: [UInt8], at time: Date) -> [CA] {
-        (byParent[parent] ?? []).map { all[$0] }.filter { $0.isValid(at: time) }.sorted { $0.name < $1.name }
+        (byParent[DigestKey(parent)] ?? []).map { all[$0] }.filter { $0.isValid(at: time) }.sorted { $0.name < $1.name }
     }
 
     /// `ca` and its siblings: what the same owner issues from under the same parent, valid at `time`.

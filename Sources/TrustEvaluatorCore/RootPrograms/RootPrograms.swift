@@ -145,11 +145,11 @@ public struct RootPrograms: Sendable {
     public let roots: [Root]
     /// Where the data came from, one entry per kind of file.
     public let sources: [Source]
-    private let byFingerprint: [[UInt8]: Int]
+    private let byFingerprint: [DigestKey: Int]
     /// By the SHA-256 of the SubjectPublicKeyInfo (a ``PublicKeyPin``'s bytes, which a
     /// ``Certificate`` holds already), for roots whose ``Root/subjectAndKey`` is known: a lookup
     /// that misses costs no hashing.
-    private let byKey: [[UInt8]: [Int]]
+    private let byKey: [DigestKey: [Int]]
     /// The facts the roots were combined from, when they came from the programs' files: a newer
     /// file replaces its own kind's facts (``init(files:over:allowingOlder:)``).
     let facts: RootProgramFacts?
@@ -167,11 +167,13 @@ public struct RootPrograms: Sendable {
         self.roots = roots
         self.sources = sources
         self.facts = facts
-        var byFingerprint: [[UInt8]: Int] = [:]
-        var byKey: [[UInt8]: [Int]] = [:]
+        var byFingerprint: [DigestKey: Int] = [:]
+        var byKey: [DigestKey: [Int]] = [:]
+        byFingerprint.reserveCapacity(roots.count)
         for (index, root) in roots.enumerated() {
-            byFingerprint[root.sha256] = byFingerprint[root.sha256] ?? index
-            if root.subjectAndKey != nil, let key = root.publicKeySHA256 { byKey[key, default: []].append(index) }
+            let fingerprint = DigestKey(root.sha256)
+            byFingerprint[fingerprint] = byFingerprint[fingerprint] ?? index
+            if root.subjectAndKey != nil, let key = root.publicKeySHA256 { byKey[DigestKey(key), default: []].append(index) }
         }
         self.byFingerprint = byFingerprint
         self.byKey = byKey
@@ -182,8 +184,8 @@ public struct RootPrograms: Sendable {
 
     /// The root `certificate` is, if a program has it: by its fingerprint, else by its subject and key.
     public func root(for certificate: Certificate) -> Root? {
-        if let index = byFingerprint[certificate.sha256Fingerprint] { return roots[index] }
-        guard let candidates = byKey[certificate.publicKeyPin.digest] else { return nil }
+        if let index = byFingerprint[DigestKey(certificate.sha256Fingerprint)] { return roots[index] }
+        guard let candidates = byKey[DigestKey(certificate.publicKeyPin.digest)] else { return nil }
         let subjectAndKey = Self.subjectAndKey(of: certificate)
         return candidates.lazy.map { roots[$0] }.first { $0.subjectAndKey == subjectAndKey }
     }
@@ -191,7 +193,7 @@ public struct RootPrograms: Sendable {
     /// The roots whose key is `pin` (known for the roots of Mozilla's file, which carries certificates).
     public func roots(withKey pin: PublicKeyPin) -> [Root] {
         guard pin.algorithm == .sha256 else { return [] }
-        return (byKey[pin.digest] ?? []).map { roots[$0] }
+        return (byKey[DigestKey(pin.digest)] ?? []).map { roots[$0] }
     }
 
     /// What ``Root/subjectAndKey`` is for a certificate.
@@ -202,5 +204,35 @@ public struct RootPrograms: Sendable {
     /// One line naming the data: "nss-certdata 9d75dfde… (data to 2026-05-01); ccadb …".
     public var provenance: String {
         sources.isEmpty ? "none" : sources.map(\.description).joined(separator: "; ")
+    }
+}
+
+/// A SHA-256 digest as a dictionary key: four words hashed at once (an `[UInt8]` key is hashed
+/// byte by byte, which made building the bundled data's indexes a visible part of a command's start).
+struct DigestKey: Hashable {
+    private let words: (UInt64, UInt64, UInt64, UInt64)
+
+    init(_ bytes: [UInt8]) {
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        bytes.withUnsafeBytes { raw in
+            func word(_ offset: Int) -> UInt64 {
+                guard raw.count >= offset + 8 else { return 0 }
+                return raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            }
+            words = (word(0), word(8), word(16), word(24))
+        }
+        // Shorter digests (never 32 bytes here) still differ from each other: mix in the length.
+        self.words = bytes.count == 32 ? words : (words.0 ^ UInt64(bytes.count), words.1, words.2, words.3 ^ UInt64(bytes.count))
+    }
+
+    static func == (lhs: DigestKey, rhs: DigestKey) -> Bool {
+        lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2 && lhs.words.3 == rhs.words.3
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
     }
 }
