@@ -27,7 +27,7 @@ extension Configuration {
     ///   - time: "Now", for expiry checks.
     ///   - days: Pinned leaf certificates expiring within this many days are flagged.
     ///   - publicRoots: More roots to count as public besides the root programs' (each host's
-    ///     ``ValidationPolicy/rootPrograms``); pinning one is over-broad.
+    ///     `ValidationPolicy.rootPrograms`); pinning one is over-broad.
     /// - Returns: Findings, errors first. Errors: an enforced pin set without a backup pin, an
     ///   expired pin set, CT log lists too old (or undated) for a policy that then refuses every
     ///   connection. Warnings: everything else, among them a CT requirement whose scope exempts

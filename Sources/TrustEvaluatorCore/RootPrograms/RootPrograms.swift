@@ -1,4 +1,4 @@
-package import PincheckOpenSSL
+internal import PincheckOpenSSL
 import FoundationEssentials
 
 /// Which roots the browsers' root programs trust for TLS servers, and until when: Mozilla's (NSS
