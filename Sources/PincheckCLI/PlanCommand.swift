@@ -217,19 +217,36 @@ struct PlanOutcome {
                     let covered = siblings.count { sibling in today.pinsFound.contains { $0.certificate.sha256Fingerprint == sibling.sha256 } }
                     notes.append("the pin on \(ca.name) covers \(covered) of the \(siblings.count) intermediates \(ca.owner) issues from under \(parent) (\(siblings.map(\.name).joined(separator: ", "))), and it may issue the next certificate from any of them: pin \(parent)'s key, or every sibling's")
                 }
+                // The same CA under other parents: cross-signed, or re-issued under a successor root.
+                let others = families.all.filter { $0.name == ca.name && $0.owner == ca.owner && $0.parentSHA256 != ca.parentSHA256 && $0.isValid(at: time) }
+                let otherParents = others.compactMap { other in
+                    programs.roots.first { $0.sha256 == other.parentSHA256 }?.name ?? families.all.first { $0.sha256 == other.parentSHA256 }?.name
+                }
+                if !otherParents.isEmpty {
+                    notes.append("\(ca.name) is also issued under \(Set(otherParents).sorted().joined(separator: ", ")) (a cross-sign or a successor root): a pin on \(parent) does not cover that path")
+                }
                 if let end = ca.validTo {
                     notes.append("\(ca.name) expires \(Timestamp.day(end)) (\(Int(end.timeIntervalSince(time) / 86_400)) days): a pin on it ends then at the latest")
                 }
                 if ca.crlPartitions > 1 { notes.append("\(ca.name) publishes its CRL in \(ca.crlPartitions) partitions") }
             } else if certificate.isSelfSigned, let root = programs.root(for: certificate) {
                 let issued = families.issued(by: root.sha256, at: time)
-                notes.append("the pin on \(root.name) covers the \(issued.count) TLS intermediate\(issued.count == 1 ? "" : "s") it issued (\(issued.map(\.name).joined(separator: ", "))) and any it issues later")
+                // A root among what it issued is a successor it cross-signed (ISRG Root X1 → X2).
+                let rootNames = Set(programs.roots.map(\.name))
+                let successors = issued.filter { rootNames.contains($0.name) && $0.name != root.name }
+                let intermediates = issued.filter { !rootNames.contains($0.name) }
+                notes.append("the pin on \(root.name) covers the \(intermediates.count) TLS intermediate\(intermediates.count == 1 ? "" : "s") it issued (\(intermediates.map(\.name).joined(separator: ", "))) and any it issues later")
+                if !successors.isEmpty {
+                    notes.append("\(root.name) cross-signs \(successors.map(\.name).joined(separator: ", ")): a successor root, whose own intermediates this pin covers only on the cross-signed path")
+                }
                 if root.isDistrustedOrScheduled { notes.append("\(root.name): \(root.programSummary)") }
             }
         }
         // A pin above the verified path's end: the path stops at an anchor that is not a root
         // (an intermediate the store trusts itself), so a pin on the CA above it never matches.
-        if let path = today.verifiedPath ?? today.builtPath, let top = path.certificates.last, !top.isSelfSigned,
+        // Only for a chain refused for its pins alone: its built path is then the verified one.
+        if !today.failures.isEmpty, today.failures.allSatisfy({ $0.code == .pinMismatch }),
+           let path = today.builtPath, path.anchoring == .trustAnchor, let top = path.certificates.last, !top.isSelfSigned,
            !pinned.isEmpty, !pinned.contains(where: { pin in path.certificates.contains { pin.matches($0) } }) {
             let above = pinned.flatMap { programs.roots(withKey: $0) }.first { $0.name.isEmpty == false }
             let pinnedName = above.map { "\($0.name)'s key" } ?? "a CA above it"

@@ -76,6 +76,9 @@ extension Configuration {
                     add(.warning, "distrusted-root-pin", "\(pin) is the key of \(root.name), which a browser's root program distrusts (\(root.programSummary)): certificates issued under it after that are refused; pin the CA the host moves to")
                 }
             }
+            for (message, code) in Self.familyFindings(pinned: certificates, pins: pins, programs: programs, at: time) {
+                add(.warning, code, message)
+            }
             for certificate in certificates where !certificate.isCertificateAuthority {
                 let left = Int(certificate.notAfter.timeIntervalSince(time) / 86_400)
                 if left <= days {
@@ -87,6 +90,27 @@ extension Configuration {
             }
         }
         return findings.sorted { ($0.level, $1.path) > ($1.level, $0.path) }
+    }
+
+    /// A pinned intermediate that is one of several its CA issues from under the same parent
+    /// (``CAFamilies``), when neither the parent's key nor every sibling is pinned.
+    private static func familyFindings(pinned certificates: [Certificate], pins: [PublicKeyPin], programs: RootPrograms,
+                                       at time: Date) -> [(String, String)] {
+        let families = programs.families
+        var findings: [(String, String)] = []
+        var reported: Set<String> = []
+        for certificate in certificates {
+            guard let ca = families.ca(for: certificate) else { continue }
+            let siblings = families.siblings(of: ca, at: time)
+            guard siblings.count > 1 else { continue }
+            let pinnedSiblings = siblings.filter { sibling in certificates.contains { $0.sha256Fingerprint == sibling.sha256 } }
+            let parentPinned = programs.roots.first { $0.sha256 == ca.parentSHA256 }
+                .map { root in root.publicKeySHA256.map { key in pins.contains { $0.algorithm == .sha256 && $0.digest == key } } ?? false } ?? false
+            let parent = programs.roots.first { $0.sha256 == ca.parentSHA256 }?.name ?? families.all.first { $0.sha256 == ca.parentSHA256 }?.name ?? "its parent"
+            guard !parentPinned, pinnedSiblings.count < siblings.count, reported.insert("\(ca.owner)/\(parent)").inserted else { continue }
+            findings.append(("the pins cover \(pinnedSiblings.count) of the \(siblings.count) intermediates \(ca.owner) issues from under \(parent) (\(siblings.map(\.name).joined(separator: ", "))): a renewal may come from any of them; pin \(parent)'s key, or every sibling", "ca-family-partly-pinned"))
+        }
+        return findings
     }
 
     /// A CT requirement that can never apply, or whose lists are (or soon are) too old for its policy.

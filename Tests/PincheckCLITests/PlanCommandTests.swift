@@ -2,6 +2,7 @@ import Foundation
 import PincheckTestSupport
 import Testing
 @testable import PincheckCLI
+import TrustEvaluator
 
 /// `pincheck plan`: will a renewal or a CA move break the app's pins, and which pins keep both working.
 @Suite("pincheck plan", .serialized)
@@ -45,7 +46,32 @@ struct PlanCommandTests {
         let result = F.run(["plan", config, "--current", chain, "--next", chain, "--at", "2024-07-15"])
         #expect(result.output.contains("the pin on E6 covers 1 of the 5 intermediates Internet Security Research Group issues from under ISRG Root X2 (E5, E6, E7, E8, E9)"), "\(result.output)")
         #expect(result.output.contains("E6 expires 2027-03-12"))
+        #expect(result.output.contains("E6 is also issued under ISRG Root X1"), "the cross-sign")
         #expect(result.output.contains("partitions"))
+        // Pinned on the root instead: the intermediates it issued, E5–E9 among them.
+        let x2 = try Certificate.load(contentsOf: root)[0].publicKeyPin.description
+        let rootConfig = try ConfigAndLintCommandTests.write("""
+            { "version": 1, "anchors": ["\(root)"], "hosts": [ { "pattern": "lencr.org", "pins": ["\(x2)", "\(try Self.pin("attacker-root"))"] } ] }
+            """)
+        defer { try? FileManager.default.removeItem(atPath: rootConfig) }
+        let rooted = F.run(["plan", rootConfig, "--current", chain, "--next", chain, "--at", "2024-07-15"])
+        #expect(rooted.output.contains("the pin on ISRG Root X2 covers the") && rooted.output.contains("E5, E6, E7, E8, E9"), "\(rooted.output)")
+    }
+
+    @Test("a pin on the root above an intermediate the store trusts itself can never match: plan says why")
+    func pinAboveThePath() throws {
+        let config = try ConfigAndLintCommandTests.write("""
+            { "version": 1, "anchors": ["CERTS/rsa-intermediate.pem"],
+              "hosts": [ { "pattern": "www.example.test", "pins": ["\(try Self.pin("rsa-root"))", "\(try Self.pin("attacker-root"))"] } ] }
+            """)
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let result = Self.plan(config, next: [F.path("rsa-leaf-rotated.pem")])
+        #expect(result.output.contains("the verified path ends at CN=Pincheck Test RSA Intermediate CA,O=Pincheck Tests, an anchor of the store although it is not a root"), "\(result.output)")
+        #expect(result.output.contains("can never match"))
+        // Pins on the path itself give no such line.
+        let fine = try Self.configuration([try Self.pin("rsa-intermediate"), try Self.pin("attacker-root")])
+        defer { try? FileManager.default.removeItem(atPath: fine) }
+        #expect(!Self.plan(fine, next: [F.path("rsa-leaf-rotated.pem")]).output.contains("can never match"))
     }
 
     @Test("CA pins: the same renewal survives")

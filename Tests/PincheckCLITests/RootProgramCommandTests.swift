@@ -1,6 +1,8 @@
 import Foundation
+import PincheckTestSupport
 import Testing
 import TrustEvaluator
+@testable import PincheckCLI
 
 /// The root programs on the command line: private roots in the system store, the data shown.
 @Suite("pincheck and the root programs", .serialized)
@@ -65,5 +67,43 @@ struct RootProgramCommandTests {
         #expect(bad.status == 2 && bad.errors.contains("input.root-program-data"))
         let json = try F.runBinary(["verify", F.path("chains/rsa-good.pem"), "--host", "www.example.test", "--json"] + F.anchors + F.at)
         #expect(json.output.contains("\"rootPrograms\":{") && json.output.contains("\"anchorIsPublic\":false"))
+    }
+}
+
+/// What `audit` says of the root programs, on verdicts made with programs built for the test PKI.
+@Suite("audit: root-program notes")
+struct AuditRootProgramNoteTests {
+    static func programs(_ memberships: [RootPrograms.Membership]) -> RootPrograms {
+        let root = TestPKI.certificate("rsa-root")
+        return RootPrograms(roots: [RootPrograms.Root(name: "Test Root", sha256: root.sha256Fingerprint, subjectAndKey: nil, memberships: memberships)],
+                            sources: [])
+    }
+
+    static func verdict(_ programs: RootPrograms, pinnedRoot: Certificate? = nil) throws -> Verdict {
+        var validation = ValidationPolicy(anchors: try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")]))
+        validation.rootPrograms = RootProgramPolicy(data: programs)
+        var pinned = [TestPKI.certificate("rsa-intermediate")]
+        if let pinnedRoot { pinned.append(pinnedRoot) }
+        let set = try PinSet(.certificates(try PinnedCertificates(pinned)))
+        let host = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [set], validation: validation)
+        return try TrustManager(policies: [host]).evaluate(TestPKI.chain("rsa-good"), host: "www.example.test", at: TestPKI.time)
+    }
+
+    @Test("a chain ending at a root a program has scheduled is named, with the program and the date; a root in no program is not")
+    func scheduledRoot() throws {
+        let date = Date(timeIntervalSince1970: 4_102_444_800)  // 2100-01-01: the test leaf predates it
+        let scheduled = try Self.verdict(Self.programs([RootPrograms.Membership(program: .mozilla, status: .included, distrustAfter: date)]))
+        #expect(scheduled.isTrusted)
+        let notes = AuditResult.rootProgramNotes(scheduled)
+        #expect(notes.contains { $0.contains("Test Root") && $0.contains("Mozilla (distrusts certificates issued after 2100-01-01)") }, "\(notes)")
+        #expect(AuditResult.rootProgramNotes(try Self.verdict(.none)).isEmpty)
+    }
+
+    @Test("a pinned root in no program, on a host whose chain is public, can match only if the host moves to it")
+    func privateRootPinnedOnPublicHost() throws {
+        let included = Self.programs([RootPrograms.Membership(program: .chrome, status: .included)])
+        let notes = AuditResult.rootProgramNotes(try Self.verdict(included, pinnedRoot: TestPKI.certificate("attacker-root")))
+        #expect(notes.contains { $0.contains("is in no root program while the host's chain is public") }, "\(notes)")
+        #expect(!AuditResult.rootProgramNotes(try Self.verdict(included)).contains { $0.contains("no root program") })
     }
 }

@@ -340,3 +340,33 @@ struct CAFamilyTests {
         #expect(try LintTests.lint(healthy).isEmpty)
     }
 }
+
+@Suite("root programs: CA families in lint")
+struct CAFamilyLintTests {
+    @Test("a pinned Let's Encrypt intermediate is 1 of the 5 its CA rotates between: lint says so; a pin on a test CA says nothing",
+          .enabled(if: SharedData.has("realworld")))
+    func partlyPinnedFamily() throws {
+        let chain = RealWorldCorpus.folder.appendingPathComponent("chains/rpv-letsencrypt_org_valid-04e9d2d4.pem").path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-family-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let e6 = try Certificate.load(contentsOf: chain)[1]
+        try e6.pemEncoded.write(to: folder.appendingPathComponent("e6.pem"), atomically: true, encoding: .utf8)
+        let json = #"{ "version": 1, "hosts": [ { "pattern": "lencr.org", "mode": "certificate", "pinnedCertificates": ["\#(folder.path)/e6.pem", "rsa-intermediate.pem"] } ] }"#
+        let findings = try LintTests.lint(json, at: Timestamp.parse("2024-07-15")!)
+        let finding = try #require(findings.first { $0.code == "ca-family-partly-pinned" }, "\(findings)")
+        #expect(finding.message.contains("1 of the 5 intermediates") && finding.message.contains("E5, E6, E7, E8, E9"))
+        let testOnly = #"{ "version": 1, "hosts": [ { "pattern": "a.example.test", "mode": "certificate", "pinnedCertificates": ["rsa-intermediate.pem", "ec-intermediate.pem"] } ] }"#
+        #expect(!(try LintTests.lint(testOnly)).contains { $0.code == "ca-family-partly-pinned" })
+    }
+}
+
+@Suite("root programs: successors")
+struct RootSuccessorTests {
+    @Test("ISRG Root X1 cross-signs its successor ISRG Root X2: the CCADB lists X2 (its TLS-capable cross-certificate of 2026) among what X1 issued", .enabled(if: SharedData.has("realworld")))
+    func crossSignedSuccessor() throws {
+        let x1 = try Certificate.load(contentsOf: RealWorldCorpus.folder.appendingPathComponent("roots/ISRG-Root-X1-96bcec06.pem").path)[0]
+        let issued = RootPrograms.bundled.families.issued(by: x1.sha256Fingerprint, at: Timestamp.parse("2026-06-01")!).map(\.name)
+        #expect(issued.contains("ISRG Root X2") && issued.contains("R11"), "\(issued)")
+    }
+}
