@@ -211,17 +211,14 @@ struct PlanOutcome {
             let certificate = match.certificate
             if let ca = families.ca(for: certificate) {
                 let siblings = families.siblings(of: ca, at: time)
-                let parent = programs.roots.first { $0.sha256 == ca.parentSHA256 }?.name
-                    ?? families.all.first { $0.sha256 == ca.parentSHA256 }?.name ?? "its parent"
+                let parent = programs.caName(sha256: ca.parentSHA256) ?? "its parent"
                 if siblings.count > 1 {
                     let covered = siblings.count { sibling in today.pinsFound.contains { $0.certificate.sha256Fingerprint == sibling.sha256 } }
                     notes.append("the pin on \(ca.name) covers \(covered) of the \(siblings.count) intermediates \(ca.owner) issues from under \(parent) (\(siblings.map(\.name).joined(separator: ", "))), and it may issue the next certificate from any of them: pin \(parent)'s key, or every sibling's")
                 }
                 // The same CA under other parents: cross-signed, or re-issued under a successor root.
                 let others = families.all.filter { $0.name == ca.name && $0.owner == ca.owner && $0.parentSHA256 != ca.parentSHA256 && $0.isValid(at: time) }
-                let otherParents = others.compactMap { other in
-                    programs.roots.first { $0.sha256 == other.parentSHA256 }?.name ?? families.all.first { $0.sha256 == other.parentSHA256 }?.name
-                }
+                let otherParents = others.compactMap { programs.caName(sha256: $0.parentSHA256) }
                 if !otherParents.isEmpty {
                     notes.append("\(ca.name) is also issued under \(Set(otherParents).sorted().joined(separator: ", ")) (a cross-sign or a successor root): a pin on \(parent) does not cover that path")
                 }

@@ -104,9 +104,9 @@ extension Configuration {
             let siblings = families.siblings(of: ca, at: time)
             guard siblings.count > 1 else { continue }
             let pinnedSiblings = siblings.filter { sibling in certificates.contains { $0.sha256Fingerprint == sibling.sha256 } }
-            let parentPinned = programs.roots.first { $0.sha256 == ca.parentSHA256 }
-                .map { root in root.publicKeySHA256.map { key in pins.contains { $0.algorithm == .sha256 && $0.digest == key } } ?? false } ?? false
-            let parent = programs.roots.first { $0.sha256 == ca.parentSHA256 }?.name ?? families.all.first { $0.sha256 == ca.parentSHA256 }?.name ?? "its parent"
+            let parentKey = programs.root(sha256: ca.parentSHA256)?.publicKeySHA256
+            let parentPinned = parentKey.map { key in pins.contains { $0.algorithm == .sha256 && $0.digest == key } } ?? false
+            let parent = programs.caName(sha256: ca.parentSHA256) ?? "its parent"
             guard !parentPinned, pinnedSiblings.count < siblings.count, reported.insert("\(ca.owner)/\(parent)").inserted else { continue }
             findings.append(("the pins cover \(pinnedSiblings.count) of the \(siblings.count) intermediates \(ca.owner) issues from under \(parent) (\(siblings.map(\.name).joined(separator: ", "))): a renewal may come from any of them; pin \(parent)'s key, or every sibling", "ca-family-partly-pinned"))
         }

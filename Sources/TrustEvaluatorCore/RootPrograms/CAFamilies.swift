@@ -49,7 +49,12 @@ public struct CAFamilies: Sendable {
 
     /// The disclosed intermediate `certificate` is, if it is one.
     public func ca(for certificate: Certificate) -> CA? {
-        bySHA256[DigestKey(certificate.sha256Fingerprint)].map { all[$0] }
+        ca(sha256: certificate.sha256Fingerprint)
+    }
+
+    /// The disclosed intermediate with this certificate fingerprint.
+    public func ca(sha256: [UInt8]) -> CA? {
+        bySHA256[DigestKey(sha256)].map { all[$0] }
     }
 
     /// The intermediates `parent` (a root's or an intermediate's certificate fingerprint) issued
@@ -65,6 +70,11 @@ public struct CAFamilies: Sendable {
 }
 
 extension RootPrograms {
+    /// The name of the root or disclosed intermediate with this fingerprint (a CA's parent).
+    public func caName(sha256: [UInt8]) -> String? {
+        root(sha256: sha256)?.name ?? families.ca(sha256: sha256)?.name
+    }
+
     /// The CA families: from a CCADB file read at run time, else from the bundled data (decoded
     /// on first use, so an evaluation never pays for it).
     public var families: CAFamilies {

@@ -190,6 +190,11 @@ public struct RootPrograms: Sendable {
         return candidates.lazy.map { roots[$0] }.first { $0.subjectAndKey == subjectAndKey }
     }
 
+    /// The root with this certificate fingerprint, if a program has it.
+    public func root(sha256: [UInt8]) -> Root? {
+        byFingerprint[DigestKey(sha256)].map { roots[$0] }
+    }
+
     /// The roots whose key is `pin` (known for the roots of Mozilla's file, which carries certificates).
     public func roots(withKey pin: PublicKeyPin) -> [Root] {
         guard pin.algorithm == .sha256 else { return [] }
