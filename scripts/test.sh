@@ -93,6 +93,9 @@ fi
 log "build"
 swift build --build-tests "${traits[@]}"
 
+log "impossible states: the code in api/impossible/ does not compile (a pin set without pins, …)"
+scripts/impossible.sh
+
 log "tests"
 swift test "${traits[@]}" 2>&1 | tee "$results"
 

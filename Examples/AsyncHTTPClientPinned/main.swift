@@ -44,7 +44,7 @@ do {
     print("request failed: \(error)")
     status = 1
 }
-try await client.shutdown()
+try await client.shutdown().get()
 exit(status)
 #else
 import Foundation

@@ -53,7 +53,7 @@ do {
     print("call failed: \(error)")
     status = 1
 }
-try await httpClient.shutdown()
+try await httpClient.shutdown().get()
 exit(status)
 #else
 import Foundation

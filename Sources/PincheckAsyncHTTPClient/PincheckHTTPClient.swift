@@ -84,19 +84,19 @@ public struct PincheckHTTPClient: Sendable {
         func refuse(_ limit: Limit, _ detail: String) -> PincheckError {
             PincheckError(.invalidPolicy, "AsyncHTTPClient cannot enforce this policy (\(limit.rawValue)): \(detail)")
         }
-        if case .disabled = policy.chainValidation {
+        if case .disabled = policy.validation.chainValidation {
             throw refuse(.chainValidationDisabled, "NIOSSL verifies every chain it is given; use the NIO verifier for test servers")
         }
-        if policy.purpose != .serverAuthentication || !policy.requiredKeyUsages.isEmpty {
+        if policy.validation.purpose != .serverAuthentication || !policy.validation.requiredKeyUsages.isEmpty {
             throw refuse(.leafRequirements, "only a server's leaf with NIOSSL's own purpose checks can be required here")
         }
-        if !policy.revocationLists.isEmpty || policy.revocation.requireStapledOCSP || policy.revocation.distributionPointCRLs?.failure == .hard {
+        if !policy.validation.revocationLists.isEmpty || policy.validation.revocation.requireStapledOCSP || policy.validation.revocation.distributionPointCRLs?.failure == .hard {
             throw refuse(.revocation, "no stapled OCSP response or CRL reaches the connection initializers; a policy that must fail without a revocation status would refuse every server")
         }
-        if let transparency = policy.certificateTransparency {
+        if let transparency = policy.validation.certificateTransparency {
             throw refuse(.certificateTransparency, "the \(transparency.policy.rawValue) CT policy needs the leaf's issuer, whose key its embedded SCTs are signed over, and the connection initializers see the leaf alone; use the NIO verifier")
         }
-        let anchors = policy.anchors.certificates
+        let anchors = policy.validation.anchors.certificates
         if let notRoot = anchors.first(where: { !$0.isSelfSigned }) {
             throw refuse(.anchorNotRoot, "\(notRoot.subject) is not a self-signed root, and BoringSSL ends a path only at a root")
         }
@@ -132,7 +132,7 @@ public struct PincheckHTTPClient: Sendable {
                 }
             }
         }
-        if trustRoots.isEmpty, case .certificates = policy.anchors.origin {
+        if trustRoots.isEmpty, case .certificates = policy.validation.anchors.origin {
             throw PincheckError(.invalidPolicy, "AsyncHTTPClient needs at least one trust root; the policy has no anchor")
         }
     }
@@ -183,14 +183,14 @@ public struct PincheckHTTPClient: Sendable {
     /// NIOSSL's client configuration: the trust roots, NIOSSL's host check as the policy asks.
     public func tlsConfiguration() throws -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
-        switch policy.anchors.origin {
-        case .system where trustRoots.count == policy.anchors.certificates.count:
+        switch policy.validation.anchors.origin {
+        case .system where trustRoots.count == policy.validation.anchors.certificates.count:
             configuration.trustRoots = .default
         default:
             configuration.trustRoots = .certificates(try trustRoots.map { try NIOSSLCertificate(bytes: $0.derBytes, format: .der) })
         }
         configuration.additionalTrustRoots = []
-        if case .disabled = policy.nameValidation {
+        if case .disabled = policy.validation.nameValidation {
             configuration.certificateVerification = .noHostnameVerification
         } else {
             configuration.certificateVerification = .fullVerification

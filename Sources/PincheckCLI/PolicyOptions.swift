@@ -140,7 +140,7 @@ struct PolicyOptions: ParsableArguments {
             return Judge(.manager(manager), fetcher: fetcher)
         }
         let policy = try makePolicy(defaultRevocation: defaultRevocation)
-        return Judge(.policy(Evaluator(policy: policy)), fetcher: policy.revocation.distributionPointCRLs == nil ? nil : fetcher)
+        return Judge(.policy(Evaluator(policy: policy)), fetcher: policy.validation.revocation.distributionPointCRLs == nil ? nil : fetcher)
     }
 
     /// The `--ca-file` certificates: public or private by root-program membership, unless
@@ -168,11 +168,11 @@ struct PolicyOptions: ParsableArguments {
             anchors: anchors,
             chainValidation: allowInvalidCertificates ? .disabled(because: "--allow-invalid-certificates") : .required,
             nameValidation: noValidateDomainName ? .disabled(because: "--no-validate-domain-name") : .required)
-        for path in crlFiles { policy.revocationLists += try CertificateRevocationList.load(contentsOf: path) }
-        policy.revocation.requireStapledOCSP = requireStaple
-        policy.revocation.distributionPointCRLs = revocationOptions.distributionPointCRLs(default: defaultRevocation)
-        policy.certificateTransparency = try transparency.requirement()
-        policy.rootPrograms = try rootProgramOptions.policy()
+        for path in crlFiles { policy.validation.revocationLists += try CertificateRevocationList.load(contentsOf: path) }
+        policy.validation.revocation.requireStapledOCSP = requireStaple
+        policy.validation.revocation.distributionPointCRLs = revocationOptions.distributionPointCRLs(default: defaultRevocation)
+        policy.validation.certificateTransparency = try transparency.requirement()
+        policy.validation.rootPrograms = try rootProgramOptions.policy()
         return policy
     }
 }

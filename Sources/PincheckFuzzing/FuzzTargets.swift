@@ -213,7 +213,7 @@ struct ChainFixture: Sendable {
             var requirement = CertificateTransparency.Requirement(policy: policy, logs: transparencyLogs)
             requirement.scope = .everyAnchor
             var validation = TrustPolicy(anchors: anchorSet)
-            validation.certificateTransparency = requirement
+            validation.validation.certificateTransparency = requirement
             return TrustManager(policies: [try! HostPolicy("www.example.test", policy: validation)])
         }
     }

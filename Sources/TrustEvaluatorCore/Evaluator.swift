@@ -88,8 +88,7 @@ public struct Evaluator: Sendable {
     /// - Throws: As ``evaluate(_:host:at:)``.
     public func evaluate(_ servedChain: [Certificate], host: String?, at time: Date,
                          stapledOCSPResponse: [UInt8]?) throws(PincheckError) -> Verdict {
-        guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
-        let peer = try host.map { host throws(PincheckError) in try HostName.peerName(for: host) }
+        let peer = try EvaluationEntry.peer(of: servedChain, host: host)
         return plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse,
                              verdictCache: verdictCache, diagnostics: diagnostics)
     }
@@ -112,8 +111,7 @@ extension Evaluator {
     /// - Throws: As ``evaluate(_:host:at:)``.
     public func evaluate(_ servedChain: [Certificate], host: String?, at time: Date, stapledOCSPResponse: [UInt8]? = nil,
                          fetchingRevocationListsWith fetcher: RevocationListFetcher) async throws(PincheckError) -> Verdict {
-        guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
-        let peer = try host.map { host throws(PincheckError) in try HostName.peerName(for: host) }
+        let peer = try EvaluationEntry.peer(of: servedChain, host: host)
         let lists = await plan.revocationLists(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher)
         return plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, revocationLists: lists,
                              verdictCache: verdictCache, diagnostics: diagnostics)
@@ -125,8 +123,7 @@ extension Evaluator {
     package func evaluate(_ servedChain: [Certificate], host: String?, at time: Date, stapledOCSPResponse: [UInt8]? = nil,
                           presentedSCTs: [SignedCertificateTimestamp] = [],
                           waitingForRevocationListsFrom fetcher: RevocationListFetcher?) throws(PincheckError) -> Verdict {
-        guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
-        let peer = try host.map { host throws(PincheckError) in try HostName.peerName(for: host) }
+        let peer = try EvaluationEntry.peer(of: servedChain, host: host)
         let lists = fetcher.flatMap { plan.revocationListsWaiting(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: $0) }
         return plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, revocationLists: lists,
                              presentedSCTs: presentedSCTs, verdictCache: verdictCache, diagnostics: diagnostics)
@@ -137,7 +134,7 @@ extension Certificate {
     /// A served chain from DER: each certificate from `cache` when given (parsed and kept on a miss).
     /// - Throws: ``PincheckError`` when the chain is empty or a certificate does not parse.
     static func chain(derEncoded chain: [[UInt8]], cache: CertificateCache?) throws(PincheckError) -> [Certificate] {
-        guard !chain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
+        try EvaluationEntry.requireServed(chain)
         if let cache { return try cache.chain(derEncoded: chain) }
         var parsed: [Certificate] = []
         parsed.reserveCapacity(chain.count)

@@ -78,7 +78,7 @@ struct PathFindings {
 
 /// A policy's path checks in their two kinds.
 struct PathChecks: Sendable {
-    /// The certificate profile's checks (``TrustPolicy/Profile``): with chain validation disabled
+    /// The certificate profile's checks (``ValidationPolicy/Profile``): with chain validation disabled
     /// their failures are warnings, since the pins decide then.
     var profile: [any PathCheck]
     /// Checks the policy asked for, which decide whatever the chain validation.

@@ -89,7 +89,7 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public static let revoked = Code(.revoked)
         /// CRLs were supplied but none covers a certificate, or one could not be used.
         public static let revocationUnknown = Code(.revocationUnknown)
-        /// A certificate of the path breaks the strict Web PKI profile (``TrustPolicy/Profile``).
+        /// A certificate of the path breaks the strict Web PKI profile (``ValidationPolicy/Profile``).
         public static let profileViolation = Code(.profileViolation)
         /// The leaf's keyUsage does not allow a usage the policy requires.
         public static let keyUsage = Code(.keyUsage)

@@ -131,8 +131,7 @@ public final class SecurityPolicy {
     }
 
     private static func rejection(_ served: [Certificate], domain: String?, time: Date, reason: Reason) throws(PincheckError) -> Verdict {
-        guard !served.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
-        let host = try domain.map { domain throws(PincheckError) in try HostName.peerName(for: domain).text }
+        let host = try EvaluationEntry.peer(of: served, host: domain)?.text
         return Verdict(failures: [reason], warnings: [], verifiedPath: nil, servedChain: served,
                        checkedHost: host, pinsFound: [], evaluationTime: time)
     }

@@ -9,11 +9,54 @@ import FoundationEssentials
 /// unlisted hosts, a report collector) a `ValidationPolicy` is asked for, so no pins can be given
 /// there to be ignored.
 public struct ValidationPolicy: Sendable {
-    public typealias ChainValidation = TrustPolicy.ChainValidation
-    public typealias NameValidation = TrustPolicy.NameValidation
-    public typealias Purpose = TrustPolicy.Purpose
-    public typealias Profile = TrustPolicy.Profile
-    public typealias RevocationScope = TrustPolicy.RevocationScope
+    /// Whether the chain must verify against the trust anchors (AFSecurityPolicy's
+    /// `allowInvalidCertificates`, inverted).
+    public enum ChainValidation: Sendable, Hashable {
+        /// The chain must verify against ``ValidationPolicy/anchors``.
+        case required
+        /// Skip anchor validation. With no pinning every chain is accepted (unless a host must be
+        /// checked, which then always fails); with pinning the pins alone decide, and only
+        /// certificates that really certify the leaf by signature can match.
+        /// - Warning: For test servers only. Never ship this.
+        case disabled(because: String)
+    }
+
+    /// Whether the leaf must carry the requested host name (AFSecurityPolicy's `validatesDomainName`).
+    public enum NameValidation: Sendable, Hashable {
+        /// The leaf's subjectAltName must match the host (DNS name or IP address; never the subject CN).
+        case required
+        /// Do not check the name.
+        /// - Warning: Any valid certificate for any host is then accepted for this one (CVE-2015-3996).
+        case disabled(because: String)
+    }
+
+    /// What the leaf must be good for: which peer it authenticates.
+    public enum Purpose: Sendable, Hashable {
+        /// A TLS server (OpenSSL purpose sslserver; EKU serverAuth when an EKU is present).
+        case serverAuthentication
+        /// A TLS client (OpenSSL purpose sslclient; EKU clientAuth when an EKU is present).
+        case clientAuthentication
+    }
+
+    /// Which certificate profile the path must meet on top of OpenSSL's RFC 5280 checks.
+    public enum Profile: Sendable, Hashable {
+        /// The Web PKI server profile (CA/Browser Forum baseline requirements as x509-limbo
+        /// tests them): the checks under `Strict/`, run over every verified path. The default.
+        case strictWebPKI
+        /// Only what OpenSSL checks, with hardened flags (purpose, X509_STRICT, no CN fallback, no partial wildcards).
+        /// - Warning: accepts certificates the Web PKI forbids (CA-flagged leaves, invalid
+        ///   DNS names, AKI/SKI mismatches, …). For private PKIs that need them.
+        case openSSLOnly(because: String)
+    }
+
+    /// Which certificates supplied CRLs must cover.
+    public enum RevocationScope: Sendable, Hashable {
+        /// The leaf only (the issuing CA's CRL).
+        case leaf
+        /// Every certificate of the path but the anchor: a CRL from each issuer is needed.
+        case wholeChain
+    }
+
 
     /// The anchors chains must lead to (the system store unless replaced). Any certificate given
     /// here ends a path, a root or not: an intermediate given as anchor needs nothing above it.

@@ -77,12 +77,12 @@ public struct PincheckClientCertificateVerifier: Sendable {
                 revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
                 offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
                 verdictCache: VerdictCache? = VerdictCache()) throws(PincheckError) {
-        if case .disabled = policy.chainValidation {
+        if case .disabled = policy.validation.chainValidation {
             throw PincheckError(.invalidPolicy, "a server must validate its clients' chains: chainValidation cannot be disabled here")
         }
         var clients = policy
-        clients.purpose = .clientAuthentication
-        clients.nameValidation = .disabled(because: "a client certificate names no host to check")
+        clients.validation.purpose = .clientAuthentication
+        clients.validation.nameValidation = .disabled(because: "a client certificate names no host to check")
         self.policy = clients
         self.requiredIdentities = requiredIdentities
         self.revocationLists = revocationLists
@@ -98,7 +98,7 @@ public struct PincheckClientCertificateVerifier: Sendable {
         do throws(PincheckError) {
             let chain = try certificateCache.chain(derEncoded: derChain)
             let time = now()
-            var verdict = policy.revocation.distributionPointCRLs == nil
+            var verdict = policy.validation.revocation.distributionPointCRLs == nil
                 ? try evaluator.evaluate(chain, host: nil, at: time)
                 : try await evaluator.evaluate(chain, host: nil, at: time, fetchingRevocationListsWith: revocationLists)
             if !requiredIdentities.isEmpty, let leaf = chain.first, !requiredIdentities.contains(where: { $0.isCarried(by: leaf) }) {

@@ -175,23 +175,23 @@ enum LimboRunner {
         }
 
         var policy = TrustPolicy(anchors: anchors, additionalIntermediates: intermediates)
-        if let depth = testcase.maxChainDepth { policy.maximumChainDepth = depth }
-        policy.revocationLists = revocationLists
+        if let depth = testcase.maxChainDepth { policy.validation.maximumChainDepth = depth }
+        policy.validation.revocationLists = revocationLists
         for usage in testcase.keyUsage {
             guard let keyUsage = KeyUsage(limboName: usage) else { return .skipped("unknown key usage \(usage)") }
-            policy.requiredKeyUsages.insert(keyUsage)
+            policy.validation.requiredKeyUsages.insert(keyUsage)
         }
 
         var host: String?
         switch testcase.validationKind {
         case .server:
-            policy.purpose = .serverAuthentication
+            policy.validation.purpose = .serverAuthentication
             host = testcase.expectedPeerName?.value
         case .client:
-            policy.purpose = .clientAuthentication
+            policy.validation.purpose = .clientAuthentication
             // Client certificates name people and services, not hosts: the RFC 822 names are
             // checked against the leaf (name constraints are OpenSSL's) below.
-            policy.nameValidation = .disabled(because: "client certificate")
+            policy.validation.nameValidation = .disabled(because: "client certificate")
         }
         for eku in testcase.extendedKeyUsage {
             switch (eku, testcase.validationKind) {

@@ -268,7 +268,7 @@ func manager(_ chain: Chain, sets: Int, certificateCache: CertificateCache? = ni
     let anchors = try! TrustAnchors(certificates: [chain.anchor])
     let pinned = [chain.served[1], chain.served[0], chain.anchor]
     let pinSets = pinned.prefix(sets).map { certificate in
-        try! PinSet(.publicKeys(try! PinnedPublicKeys(pins: [certificate.publicKeyPin, backupPin])))
+        PinSet(.publicKeys(try! PinnedPublicKeys(pins: [certificate.publicKeyPin, backupPin])))
     }
     let policy = HostPolicy(pattern: try! HostPattern(host, publicSuffixes: nil), pinSets: pinSets, validation: ValidationPolicy(anchors: anchors))
     return TrustManager(policies: [policy], certificateCache: certificateCache, verdictCache: verdictCache)
@@ -414,7 +414,7 @@ func rootProgramBench() {
     for (label, der, name, time, anchors) in cases {
         let withPrograms = TrustPolicy(anchors: anchors)
         var without = withPrograms
-        without.rootPrograms = RootProgramPolicy(data: .none, distrust: .notApplied(because: "the benchmark's baseline"))
+        without.validation.rootPrograms = RootProgramPolicy(data: .none, distrust: .notApplied(because: "the benchmark's baseline"))
         let configurations: [(String, Evaluator)] = [
             ("no programs, uncached", Evaluator(policy: without)),
             ("root programs, uncached", Evaluator(policy: withPrograms)),
@@ -454,9 +454,9 @@ func certificateTransparencyBench() {
     let time = Timestamp.parse("2024-07-15")!
     let der = served.map(\.derBytes)
     var plain = TrustPolicy(anchors: anchors)
-    plain.profile = .strictWebPKI
+    plain.validation.profile = .strictWebPKI
     var enforced = plain
-    enforced.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CertificateTransparency.Logs([google, apple]))
+    enforced.validation.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CertificateTransparency.Logs([google, apple]))
     let configurations: [(String, Evaluator)] = [
         ("no CT, uncached", Evaluator(policy: plain)),
         ("CT enforced (chrome, 2 SCTs), uncached", Evaluator(policy: enforced)),
@@ -526,7 +526,7 @@ let crlBytes = Array(FileManager.default.contents(atPath: "\(certificatesDirecto
 let crlAnchors = try! TrustAnchors(certificates: [load("rsa-root")])
 let plainPolicy = TrustPolicy(anchors: crlAnchors)
 var crlPolicy = plainPolicy
-crlPolicy.revocation.distributionPointCRLs = DistributionPointCRLs(failure: .hard)
+crlPolicy.validation.revocation.distributionPointCRLs = DistributionPointCRLs(failure: .hard)
 let warmFetcher = RevocationListFetcher(limits: .init(), cacheDirectory: nil) { _ in .success(crlBytes) }
 let plainEvaluator = Evaluator(policy: plainPolicy)
 let crlEvaluator = Evaluator(policy: crlPolicy)
@@ -602,7 +602,7 @@ let rootDER = load("rsa-root").derBytes
 let bundleCertificates = quick ? 400 : 4_000
 let bundleDER = PKCS7Bundle.encode(certificates: Array(repeating: rootDER, count: bundleCertificates))
 let bundlePath = loadFolder.appendingPathComponent("bundle.p7b").path
-FileManager.default.createFile(atPath: bundlePath, contents: Data(bundleDER))
+_ = FileManager.default.createFile(atPath: bundlePath, contents: Data(bundleDER))
 let configData = FileManager.default.contents(atPath: configPath)!
 guard (try? Configuration.load(contentsOf: configPath))?.hosts.count == loadHosts else { fail("the generated configuration must load") }
 guard (try? Certificate.load(contentsOf: bundlePath))?.count == bundleCertificates,

@@ -130,7 +130,7 @@ let http = try await measure(HTTPMode.allCases) { mode in
     guard response.status == .ok else { throw HTTPClientError.invalidURL }
     _ = try await response.body.collect(upTo: 1 << 10)
 }
-for client in clients.values { try await client.shutdown() }
+for client in clients.values { try await client.shutdown().get() }
 try await httpServer.close().get()
 
 // 2. mTLS handshakes.
@@ -140,7 +140,7 @@ enum MTLSMode: String, CaseIterable, Sendable {
 }
 var niosslServerConfiguration = TLSConfiguration.makeServerConfiguration(certificateChain: serverChain.map { .certificate($0) }, privateKey: .privateKey(serverKey))
 niosslServerConfiguration.certificateVerification = .noHostnameVerification
-niosslServerConfiguration.trustRoots = .certificates([try NIOSSLCertificate(file: path("rsa-root.pem"), format: .pem)])
+niosslServerConfiguration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(path("rsa-root.pem")))
 niosslServerConfiguration.minimumTLSVersion = .tlsv13
 let niosslServerContext = try NIOSSLContext(configuration: niosslServerConfiguration)
 var pincheckServerConfiguration = PincheckClientCertificateVerifier.makeServerConfiguration(
@@ -166,7 +166,7 @@ func mtlsServer(_ mode: MTLSMode) async throws -> any Channel {
 }
 let mtlsServers: [MTLSMode: any Channel] = [.niossl: try await mtlsServer(.niossl), .pincheck: try await mtlsServer(.pincheck)]
 var clientConfiguration = TLSConfiguration.makeClientConfiguration()
-clientConfiguration.trustRoots = .certificates([try NIOSSLCertificate(file: path("rsa-root.pem"), format: .pem)])
+clientConfiguration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(path("rsa-root.pem")))
 clientConfiguration.certificateChain = try (NIOSSLCertificate.fromPEMFile(path("rsa-client-only.pem")) + NIOSSLCertificate.fromPEMFile(path("rsa-intermediate.pem"))).map { .certificate($0) }
 clientConfiguration.privateKey = .privateKey(try NIOSSLPrivateKey(file: path("keys/rsa-client-only.key"), format: .pem))
 clientConfiguration.minimumTLSVersion = .tlsv13

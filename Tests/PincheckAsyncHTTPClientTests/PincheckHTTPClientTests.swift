@@ -153,7 +153,7 @@ struct PincheckHTTPClientTests {
     }
 
     static func leafSet(_ name: String, _ enforcement: PinSet.Enforcement, expires: Date? = nil) throws -> PinSet {
-        try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [TestPKI.certificate(name)], scope: .leaf)), enforcement: enforcement, expires: expires)
+        PinSet(.publicKeys(try PinnedPublicKeys(certificates: [TestPKI.certificate(name)], scope: .leaf)), enforcement: enforcement, expires: expires)
     }
 
     @Test("pin sets: a report-only mismatch is handed over and the request goes on; an enforced mismatch refuses; an expired set is skipped")
@@ -189,9 +189,9 @@ struct PincheckHTTPClientTests {
     func pinSetLimits() throws {
         let anchors = try TrustAnchors(certificates: [Self.root])
         let refused: [PinSet] = [
-            try PinSet(.certificates(try PinnedCertificates([TestPKI.certificate("rsa-ip")])), enforcement: .reportOnly),
-            try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [Self.root])), enforcement: .reportOnly),
-            try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [TestPKI.certificate("rsa-intermediate")], scope: .certificateAuthorities))),
+            PinSet(.certificates(try PinnedCertificates([TestPKI.certificate("rsa-ip")])), enforcement: .reportOnly),
+            PinSet(.publicKeys(try PinnedPublicKeys(certificates: [Self.root])), enforcement: .reportOnly),
+            PinSet(.publicKeys(try PinnedPublicKeys(certificates: [TestPKI.certificate("rsa-intermediate")], scope: .certificateAuthorities))),
         ]
         for set in refused {
             let error = #expect(throws: PincheckError.self) { _ = try PincheckHTTPClient(validation: ValidationPolicy(anchors: anchors), pinSets: [set]) }
@@ -294,13 +294,13 @@ struct PincheckHTTPClientTests {
         case .intermediatePins: policy = try Self.policy(pins: [intermediate], scope: .certificateAuthorities)
         case .pinsAtSeveralDepths: policy = try Self.policy(pins: [leaf, root])
         case .anchorNotRoot: policy = try Self.policy(pins: [leaf], anchors: [intermediate])
-        case .revocation: policy.revocation.requireStapledOCSP = true
+        case .revocation: policy.validation.revocation.requireStapledOCSP = true
         case .pinnedCertificateNotRoot:
             policy = TrustPolicy(pinning: .certificates(try PinnedCertificates([intermediate])), anchors: try TrustAnchors(certificates: [root]))
-        case .chainValidationDisabled: policy.chainValidation = .disabled(because: "test")
-        case .leafRequirements: policy.purpose = .clientAuthentication
+        case .chainValidationDisabled: policy.validation.chainValidation = .disabled(because: "test")
+        case .leafRequirements: policy.validation.purpose = .clientAuthentication
         case .certificateTransparency:
-            policy.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CertificateTransparency.Logs([]), enforcement: .reportOnly)
+            policy.validation.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CertificateTransparency.Logs([]), enforcement: .reportOnly)
         }
         return policy
     }
@@ -317,7 +317,7 @@ struct PincheckHTTPClientTests {
     @Test("required key usages are refused too (leaf-requirements)")
     func keyUsages() throws {
         var policy = try Self.policy(pins: [TestPKI.certificate("rsa-ip")])
-        policy.requiredKeyUsages = [.digitalSignature]
+        policy.validation.requiredKeyUsages = [.digitalSignature]
         let error = try #require(throws: PincheckError.self) { try PincheckHTTPClient(policy: policy) }
         #expect(error.message.contains("(leaf-requirements)"))
     }

@@ -84,7 +84,7 @@ struct AuditRootProgramNoteTests {
         validation.rootPrograms = RootProgramPolicy(data: programs)
         var pinned = [TestPKI.certificate("rsa-intermediate")]
         if let pinnedRoot { pinned.append(pinnedRoot) }
-        let set = try PinSet(.certificates(try PinnedCertificates(pinned)))
+        let set = PinSet(.certificates(try PinnedCertificates(pinned)))
         let host = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [set], validation: validation)
         return try TrustManager(policies: [host]).evaluate(TestPKI.chain("rsa-good"), host: "www.example.test", at: TestPKI.time)
     }

@@ -12,7 +12,7 @@ struct HTTPSReporterTests {
     @Test("a report becomes a JSON POST to its report URI")
     func request() throws {
         let anchors = try TrustAnchors(certificates: [PKI.certificate("rsa-root")])
-        let set = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])), enforcement: .reportOnly)
+        let set = PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])), enforcement: .reportOnly)
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [set],
                                 validation: ValidationPolicy(anchors: anchors), reportURIs: [URL(string: "https://reports.example.test/pins")!])
         let decision = try TrustManager(policies: [policy]).evaluate([PKI.leaf, PKI.intermediate], host: "www.example.test", at: PKI.time)

@@ -57,7 +57,7 @@ struct TrustLoggingTests {
     @Test("an expired pin set is a .warning")
     func expiredPinSetWarns() throws {
         let handler = RecordingLogHandler()
-        let expired = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])),
+        let expired = PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])),
                                  expires: PKI.time.addingTimeInterval(-86_400))
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [expired],
                                 validation: ValidationPolicy(anchors: PKI.anchors))
@@ -72,7 +72,7 @@ struct TrustLoggingTests {
             func send(_ report: PinFailureReport) async throws { throw PincheckError(.openSSL, "collector unreachable") }
         }
         let handler = RecordingLogHandler()
-        let reportOnly = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])), enforcement: .reportOnly)
+        let reportOnly = PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])), enforcement: .reportOnly)
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [reportOnly],
                                 validation: ValidationPolicy(anchors: PKI.anchors), reportURIs: [URL(string: "https://reports.example.test/")!])
         let adapter = Self.adapter(TrustManager(policies: [policy]), handler, reporter: Unreachable())
@@ -93,7 +93,7 @@ struct TrustLoggingTests {
             }
         }
         let slow = Slow()
-        let reportOnly = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])), enforcement: .reportOnly)
+        let reportOnly = PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])), enforcement: .reportOnly)
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [reportOnly],
                                 validation: ValidationPolicy(anchors: PKI.anchors), reportURIs: [URL(string: "https://reports.example.test/")!])
         let adapter = Self.adapter(TrustManager(policies: [policy]), RecordingLogHandler(), reporter: slow)

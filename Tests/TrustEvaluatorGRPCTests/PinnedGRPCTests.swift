@@ -34,7 +34,7 @@ struct EchoService: RegistrableRPCService {
 
 @Suite("gRPC Swift 2 over TLS, pinned by Pincheck", .serialized)
 struct PinnedGRPCTests {
-    static func verifier(pin: String, nameValidation: TrustPolicy.NameValidation = .required) throws -> PincheckNIOVerifier {
+    static func verifier(pin: String, nameValidation: ValidationPolicy.NameValidation = .required) throws -> PincheckNIOVerifier {
         PincheckNIOVerifier(policy: TrustPolicy(
             pinning: .publicKeys(try PinnedPublicKeys(certificates: [TestPKI.certificate(pin)])),
             anchors: try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")]), nameValidation: nameValidation),

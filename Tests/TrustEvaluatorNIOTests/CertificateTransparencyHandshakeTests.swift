@@ -26,7 +26,7 @@ struct CertificateTransparencyHandshakeTests {
     static func verifier() throws -> PincheckNIOVerifier {
         var policy = TrustPolicy(anchors: try TrustAnchors(certificates: [PKI.certificate("rsa-root")], classification: .webPKI))
         let list = try TestCT.logList(logs, since: issued.addingTimeInterval(-86_400 * 365), timestamp: PKI.time)
-        policy.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CertificateTransparency.Logs([list]))
+        policy.validation.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CertificateTransparency.Logs([list]))
         return PincheckNIOVerifier(policy: policy, now: { PKI.time })
     }
 

@@ -63,11 +63,11 @@ struct ClientCertificateTests {
     static func verifier(identities: [ClientIdentity] = [.uri(SPIFFEClient.identity)], revocation: Bool = false) throws -> PincheckClientCertificateVerifier {
         var policy = TrustPolicy(anchors: try TrustAnchors(certificates: [root]))
         if revocation {
-            policy.revocationLists = [
+            policy.validation.revocationLists = [
                 try CertificateRevocationList(pemEncoded: String(contentsOfFile: PKI.path("revocation/crl-intermediate-empty.pem"), encoding: .utf8)),
                 try CertificateRevocationList(pemEncoded: String(contentsOfFile: PKI.path("revocation/crl-root-revokes-intermediate.pem"), encoding: .utf8)),
             ]
-            policy.revocationScope = .wholeChain
+            policy.validation.revocationScope = .wholeChain
         }
         return try PincheckClientCertificateVerifier(policy: policy, requiredIdentities: identities, now: { PKI.time }, offloadEvaluation: false)
     }
@@ -77,7 +77,7 @@ struct ClientCertificateTests {
     static func connect(port: Int, chain: [String], key: String?) async -> Result<String, any Error> {
         do {
             var configuration = TLSConfiguration.makeClientConfiguration()
-            configuration.trustRoots = .certificates([try NIOSSLCertificate(file: PKI.path("rsa-root.pem"), format: .pem)])
+            configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(PKI.path("rsa-root.pem")))
             configuration.certificateChain = try chain.flatMap { try NIOSSLCertificate.fromPEMFile($0) }.map { .certificate($0) }
             if let key { configuration.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)) }
             let context = try NIOSSLContext(configuration: configuration)
@@ -172,7 +172,7 @@ struct ClientCertificateTests {
     @Test("a policy without chain validation is refused for a server")
     func noValidation() {
         var policy = TrustPolicy()
-        policy.chainValidation = .disabled(because: "test")
+        policy.validation.chainValidation = .disabled(because: "test")
         #expect(throws: PincheckError.self) { try PincheckClientCertificateVerifier(policy: policy) }
     }
 }

@@ -12,7 +12,7 @@ struct ReportDeliveryTests {
     /// A report-only policy for www.example.test pinned to a key the server does not have.
     static func manager(reportTo collector: Int) throws -> TrustManager {
         let anchors = try TrustAnchors(certificates: [PKI.certificate("rsa-root")])
-        let reportOnly = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])),
+        let reportOnly = PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("attacker-root")])),
                                     enforcement: .reportOnly)
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [reportOnly],
                                 validation: ValidationPolicy(anchors: anchors),
@@ -59,7 +59,7 @@ struct ReportDeliveryTests {
     @Test("an enforced match sends nothing")
     func matchSendsNothing() async throws {
         let anchors = try TrustAnchors(certificates: [PKI.certificate("rsa-root")])
-        let pins = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("rsa-intermediate")])))
+        let pins = PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("rsa-intermediate")])))
         let policy = HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [pins],
                                 validation: ValidationPolicy(anchors: anchors), reportURIs: [URL(string: "https://127.0.0.1:1/pins")!])
         let verdict = try TrustManager(policies: [policy]).evaluate(

@@ -10,7 +10,7 @@ import TrustEvaluatorNIO
 /// What a NIO caller catches when Pincheck refuses the peer, and whose name check counts.
 @Suite("NIO: trust failures reach the caller; one name check", .serialized)
 struct TrustFailureTests {
-    static func policy(pin: String, nameValidation: TrustPolicy.NameValidation = .required) throws -> TrustPolicy {
+    static func policy(pin: String, nameValidation: ValidationPolicy.NameValidation = .required) throws -> TrustPolicy {
         TrustPolicy(pinning: .publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate(pin)])),
                     anchors: try TrustAnchors(certificates: [PKI.certificate("rsa-root")]), nameValidation: nameValidation)
     }

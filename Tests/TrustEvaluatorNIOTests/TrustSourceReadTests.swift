@@ -22,7 +22,7 @@ struct TrustSourceReadTests {
 
     static func manager() throws -> TrustManager {
         let anchors = try TrustAnchors(certificates: [PKI.certificate("rsa-root")])
-        let pins = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("rsa-intermediate")])), enforcement: .enforce)
+        let pins = PinSet(.publicKeys(try PinnedPublicKeys(certificates: [PKI.certificate("rsa-intermediate")])), enforcement: .enforce)
         return TrustManager(policies: [HostPolicy(pattern: try HostPattern("www.example.test", publicSuffixes: nil), pinSets: [pins],
                                                   validation: ValidationPolicy(anchors: anchors))])
     }

@@ -7,8 +7,8 @@ import Testing
 @Suite("Known bypasses and hardening (DESIGN §2, §5)")
 struct BypassTests {
     typealias Pinning = TrustPolicy.Pinning
-    static let disabled = TrustPolicy.ChainValidation.disabled(because: "test server")
-    static let noName = TrustPolicy.NameValidation.disabled(because: "test")
+    static let disabled = ValidationPolicy.ChainValidation.disabled(because: "test server")
+    static let noName = ValidationPolicy.NameValidation.disabled(because: "test")
 
     /// The pinning modes, each pinning `names` (nil: no pinning).
     enum Mode: String, CaseIterable, Sendable {
@@ -57,7 +57,7 @@ struct BypassTests {
           arguments: [(Mode.none, false), (.certificate, false), (.certificate, true), (.publicKey, false), (.publicKey, true)])
     func cve2015_3996(mode: Mode, allowInvalid: Bool) throws {
         let pinning = try mode.pinning(["rsa-intermediate"])
-        let chainValidation: TrustPolicy.ChainValidation = allowInvalid ? Self.disabled : .required
+        let chainValidation: ValidationPolicy.ChainValidation = allowInvalid ? Self.disabled : .required
         let served = Fixtures.chain("rsa-wrong-host")
 
         let checked = try Fixtures.evaluate(Fixtures.policy(pinning, chainValidation: chainValidation), served)
@@ -77,14 +77,14 @@ struct BypassTests {
         let ecIntermediate = Fixtures.certificate("ec-intermediate")
         #expect(served.contains(ecIntermediate))
 
-        for chainValidation in [TrustPolicy.ChainValidation.required, Self.disabled] {
+        for chainValidation in [ValidationPolicy.ChainValidation.required, Self.disabled] {
             let verdict = try Fixtures.evaluate(Fixtures.policy(try Fixtures.keyPins("ec-intermediate"), chainValidation: chainValidation), served)
             expectRejected(verdict, .pinMismatch, "\(chainValidation)")
             #expect(verdict.warningCodes.contains(.pinOutsideVerifiedPath), "\(chainValidation): \(verdict.explanation)")
             let warning = verdict.warnings.first { $0.code == .pinOutsideVerifiedPath }
             #expect(warning?.message.contains(ecIntermediate.subject) == true)
         }
-        for chainValidation in [TrustPolicy.ChainValidation.required, Self.disabled] {
+        for chainValidation in [ValidationPolicy.ChainValidation.required, Self.disabled] {
             let verdict = try Fixtures.evaluate(Fixtures.policy(try Fixtures.certificatePins("ec-intermediate"), chainValidation: chainValidation), served)
             expectRejected(verdict, .pinMismatch, "certificate mode, \(chainValidation)")
             #expect(verdict.warningCodes.contains(.pinOutsideVerifiedPath), "certificate mode, \(chainValidation): \(verdict.explanation)")
@@ -134,8 +134,8 @@ struct BypassTests {
     }
 
     @Test("public-key mode with allowInvalid: an attacker's leaf followed by the real pinned CA is rejected",
-          arguments: [TrustPolicy.NameValidation.required, .disabled(because: "test")])
-    func attackerLeafWithPinnedCA(nameValidation: TrustPolicy.NameValidation) throws {
+          arguments: [ValidationPolicy.NameValidation.required, .disabled(because: "test")])
+    func attackerLeafWithPinnedCA(nameValidation: ValidationPolicy.NameValidation) throws {
         let served = Fixtures.chain("attacker-with-pinned-ca")
         let pinning = try Fixtures.keyPins("rsa-intermediate", "rsa-root")
         let verdict = try Fixtures.evaluate(Fixtures.policy(pinning, chainValidation: Self.disabled, nameValidation: nameValidation), served)

@@ -91,7 +91,7 @@ struct CRLFetchHardeningTests {
         let server = try TestCRLServer(["/intermediate.crl": .bytes(Self.real)])
         defer { server.stop() }
         let stored = "\(directory)/\(Hex.encode(Digest.sha256(Array("http://crl.pincheck.test/intermediate.crl".utf8)))).crl"
-        FileManager.default.createFile(atPath: stored, contents: Data(Self.forged), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: stored, contents: Data(Self.forged), attributes: [.posixPermissions: 0o600])
         let verdict = try await D.evaluate("revoked", .hard, fetcher: Self.fetcher(server, directory: directory))
         #expect(verdict.failures.map(\.code) == [.revoked])
         #expect(server.requests(for: "/intermediate.crl") == 1)
@@ -118,7 +118,7 @@ struct CRLFetchHardeningTests {
         refused("\(good)/missing", .unreadableFile, "does not exist")
         refused("/dev/null", .unreadableFile, "must be a folder")
         let file = "\(good)/file"
-        FileManager.default.createFile(atPath: file, contents: Data())
+        _ = FileManager.default.createFile(atPath: file, contents: Data())
         refused(file, .unreadableFile, "must be a folder")
         let open = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: open) }

@@ -42,7 +42,7 @@ struct CachingTests {
         let fresh = Evaluator(policy: policy)
         var pinned: [Certificate] = []
         if case .certificates(let certificates) = policy.pinning { pinned = certificates.certificates }
-        let instants = times(around: chain + policy.anchors.certificates + pinned, lists: lists)
+        let instants = times(around: chain + policy.validation.anchors.certificates + pinned, lists: lists)
         var generator = SplitMix(seed: 2030)
         let orders = [instants, instants.reversed(), instants.shuffled(using: &generator)]
         var hits = 0
@@ -83,8 +83,8 @@ struct CachingTests {
             try CertificateRevocationList.load(contentsOf: Fixtures.path("revocation/\($0).pem"))
         }
         var policy = Fixtures.policy()
-        policy.revocationLists = lists
-        policy.revocationScope = .wholeChain
+        policy.validation.revocationLists = lists
+        policy.validation.revocationScope = .wholeChain
         let hits = try Self.expectCachedEqualsUncached(policy, chain: Fixtures.chain("rsa-good"), host: Fixtures.host,
                                                        lists: lists, "rsa-good with CRLs")
         #expect(hits > 0)
@@ -137,8 +137,8 @@ struct CachingTests {
     func trustManagerHits() throws {
         let cache = VerdictCache()
         let certificates = CertificateCache()
-        let sets = [try PinSet(try Fixtures.keyPins("rsa-intermediate", "ec-intermediate")),
-                    try PinSet(try Fixtures.keyPins("attacker-root"), enforcement: .reportOnly)]
+        let sets = [PinSet(try Fixtures.keySet("rsa-intermediate", "ec-intermediate")),
+                    PinSet(try Fixtures.keySet("attacker-root"), enforcement: .reportOnly)]
         let policy = HostPolicy(pattern: try HostPattern(Fixtures.host, publicSuffixes: nil), pinSets: sets,
                                 validation: ValidationPolicy(anchors: Fixtures.anchors))
         let manager = TrustManager(policies: [policy], certificateCache: certificates, verdictCache: cache)
@@ -157,7 +157,7 @@ struct CachingTests {
     @Test("a pin set's expiry bounds a cached verdict: after it, default validation decides")
     func pinSetExpiryBoundsTheCache() throws {
         let expiry = Fixtures.time.addingTimeInterval(3_600)
-        let wrongPins = try PinSet(try Fixtures.keyPins("attacker-root"), expires: expiry)
+        let wrongPins = PinSet(try Fixtures.keySet("attacker-root"), expires: expiry)
         let policy = HostPolicy(pattern: try HostPattern(Fixtures.host, publicSuffixes: nil), pinSets: [wrongPins],
                                 validation: ValidationPolicy(anchors: Fixtures.anchors))
         let cached = TrustManager(policies: [policy], verdictCache: VerdictCache())

@@ -48,7 +48,7 @@ struct ConfigurationTests {
         #expect(entry.enforce)
         #expect(entry.expires == nil)
         #expect(configuration.trustManager.allHostsMustBeEvaluated)
-        #expect(entry.policy.validation.anchors === TrustAnchors.system)
+        #expect(entry.policy.validationPolicy.anchors === TrustAnchors.system)
         guard case .publicKeys = entry.policy.pinSets.first?.pinning else { Issue.record("public-key mode by default"); return }
     }
 

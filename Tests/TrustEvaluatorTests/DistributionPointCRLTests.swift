@@ -38,7 +38,7 @@ struct DistributionPointCRLTests {
 
     static func policy(_ failure: DistributionPointCRLs.Failure = .soft) throws -> TrustPolicy {
         var policy = TrustPolicy(anchors: try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")]))
-        policy.revocation.distributionPointCRLs = DistributionPointCRLs(scope: .leaf, failure: failure)
+        policy.validation.revocation.distributionPointCRLs = DistributionPointCRLs(scope: .leaf, failure: failure)
         return policy
     }
 
@@ -178,7 +178,7 @@ struct DistributionPointCRLTests {
         #expect(hard.failures.map(\.code) == [.crlUnavailable])
         #expect(hard.failures[0].message.contains("not fetched"))
         var plain = TrustPolicy(anchors: try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")]))
-        plain.revocation = RevocationPolicy()
+        plain.validation.revocation = RevocationPolicy()
         let unchecked = try Evaluator(policy: plain).evaluate(Self.chain("revoked"), host: "www.example.test", at: TestPKI.time)
         #expect(unchecked.isTrusted && unchecked.revocationStatuses.isEmpty, "no distribution point is consulted unless asked")
     }

@@ -16,8 +16,8 @@ struct EvaluationPlanTests {
     func fullList() throws {
         var validation = ValidationPolicy(anchors: try TrustAnchors(certificates: [Fixtures.rsaRoot]))
         validation.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CertificateTransparency.Logs([]))
-        let sets = [try PinSet(.publicKeys(Self.pins), enforcement: .enforce, expires: nil),
-                    try PinSet(.publicKeys(Self.pins), enforcement: .reportOnly, expires: nil)]
+        let sets = [PinSet(.publicKeys(Self.pins), enforcement: .enforce, expires: nil),
+                    PinSet(.publicKeys(Self.pins), enforcement: .reportOnly, expires: nil)]
         let plan = EvaluationPlan(validation: validation, pinSets: sets, pinOverrideAnchors: try TrustAnchors(certificates: [Fixtures.ecRoot]),
                                   coverage: .hostPolicy)
         #expect(Self.names(plan) == ["ValidationSwitchesCheck", "PinSetExpiryCheck", "UnpinnedNameCheck", "AnchorsPathCheck",

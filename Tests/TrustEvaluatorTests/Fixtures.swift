@@ -49,8 +49,8 @@ extension Fixtures {
     /// The default policy of most tests: chain and name required, the two test roots as anchors.
     static func policy(
         _ pinning: TrustPolicy.Pinning = .none,
-        chainValidation: TrustPolicy.ChainValidation = .required,
-        nameValidation: TrustPolicy.NameValidation = .required,
+        chainValidation: ValidationPolicy.ChainValidation = .required,
+        nameValidation: ValidationPolicy.NameValidation = .required,
         additionalIntermediates: [Certificate] = [],
         maximumChainDepth: Int = 10,
         anchors: TrustAnchors = Fixtures.anchors
@@ -62,6 +62,11 @@ extension Fixtures {
 
     /// Public-key pinning of these certificates' SPKIs (read from pins.txt, not computed by the library).
     static func keyPins(_ names: String...) throws -> TrustPolicy.Pinning {
+        .publicKeys(try PinnedPublicKeys(parsing: names.map { referencePins[$0]! }))
+    }
+
+    /// The same pins as a pin set's.
+    static func keySet(_ names: String...) throws -> PinSet.Pins {
         .publicKeys(try PinnedPublicKeys(parsing: names.map { referencePins[$0]! }))
     }
 

@@ -13,7 +13,7 @@ struct PathBuildingTests {
 
     static func evaluate(_ served: [MadePKI.Held], anchors: [MadePKI.Held], maximumDepth: Int? = nil) throws -> Verdict {
         var policy = TrustPolicy(anchors: try TrustAnchors(certificates: anchors.map(\.certificate)))
-        if let maximumDepth { policy.maximumChainDepth = maximumDepth }
+        if let maximumDepth { policy.validation.maximumChainDepth = maximumDepth }
         let at = served[0].certificate.notBefore.addingTimeInterval(86_400)
         return try Evaluator(policy: policy).evaluate(served.map(\.certificate), host: host, at: at)
     }
@@ -32,7 +32,7 @@ struct PathBuildingTests {
         }
         // A failure on the path to that anchor is reported as such, not as an unknown issuer.
         var policy = TrustPolicy(anchors: try TrustAnchors(certificates: [intermediate.certificate]))
-        policy.maximumChainDepth = 3
+        policy.validation.maximumChainDepth = 3
         let wrongName = try Evaluator(policy: policy).evaluate([leaf.certificate, intermediate.certificate, root.certificate],
                                                                 host: "other.example", at: leaf.certificate.notBefore.addingTimeInterval(86_400))
         #expect(wrongName.failures.map(\.code) == [.hostMismatch], "\(wrongName.failures)")
@@ -54,7 +54,7 @@ struct PathBuildingTests {
         #expect(verdict.verifiedPath?.certificates == [leaf.certificate])
 
         var policy = TrustPolicy(anchors: try TrustAnchors(certificates: [leaf.certificate]))
-        policy.maximumChainDepth = 0
+        policy.validation.maximumChainDepth = 0
         let evaluator = Evaluator(policy: policy)
         let wrongName = try evaluator.evaluate([leaf.certificate], host: "other.example", at: leaf.certificate.notBefore.addingTimeInterval(86_400))
         #expect(wrongName.failures.map(\.code) == [.hostMismatch])

@@ -6,7 +6,7 @@ import Testing
 @Suite("failure reporters")
 struct ReporterTests {
     static func report(port: Int = 443) throws -> PinFailureReport {
-        let set = try PinSet(.publicKeys(try PinnedPublicKeys(certificates: [Fixtures.certificate("attacker-root")])), enforcement: .reportOnly)
+        let set = PinSet(.publicKeys(try PinnedPublicKeys(certificates: [Fixtures.certificate("attacker-root")])), enforcement: .reportOnly)
         let policy = try TrustManagerTests.policy("www.example.test", [set], reports: [URL(string: "https://reports.example.test/")!])
         let manager = TrustManagerTests.manager([policy])
         let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", port: port, at: Fixtures.time)

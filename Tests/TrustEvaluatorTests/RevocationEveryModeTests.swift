@@ -62,14 +62,14 @@ struct RevocationEveryModeTests {
             case .certificateRoot: return .certificates(try PinnedCertificates([root]))
             }
         }
-        var chainValidation: TrustPolicy.ChainValidation {
+        var chainValidation: ValidationPolicy.ChainValidation {
             self == .certificateLeafUnvalidated || self == .keyOfLeafUnvalidated ? .disabled(because: "AFNetworking's self-signed pinning") : .required
         }
     }
 
     static func policy(_ source: Source, _ mode: Mode, good: Bool) throws -> TrustPolicy {
         var policy = TrustPolicy(pinning: try mode.pinning(for: source.chain), anchors: Fixtures.anchors, chainValidation: mode.chainValidation)
-        policy.revocationLists = good ? source.goodCRLs : source.crls
+        policy.validation.revocationLists = good ? source.goodCRLs : source.crls
         return policy
     }
 
@@ -86,7 +86,7 @@ struct RevocationEveryModeTests {
         verdicts.append(("TrustManager", try manager.evaluate(chain, host: Fixtures.host, at: Fixtures.time, stapledOCSPResponse: staple)))
         let single = TrustManager(policies: [], allHostsMustBeEvaluated: false, defaultValidation: policy.validation)
         verdicts.append(("TrustManager default validation", try single.evaluate(chain, host: Fixtures.host, at: Fixtures.time, stapledOCSPResponse: staple)))
-        if policy.revocationLists.isEmpty {
+        if policy.validation.revocationLists.isEmpty {
             // AFSecurityPolicy's surface has no CRLs.
             let facade = switch policy.pinning {
             case .none: SecurityPolicy(pinningMode: .none)

@@ -175,7 +175,7 @@ struct RootProgramDistrustTests {
     static func verdict(_ memberships: [RootPrograms.Membership], distrust: RootProgramPolicy.Distrust = .both,
                         at time: Date = Fixtures.time) throws -> Verdict {
         var policy = TrustPolicy(anchors: try TrustAnchors(certificates: [Fixtures.rsaRoot]))
-        policy.rootPrograms = RootProgramPolicy(data: RootProgramFixtures.programs(Fixtures.rsaRoot, memberships), distrust: distrust)
+        policy.validation.rootPrograms = RootProgramPolicy(data: RootProgramFixtures.programs(Fixtures.rsaRoot, memberships), distrust: distrust)
         return try Evaluator(policy: policy).evaluate(Fixtures.chain("rsa-good"), host: Fixtures.host, at: time)
     }
 
@@ -222,7 +222,7 @@ struct RootProgramDistrustTests {
     func cacheBoundary() throws {
         let since = Fixtures.time.addingTimeInterval(60)
         var policy = TrustPolicy(anchors: try TrustAnchors(certificates: [Fixtures.rsaRoot]))
-        policy.rootPrograms = RootProgramPolicy(data: RootProgramFixtures.programs(Fixtures.rsaRoot, [RootPrograms.Membership(program: .mozilla, status: .removed, statusSince: since)]))
+        policy.validation.rootPrograms = RootProgramPolicy(data: RootProgramFixtures.programs(Fixtures.rsaRoot, [RootPrograms.Membership(program: .mozilla, status: .removed, statusSince: since)]))
         let manager = TrustManager.single(policy, verdictCache: VerdictCache())
         #expect(try manager.evaluate(Fixtures.chain("rsa-good"), host: Fixtures.host, at: Fixtures.time).isTrusted)
         #expect(try !manager.evaluate(Fixtures.chain("rsa-good"), host: Fixtures.host, at: since.addingTimeInterval(1)).isTrusted)
@@ -240,7 +240,7 @@ struct RootProgramClassificationTests {
         let host = fixture.hosts[0]
         func verdict(_ anchors: TrustAnchors, programs: RootPrograms = .bundled) throws -> Verdict {
             var policy = TrustPolicy(anchors: anchors)
-            policy.rootPrograms.data = programs
+            policy.validation.rootPrograms.data = programs
             return try Evaluator(policy: policy).evaluate(try fixture.chain, host: host, at: fixture.time)
         }
         let root = try fixture.root
@@ -263,7 +263,7 @@ struct RootProgramClassificationTests {
         let chain = try Certificate.load(contentsOf: RealWorldCorpus.folder.appendingPathComponent("chains/\(subject.file)").path)
         var policy = TrustPolicy(anchors: try TrustAnchors(certificates: RealWorldCorpus.anchors(for: chain)),
                                  nameValidation: .disabled(because: "CT is the subject"))
-        policy.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CTEvaluationTests.missingOne)
+        policy.validation.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CTEvaluationTests.missingOne)
         let verdict = try Evaluator(policy: policy).evaluate(chain, host: nil, at: subject.time)
         #expect(verdict.rootPrograms?.anchorIsPublic == true, "\(String(describing: verdict.rootPrograms))")
         #expect(verdict.failures.contains { $0.code == .ctNotCompliant }, "not exempt: \(String(describing: verdict.certificateTransparency?.compliance))")
@@ -279,9 +279,9 @@ struct RootProgramClassificationTests {
         let earliest = try #require(sctTimes.min())
         func verdict(_ date: Date, ct: Bool) throws -> Verdict {
             var policy = TrustPolicy(anchors: try TrustAnchors(certificates: anchors), nameValidation: .disabled(because: "CT is the subject"))
-            if ct { policy.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CTLogLists.both) }
+            if ct { policy.validation.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CTLogLists.both) }
             let root = try #require(anchors.first { chain.last?.issuer == $0.subject } ?? anchors.first)
-            policy.rootPrograms.data = RootProgramFixtures.programs(root, [RootPrograms.Membership(program: .chrome, status: .included, distrustAfter: date)])
+            policy.validation.rootPrograms.data = RootProgramFixtures.programs(root, [RootPrograms.Membership(program: .chrome, status: .included, distrustAfter: date)])
             return try Evaluator(policy: policy).evaluate(chain, host: nil, at: subject.time)
         }
         let refused = try verdict(earliest.addingTimeInterval(-1), ct: true)

@@ -54,9 +54,9 @@ struct SecurityPolicyTests {
         let converted = try policy.trustPolicy()
         guard case .certificates(let pinned) = converted.pinning else { Issue.record("not certificate pinning"); return }
         #expect(pinned.certificates == [Fixtures.rsaIntermediate])
-        #expect(converted.chainValidation != .required)
-        #expect(converted.nameValidation != .required)
-        #expect(converted.anchors === Fixtures.anchors)
+        #expect(converted.validation.chainValidation != .required)
+        #expect(converted.validation.nameValidation != .required)
+        #expect(converted.validation.anchors === Fixtures.anchors)
     }
 
     @Test("certificates(inDirectory:) loads every certificate file")

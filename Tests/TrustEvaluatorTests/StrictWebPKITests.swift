@@ -69,15 +69,15 @@ struct StrictVector: Decodable, Sendable, CustomTestStringConvertible {
     /// Evaluates the vector as the limbo harness does, through the public API.
     /// - Parameter webPKIRoots: Whether the vector's roots stand for a Web PKI root store, as the
     ///   harness declares them; false evaluates the same chain under a private anchor.
-    func evaluate(profile: TrustPolicy.Profile = .strictWebPKI, webPKIRoots: Bool = true) throws -> Verdict {
+    func evaluate(profile: ValidationPolicy.Profile = .strictWebPKI, webPKIRoots: Bool = true) throws -> Verdict {
         let anchors = try TrustAnchors(certificates: trusted.map { try Certificate(pemEncoded: $0) }, classification: webPKIRoots ? .webPKI : .privatePKI)
         var policy = TrustPolicy(anchors: anchors, additionalIntermediates: try intermediates.map { try Certificate(pemEncoded: $0) })
-        policy.profile = profile
-        policy.revocationLists = try crls.map { try CertificateRevocationList(pemEncoded: $0) }
-        if keyUsage.contains("digitalSignature") { policy.requiredKeyUsages = [.digitalSignature] }
+        policy.validation.profile = profile
+        policy.validation.revocationLists = try crls.map { try CertificateRevocationList(pemEncoded: $0) }
+        if keyUsage.contains("digitalSignature") { policy.validation.requiredKeyUsages = [.digitalSignature] }
         if kind == "CLIENT" {
-            policy.purpose = .clientAuthentication
-            policy.nameValidation = .disabled(because: "client certificate")
+            policy.validation.purpose = .clientAuthentication
+            policy.validation.nameValidation = .disabled(because: "client certificate")
         }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

@@ -9,7 +9,7 @@ struct TrustManagerTests {
     static let psl = HostPatternTests.psl
     static let base = ValidationPolicy(anchors: Fixtures.anchors)
 
-    static func keys(_ names: String...) throws -> TrustPolicy.Pinning {
+    static func keys(_ names: String...) throws -> PinSet.Pins {
         .publicKeys(try PinnedPublicKeys(certificates: names.map(Fixtures.certificate)))
     }
 
@@ -24,7 +24,7 @@ struct TrustManagerTests {
 
     @Test("a pinned host whose chain matches is trusted: useCredential")
     func pinned() throws {
-        let manager = Self.manager([try Self.policy("www.example.test", [try PinSet(try Self.keys("rsa-intermediate", "ec-intermediate"))])])
+        let manager = Self.manager([try Self.policy("www.example.test", [PinSet(try Self.keys("rsa-intermediate", "ec-intermediate"))])])
         let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
         #expect(decision.disposition == .useCredential)
         #expect(decision.isTrusted)
@@ -33,7 +33,7 @@ struct TrustManagerTests {
 
     @Test("an unlisted host is rejected by default, with its own reason")
     func unlistedRejected() throws {
-        let manager = Self.manager([try Self.policy("api.example.test", [try PinSet(try Self.keys("rsa-intermediate"))])])
+        let manager = Self.manager([try Self.policy("api.example.test", [PinSet(try Self.keys("rsa-intermediate"))])])
         let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
         #expect(decision.disposition == .cancelAuthenticationChallenge)
         #expect(decision.failures.map(\.code).contains(.hostNotListed))
@@ -53,7 +53,7 @@ struct TrustManagerTests {
 
     @Test("the most specific policy wins, and an excluded subdomain gets default validation only")
     func specificity() throws {
-        let parent = try Self.policy("example.test", subdomains: true, [try PinSet(try Self.keys("attacker-root"))])
+        let parent = try Self.policy("example.test", subdomains: true, [PinSet(try Self.keys("attacker-root"))])
         let excluded = try Self.policy("www.example.test", [])
         let manager = Self.manager([parent, excluded])
         #expect(try manager.policy(for: "www.example.test")?.pattern == excluded.pattern)
@@ -68,7 +68,7 @@ struct TrustManagerTests {
     @Test("report-only: a valid but unpinned chain is allowed, recorded, warned about and reported")
     func reportOnlyValid() throws {
         let report = URL(string: "https://reports.example.test/pins")!
-        let set = try PinSet(try Self.keys("attacker-root"), enforcement: .reportOnly)
+        let set = PinSet(try Self.keys("attacker-root"), enforcement: .reportOnly)
         let manager = Self.manager([try Self.policy("www.example.test", [set], reports: [report])])
         let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", port: 8443, at: Fixtures.time)
         #expect(decision.disposition == .useCredential)
@@ -91,7 +91,7 @@ struct TrustManagerTests {
 
     @Test("report-only: an invalid chain is still rejected, and reported")
     func reportOnlyInvalid() throws {
-        let set = try PinSet(try Self.keys("rsa-intermediate"), enforcement: .reportOnly)
+        let set = PinSet(try Self.keys("rsa-intermediate"), enforcement: .reportOnly)
         let manager = Self.manager([try Self.policy("www.example.test", [set], reports: [URL(string: "https://r.example.test/")!])])
         let decision = try manager.evaluate(Fixtures.chain("rsa-expired"), host: "www.example.test", at: Fixtures.time)
         #expect(decision.disposition == .cancelAuthenticationChallenge)
@@ -103,7 +103,7 @@ struct TrustManagerTests {
     func expiry() throws {
         let expires = try #require(PinSet.expiryDate("2030-06-01"))
         #expect(expires == Fixtures.time)
-        let set = try PinSet(try Self.keys("attacker-root"), expires: expires)
+        let set = PinSet(try Self.keys("attacker-root"), expires: expires)
         let manager = Self.manager([try Self.policy("www.example.test", [set])])
         let before = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: expires.addingTimeInterval(-1))
         #expect(before.disposition == .cancelAuthenticationChallenge, "one second before midnight the pins still apply")
@@ -120,8 +120,8 @@ struct TrustManagerTests {
 
     @Test("backup pins: a single pin, or pins that all match the chain, are warned about; a spare pin is not")
     func backupPins() throws {
-        func warnings(_ pinning: TrustPolicy.Pinning) throws -> [Reason.Code] {
-            let manager = Self.manager([try Self.policy("www.example.test", [try PinSet(pinning)])])
+        func warnings(_ pinning: PinSet.Pins) throws -> [Reason.Code] {
+            let manager = Self.manager([try Self.policy("www.example.test", [PinSet(pinning)])])
             let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
             #expect(decision.disposition == .useCredential)
             return decision.warnings.map(\.code)
@@ -133,8 +133,8 @@ struct TrustManagerTests {
 
     @Test("several pin sets compose: all that apply must pass")
     func composition() throws {
-        let one = try PinSet(try Self.keys("rsa-intermediate", "ec-intermediate"))
-        let two = try PinSet(.certificates(try PinnedCertificates([Fixtures.certificate("ec-intermediate")])))
+        let one = PinSet(try Self.keys("rsa-intermediate", "ec-intermediate"))
+        let two = PinSet(.certificates(try PinnedCertificates([Fixtures.certificate("ec-intermediate")])))
         let manager = Self.manager([try Self.policy("www.example.test", [one, two])])
         let decision = try manager.evaluate(Fixtures.chain("rsa-good"), host: "www.example.test", at: Fixtures.time)
         #expect(decision.disposition == .cancelAuthenticationChallenge)
@@ -142,15 +142,21 @@ struct TrustManagerTests {
         #expect(ec.disposition == .useCredential)
     }
 
-    @Test("a pin set without pins cannot be made")
-    func emptyPinSet() {
-        #expect(throws: PincheckError.self) { try PinSet(.none) }
+    @Test("a pin set without pins cannot be made: a pinning mode of none gives no pins")
+    func emptyPinSet() throws {
+        #expect(PinSet.Pins(.none) == nil)
+        let keys = try Self.keys("rsa-intermediate")
+        guard case .publicKeys(let pinned)? = PinSet.Pins(keys.pinning) else {
+            Issue.record("public-key pinning did not convert to public-key pins")
+            return
+        }
+        #expect(PinSet(.publicKeys(pinned)).pinCount == 1)
     }
 
     @Test("one trust manager shared by concurrent evaluations gives the same decisions")
     func concurrent() async throws {
-        let manager = Self.manager([try Self.policy("www.example.test", [try PinSet(try Self.keys("rsa-intermediate", "ec-intermediate"))]),
-                                    try Self.policy("example.test", subdomains: true, [try PinSet(try Self.keys("attacker-root"), enforcement: .reportOnly)])])
+        let manager = Self.manager([try Self.policy("www.example.test", [PinSet(try Self.keys("rsa-intermediate", "ec-intermediate"))]),
+                                    try Self.policy("example.test", subdomains: true, [PinSet(try Self.keys("attacker-root"), enforcement: .reportOnly)])])
         let chains = ["rsa-good", "ec-good", "rsa-expired", "self-signed"].map(Fixtures.chain)
         let hosts = ["www.example.test", "example.test", "api.example.test"]
         var expected: [Disposition] = []

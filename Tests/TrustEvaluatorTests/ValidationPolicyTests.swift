@@ -10,11 +10,11 @@ struct ValidationPolicyTests {
     @Test("a TrustPolicy's settings are its validation's: written on either, read on both")
     func settingsAreTheValidations() throws {
         var policy = TrustPolicy(pinning: try Fixtures.keyPins("rsa-intermediate"), anchors: Fixtures.anchors, maximumChainDepth: 3)
-        policy.profile = .openSSLOnly(because: "a private PKI")
+        policy.validation.profile = .openSSLOnly(because: "a private PKI")
         policy.validation.requiredKeyUsages = [.digitalSignature]
         #expect(policy.validation.maximumChainDepth == 3)
         #expect(policy.validation.profile == .openSSLOnly(because: "a private PKI"))
-        #expect(policy.requiredKeyUsages == [.digitalSignature])
+        #expect(policy.validation.requiredKeyUsages == [.digitalSignature])
         #expect(policy.validation.anchors.certificates == Fixtures.anchors.certificates)
         guard case .publicKeys = policy.pinning else { Issue.record("the pins were lost"); return }
     }
@@ -60,20 +60,20 @@ struct ValidationPolicyTests {
 /// at all is recorded by the evaluation, not found again from reason codes.
 @Suite("pin checks")
 struct PinCheckTests {
-    static func verdict(_ pinning: TrustPolicy.Pinning, anchors: TrustAnchors) throws -> Verdict {
-        let host = HostPolicy(pattern: try HostPattern(Fixtures.host, publicSuffixes: nil), pinSets: [try PinSet(pinning)],
+    static func verdict(_ pinning: PinSet.Pins, anchors: TrustAnchors) throws -> Verdict {
+        let host = HostPolicy(pattern: try HostPattern(Fixtures.host, publicSuffixes: nil), pinSets: [PinSet(pinning)],
                               validation: ValidationPolicy(anchors: anchors))
         return try TrustManager(policies: [host]).evaluate(Fixtures.chain("rsa-good"), host: Fixtures.host, at: Fixtures.time)
     }
 
     @Test("pins are compared on a verified path: a mismatch says so, a chain refused first does not")
     func comparedOnlyOnAVerifiedPath() throws {
-        let mismatch = try Self.verdict(try Fixtures.keyPins("ec-intermediate"), anchors: Fixtures.anchors)
+        let mismatch = try Self.verdict(try Fixtures.keySet("ec-intermediate"), anchors: Fixtures.anchors)
         #expect(mismatch.failures.map(\.code) == [.pinMismatch])
         #expect(mismatch.pinsCompared)
 
         let foreign = try TrustAnchors(certificates: [Fixtures.attackerRoot])
-        let refused = try Self.verdict(try Fixtures.keyPins("rsa-intermediate"), anchors: foreign)
+        let refused = try Self.verdict(try Fixtures.keySet("rsa-intermediate"), anchors: foreign)
         #expect(refused.failures.map(\.code) == [.unknownIssuer])
         #expect(!refused.pinsCompared)
         #expect(refused.pinsFound.isEmpty)
@@ -81,7 +81,7 @@ struct PinCheckTests {
 
     @Test("certificate pinning compares on its own re-anchored path, and its matches are the verdict's")
     func certificatePinsReanchor() throws {
-        let verdict = try Self.verdict(try Fixtures.certificatePins("rsa-intermediate"), anchors: Fixtures.anchors)
+        let verdict = try Self.verdict(.certificates(try PinnedCertificates([Fixtures.rsaIntermediate])), anchors: Fixtures.anchors)
         #expect(verdict.isTrusted)
         #expect(verdict.verifiedPath?.anchoring == .pinnedCertificate)
         #expect(verdict.verifiedPath?.certificates.last == Fixtures.rsaIntermediate)

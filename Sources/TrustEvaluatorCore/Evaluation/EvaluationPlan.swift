@@ -62,7 +62,7 @@ final class EvaluationPlan: Sendable {
 
     /// One ``TrustPolicy`` for every host: its pins (if any) as one enforced pin set.
     convenience init(policy: TrustPolicy) {
-        let sets: [PinSet] = if case .none = policy.pinning { [] } else { [PinSet(unchecked: policy.pinning)] }
+        let sets: [PinSet] = PinSet.Pins(policy.pinning).map { [PinSet($0)] } ?? []
         self.init(validation: policy.validation, pinSets: sets)
     }
 

@@ -25,8 +25,7 @@ public struct HostPolicy: Sendable {
     ///   - expires: When the pins stop applying (the host is then validated unpinned).
     /// - Throws: ``PincheckError`` for a malformed pattern.
     public init(_ pattern: String, policy: TrustPolicy, expires: Date? = nil) throws(PincheckError) {
-        let pinSets: [PinSet]
-        if case .none = policy.pinning { pinSets = [] } else { pinSets = [try PinSet(policy.pinning, expires: expires)] }
+        let pinSets = PinSet.Pins(policy.pinning).map { [PinSet($0, expires: expires)] } ?? []
         self.init(pattern: try HostPattern(pattern, publicSuffixes: PublicSuffixList.system), pinSets: pinSets, validation: policy.validation)
     }
 

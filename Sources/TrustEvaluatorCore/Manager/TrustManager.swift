@@ -192,8 +192,7 @@ public struct TrustManager: Sendable {
     /// what an adapter fetches before it judges a challenge synchronously.
     package func revocationLists(for servedChain: [Certificate], host: String, at time: Date, stapledOCSPResponse: [UInt8]?,
                                  fetcher: RevocationListFetcher) async throws(PincheckError) -> FetchedRevocationLists? {
-        guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
-        let peer = try HostName.peerName(for: host)
+        let peer = try EvaluationEntry.peer(of: servedChain, host: host)
         return await plan(for: peer).revocationLists(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher)
     }
 
@@ -211,8 +210,7 @@ public struct TrustManager: Sendable {
     package func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
                           stapledOCSPResponse: [UInt8]? = nil, presentedSCTs: [SignedCertificateTimestamp] = [],
                           waitingForRevocationListsFrom fetcher: RevocationListFetcher?) throws(PincheckError) -> Verdict {
-        guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
-        let peer = try HostName.peerName(for: host)
+        let peer = try EvaluationEntry.peer(of: servedChain, host: host)
         let lists = fetcher.flatMap { plan(for: peer).revocationListsWaiting(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: $0) }
         return try evaluate(servedChain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse, revocationLists: lists,
                             presentedSCTs: presentedSCTs)
@@ -222,8 +220,7 @@ public struct TrustManager: Sendable {
     package func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
                           stapledOCSPResponse: [UInt8]?, revocationLists: FetchedRevocationLists?,
                           presentedSCTs: [SignedCertificateTimestamp] = []) throws(PincheckError) -> Verdict {
-        guard !servedChain.isEmpty else { throw PincheckError(.emptyChain, "no certificate was served") }
-        let peer = try HostName.peerName(for: host)
+        let peer = try EvaluationEntry.peer(of: servedChain, host: host)
         let plan = plan(for: peer)
         // The plans know which rule they are (the verdict's coverage), so a cached verdict is
         // returned as it is; only failure reports are made per evaluation.
@@ -283,7 +280,7 @@ private final class Plans: Sendable {
         }
         guard !pins.isEmpty, let keys = try? PinnedPublicKeys(pins: pins) else { return nil }
         let base = policies[chosen]
-        var union = HostPolicy(pattern: base.pattern, pinSets: [PinSet(unchecked: .publicKeys(keys))], validation: base.validationPolicy,
+        var union = HostPolicy(pattern: base.pattern, pinSets: [PinSet(.publicKeys(keys))], validation: base.validationPolicy,
                                reportURIs: base.reportURIs)
         union.pinOverrideAnchors = base.pinOverrideAnchors
         let made = Plans.plan(for: union)

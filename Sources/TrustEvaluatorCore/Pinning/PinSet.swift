@@ -11,31 +11,60 @@ public struct PinSet: Sendable {
         case reportOnly
     }
 
-    /// The pinning mode and pins (never `.none`: a host without pins has no pin set).
-    public let pinning: TrustPolicy.Pinning
+    /// The pins of a set: certificates or public keys. There is no empty case: a host without
+    /// pins has no pin set.
+    public enum Pins: Sendable {
+        /// Certificate pinning (``TrustPolicy/Pinning/certificates(_:)``).
+        case certificates(PinnedCertificates)
+        /// Public-key pinning (``TrustPolicy/Pinning/publicKeys(_:)``).
+        case publicKeys(PinnedPublicKeys)
+
+        /// The pins of a pinning mode; nil for `.none`, which pins nothing.
+        public init?(_ pinning: TrustPolicy.Pinning) {
+            switch pinning {
+            case .none: return nil
+            case .certificates(let pinned): self = .certificates(pinned)
+            case .publicKeys(let pinned): self = .publicKeys(pinned)
+            }
+        }
+
+        /// The same pins as a policy's pinning mode.
+        public var pinning: TrustPolicy.Pinning {
+            switch self {
+            case .certificates(let pinned): .certificates(pinned)
+            case .publicKeys(let pinned): .publicKeys(pinned)
+            }
+        }
+
+        var check: any PinCheck {
+            switch self {
+            case .certificates(let pinned): pinned
+            case .publicKeys(let pinned): pinned
+            }
+        }
+    }
+
+    /// The set's pins.
+    public let pins: Pins
+    /// The pins as a pinning mode (never `.none`).
+    public var pinning: TrustPolicy.Pinning { pins.pinning }
+    /// Whether a mismatch rejects the connection.
     public let enforcement: Enforcement
     /// The instant the pin set stops applying (00:00:00 UTC of the configured day), if any.
     public let expires: Date?
     /// The pinning flavour's check (``PinCheck``).
     let check: any PinCheck
 
-    /// - Throws: ``PincheckError`` (`policy.invalid`) when `pinning` is `.none`.
-    public init(_ pinning: TrustPolicy.Pinning, enforcement: Enforcement = .enforce, expires: Date? = nil) throws(PincheckError) {
-        guard let check = pinning.check else {
-            throw PincheckError(.invalidPolicy, "a pin set needs pins; a host without pins is declared with no pin set")
-        }
-        self.pinning = pinning
-        self.check = check
+    /// A pin set. It cannot be empty: ``Pins`` has no `.none` (a host without pins has no pin set).
+    /// - Parameters:
+    ///   - pins: The pinned certificates or public keys.
+    ///   - enforcement: `.enforce` by default.
+    ///   - expires: When the set stops applying; never by default.
+    public init(_ pins: Pins, enforcement: Enforcement = .enforce, expires: Date? = nil) {
+        self.pins = pins
+        self.check = pins.check
         self.enforcement = enforcement
         self.expires = expires
-    }
-
-    /// A pin set from pins already known not to be `.none`.
-    init(unchecked pinning: TrustPolicy.Pinning) {
-        self.pinning = pinning
-        self.check = pinning.check!
-        self.enforcement = .enforce
-        self.expires = nil
     }
 
     /// The pinned certificates of a certificate-pinning set (none for other sets).
@@ -46,7 +75,7 @@ public struct PinSet: Sendable {
 
     /// An enforced public-key set without expiry: what OkHttp's union of pins can hold.
     package var isUnionable: Bool {
-        guard case .publicKeys(let pinned) = pinning, pinned.scope == .anyCertificate, enforcement == .enforce, expires == nil else { return false }
+        guard case .publicKeys(let pinned) = pins, pinned.scope == .anyCertificate, enforcement == .enforce, expires == nil else { return false }
         return true
     }
 

@@ -70,7 +70,7 @@ struct DistributionPointCheck {
 
     /// The certificates whose distribution points are consulted on `path`: the leaf, or every one
     /// below the top (an anchor, whose revocation no CRL of this path can state).
-    static func certificates(on path: [Certificate], scope: TrustPolicy.RevocationScope) -> [Certificate] {
+    static func certificates(on path: [Certificate], scope: ValidationPolicy.RevocationScope) -> [Certificate] {
         let below = Array(path.dropLast())
         switch scope {
         case .leaf: return Array(below.prefix(1))

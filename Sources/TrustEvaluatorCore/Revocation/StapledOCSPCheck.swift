@@ -42,10 +42,10 @@ public struct DistributionPointCRLs: Sendable, Hashable {
     }
 
     /// Which certificates of the verified path are checked: the leaf, or every one below the anchor.
-    public var scope: TrustPolicy.RevocationScope
+    public var scope: ValidationPolicy.RevocationScope
     public var failure: Failure
 
-    public init(scope: TrustPolicy.RevocationScope = .leaf, failure: Failure = .soft) {
+    public init(scope: ValidationPolicy.RevocationScope = .leaf, failure: Failure = .soft) {
         self.scope = scope
         self.failure = failure
     }

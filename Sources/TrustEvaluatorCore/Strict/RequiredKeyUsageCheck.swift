@@ -1,5 +1,5 @@
 /// The leaf's keyUsage, when present, allows every usage the policy requires
-/// (``TrustPolicy/requiredKeyUsages``).
+/// (``ValidationPolicy/requiredKeyUsages``).
 struct RequiredKeyUsageCheck: PathCheck {
     let required: Set<KeyUsage>
 

@@ -3,7 +3,7 @@
 ///
 /// Each check is one file in this folder; adding one is a file and a line here.
 enum StrictWebPKI {
-    static func checks(for purpose: TrustPolicy.Purpose) -> [any PathCheck] {
+    static func checks(for purpose: ValidationPolicy.Purpose) -> [any PathCheck] {
         let common: [any PathCheck] = [
             PublicKeyAlgorithmCheck(), SignatureAlgorithmCheck(), SerialNumberCheck(), AuthorityKeyIdentifierCheck(),
             ExtensionCriticalityCheck(), NameConstraintsCheck(), EndEntityCheck(),

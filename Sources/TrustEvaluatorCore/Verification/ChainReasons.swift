@@ -20,7 +20,7 @@ enum ChainReasons {
     /// The failures a run's errors give. OpenSSL may report one problem under two numbers (20 then
     /// 21 for a missing issuer, say): one reason per kind of problem and certificate.
     static func failures(_ errors: [ChainVerificationError], leaf: Certificate, peer: PeerName?, time: Date,
-                         purpose: TrustPolicy.Purpose) -> [Reason] {
+                         purpose: ValidationPolicy.Purpose) -> [Reason] {
         var seen: [(code: Reason.Code, depth: Int)] = []
         var reasons: [Reason] = []
         for error in errors {

@@ -35,10 +35,10 @@ struct ChainVerificationRequest {
     /// pinning, and a path forced onto one caller-given anchor (the store then holds only it).
     var allowPartialChain: Bool
     var maximumDepth: Int
-    var purpose: TrustPolicy.Purpose = .serverAuthentication
+    var purpose: ValidationPolicy.Purpose = .serverAuthentication
     /// Supplied CRLs; when non-empty the leaf's (or the whole path's) revocation status is checked against them.
     var revocationLists: [CertificateRevocationList] = []
-    var revocationScope: TrustPolicy.RevocationScope = .leaf
+    var revocationScope: ValidationPolicy.RevocationScope = .leaf
     var strictRules: StrictRules = .webPKI
 }
 
@@ -76,7 +76,7 @@ extension PeerName {
     }
 }
 
-extension TrustPolicy.Purpose {
+extension ValidationPolicy.Purpose {
     var x509: X509Purpose {
         switch self {
         case .serverAuthentication: .serverAuthentication
@@ -96,7 +96,7 @@ extension ChainVerificationError {
 
     /// The engine's reason for this error, with OpenSSL's code and text as evidence. The one place
     /// where the verifier's error kinds become reason codes.
-    func reason(at time: Date, purpose: TrustPolicy.Purpose) -> Reason {
+    func reason(at time: Date, purpose: ValidationPolicy.Purpose) -> Reason {
         var evidence = Evidence()
         evidence.openSSLError = Evidence.OpenSSLError(code: Int(code), text: text, depth: depth, subject: certificate?.subject)
         let subject = certificate.map { " (\($0.subject))" } ?? ""

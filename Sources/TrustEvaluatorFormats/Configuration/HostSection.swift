@@ -38,14 +38,14 @@ extension ConfigurationBuilder {
 
     /// `revocation`: CRL files, their scope, a required staple, and the distribution points' CRLs.
     private func revocation(_ raw: RawRevocation?, at path: String) throws(PincheckError)
-        -> (lists: [CertificateRevocationList], scope: TrustPolicy.RevocationScope, policy: RevocationPolicy) {
+        -> (lists: [CertificateRevocationList], scope: ValidationPolicy.RevocationScope, policy: RevocationPolicy) {
         var lists: [CertificateRevocationList] = []
         for (index, file) in (raw?.crls ?? []).enumerated() {
             do { lists += try CertificateRevocationList.load(contentsOf: resolve(file)) } catch {
                 throw fail("\(path).crls[\(index)]", error.description)
             }
         }
-        let scope: TrustPolicy.RevocationScope
+        let scope: ValidationPolicy.RevocationScope
         switch raw?.crlScope ?? "leaf" {
         case "leaf": scope = .leaf
         case "chain": scope = .wholeChain

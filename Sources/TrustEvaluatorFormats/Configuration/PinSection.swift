@@ -15,14 +15,14 @@ extension ConfigurationBuilder {
         let enforce = host.enforce ?? true
         let enforcement: PinSet.Enforcement = enforce ? .enforce : .reportOnly
         var sets: [PinSet] = []
-        if case .none = pinning {} else {
-            sets.append(try PinSet(pinning, enforcement: enforcement, expires: expires))
+        if let pins = PinSet.Pins(pinning) {
+            sets.append(PinSet(pins, enforcement: enforcement, expires: expires))
             if backupPinsRequired && enforce && sets[0].pinCount < 2 {
                 throw fail("\(path).pins", "an enforced pin set needs a backup pin (at least two pins, one not in the current chain; RFC 7469 §2.5)")
             }
         }
         for scoped in positional {
-            sets.append(try PinSet(.publicKeys(scoped), enforcement: enforcement, expires: expires))
+            sets.append(PinSet(.publicKeys(scoped), enforcement: enforcement, expires: expires))
         }
         return (sets, enforce, expires)
     }

@@ -22,7 +22,7 @@ struct CTLogStoreTests {
         var policy = TrustPolicy(anchors: try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")]))
         var requirement = CT.Requirement(policy: .chrome, logStore: store)
         requirement.scope = .everyAnchor
-        policy.certificateTransparency = requirement
+        policy.validation.certificateTransparency = requirement
         return Evaluator(policy: policy, verdictCache: cache)
     }
 

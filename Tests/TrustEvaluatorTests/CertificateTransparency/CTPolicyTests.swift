@@ -193,7 +193,7 @@ struct CTEvaluationTests {
         let chain = try Certificate.load(contentsOf: RealWorldCorpus.folder.appendingPathComponent("chains/\(subject.file)").path)
         var policy = TrustPolicy(pinning: pinning, anchors: try TrustAnchors(certificates: RealWorldCorpus.anchors(for: chain), classification: webPKI ? .webPKI : .privatePKI),
                                  nameValidation: .disabled(because: "CT is the subject"))
-        policy.certificateTransparency = CT.Requirement(policy: .chrome, logs: logs, enforcement: enforcement)
+        policy.validation.certificateTransparency = CT.Requirement(policy: .chrome, logs: logs, enforcement: enforcement)
         return policy
     }
 
@@ -250,7 +250,7 @@ struct CTEvaluationTests {
         var policy = try Self.policy(logs: CT.Logs(lists))
         let refused = try Self.evaluate(policy)
         #expect(refused.failures.map(\.code) == [.ctUnenforceable])
-        policy.certificateTransparency?.whenUnenforceable = .allow
+        policy.validation.certificateTransparency?.whenUnenforceable = .allow
         let allowed = try Self.evaluate(policy)
         #expect(allowed.isTrusted)
         #expect(allowed.warnings.contains { $0.code == .ctUnenforceable })

@@ -94,7 +94,7 @@ struct CTTestLogTests {
         var policy = TrustPolicy(anchors: try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")]))
         var requirement = CT.Requirement(policy: .chrome, logs: try Self.known())
         requirement.scope = .everyAnchor
-        policy.certificateTransparency = requirement
+        policy.validation.certificateTransparency = requirement
         let evaluator = Evaluator(policy: policy)
         let chain = [leaf, Self.intermediate]
 

@@ -254,7 +254,7 @@ struct AFSecurityPolicyMatrixTests {
         for pinning in [TrustPolicy.Pinning.publicKeys(try PinnedPublicKeys(certificates: [F.httpBin])),
                         .certificates(try PinnedCertificates([F.httpBin]))] {
             var policy = TrustPolicy(pinning: pinning, anchors: F.anchors)
-            policy.profile = .openSSLOnly(because: "a 2014 chain signed with SHA-1")
+            policy.validation.profile = .openSSLOnly(because: "a 2014 chain signed with SHA-1")
             let verdict = try Evaluator(policy: policy).evaluate(F.adnServerTrust, host: nil, at: F.adnTime)
             #expect(verdict.failures.map(\.code) == [.pinMismatch])
             policy.pinning = .none
