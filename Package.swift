@@ -319,3 +319,20 @@ let package = Package(
         .testTarget(name: "PincheckCLITests", dependencies: ["TrustEvaluatorCore", "TrustEvaluatorFormats", "PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "PincheckOpenSSL", "pincheck", "PincheckTestSupport"]),
     ]
 )
+
+// The sanitizer runs of scripts/test.sh build only the targets their suites need
+// (PINCHECK_SANITIZER_SUBSET=engine for AddressSanitizer, =nio for ThreadSanitizer): the examples,
+// the benchmarks, gRPC and the command are not rebuilt twice more with instrumentation. Unset, the
+// package is the whole package; users never set it.
+let engineSubset: Set<String> = [
+    "COpenSSL", "PincheckOpenSSL", "TrustEvaluatorCore", "TrustEvaluatorFormats", "TrustEvaluator", "PincheckTLS",
+    "ServerTrust", "PincheckFuzzing", "PincheckTestSupport", "TrustEvaluatorTests", "PincheckFuzzingTests",
+]
+let nioSubset = engineSubset.union([
+    "ServerTrustFoundation", "ServerTrustTests", "TrustEvaluatorNIO", "TrustEvaluatorNIOTests",
+    "PincheckAsyncHTTPClient", "PincheckAsyncHTTPClientTests",
+])
+if let subset = Context.environment["PINCHECK_SANITIZER_SUBSET"].flatMap({ ["engine": engineSubset, "nio": nioSubset][$0] }) {
+    package.targets = package.targets.filter { subset.contains($0.name) }
+    package.products = package.products.filter { subset.contains($0.name) }
+}

@@ -133,12 +133,14 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   # The engine's suites again under the sanitizers: concurrent evaluations sharing one anchor store,
   # pin-set updates swapped under real handshakes and failure reports delivered on their own tasks
   # (ThreadSanitizer), and memory errors and leaks in Swift and libcrypto (AddressSanitizer).
+  # Each builds only the targets its suites need (PINCHECK_SANITIZER_SUBSET, Package.swift): the
+  # examples, benchmarks, gRPC and the command are not instrumented.
   log "ThreadSanitizer: TrustEvaluatorTests, handshakes under pin-set updates, report deliveries, mTLS and AsyncHTTPClient verifiers"
-  swift test "${tsan_traits[@]}" --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorTests|UpdatableHandshakeTests|TrustLoggingTests|ClientCertificateTests|PincheckHTTPClientTests'
+  PINCHECK_SANITIZER_SUBSET=nio swift test "${tsan_traits[@]}" --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorTests|UpdatableHandshakeTests|TrustLoggingTests|ClientCertificateTests|PincheckHTTPClientTests'
   discard_in_ci .build-tsan
   log "AddressSanitizer + LeakSanitizer: TrustEvaluatorTests, fuzz corpus replay"
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
-    swift test --scratch-path .build-asan --sanitize=address --filter 'TrustEvaluatorTests|PincheckFuzzingTests'
+    PINCHECK_SANITIZER_SUBSET=engine swift test --scratch-path .build-asan --sanitize=address --filter 'TrustEvaluatorTests|PincheckFuzzingTests'
   discard_in_ci .build-asan
 fi
 
