@@ -182,7 +182,21 @@ public struct PincheckHTTPClient: Sendable {
 
     /// NIOSSL's client configuration: the trust roots, NIOSSL's host check as the policy asks.
     public func tlsConfiguration() throws -> TLSConfiguration {
-        var configuration = TLSConfiguration.makeClientConfiguration()
+        try tlsConfiguration(base: nil)
+    }
+
+    /// `base` (a fresh client configuration when nil) with what the policy decides put in: the
+    /// trust roots (and no additional ones) and the certificate verification. Every other field
+    /// is kept as given: the client's identity (certificate chain and key), TLS versions, cipher
+    /// suites, curves, signature algorithms, ALPN protocols, renegotiation, key logging, timeouts.
+    /// - Throws: `PincheckError` (`policy.invalid`) when `base` offers a pre-shared key: a PSK
+    ///   handshake presents no certificate, so neither the anchors nor the pins would be checked.
+    ///   NIOSSL's error when an anchor cannot be converted.
+    public func tlsConfiguration(base: TLSConfiguration?) throws -> TLSConfiguration {
+        var configuration = base ?? TLSConfiguration.makeClientConfiguration()
+        if configuration.pskClientProvider != nil {
+            throw PincheckError(.invalidPolicy, "the TLS configuration offers a pre-shared key, and a PSK handshake presents no certificate to verify or pin; remove pskClientProvider to pin this client")
+        }
         switch policy.validation.anchors.origin {
         case .system where trustRoots.count == policy.validation.anchors.certificates.count:
             configuration.trustRoots = .default
@@ -250,16 +264,18 @@ public struct PincheckHTTPClient: Sendable {
 extension HTTPClient.Configuration {
     /// Pins this configuration's connections with Pincheck: the TLS trust roots and host check
     /// from the policy, and the leaf checked in both connection initializers (any initializers set
-    /// before run first).
+    /// before run first). The rest of the TLS configuration is kept (a client certificate, TLS
+    /// versions, cipher suites, ALPN…: ``PincheckHTTPClient/tlsConfiguration(base:)``).
     ///
     /// A refused connection fails the requests waiting for it with a `PincheckTrustError` at
     /// once: connection establishment is no longer retried (`connectionPool.retryConnectionEstablishment`
     /// becomes false), since a server that served an unpinned key would serve it again until the
     /// connect timeout. The same then holds for other connection failures (refused, unreachable),
     /// which reach the caller at once too.
-    /// - Throws: NIOSSL's error when an anchor cannot be converted.
+    /// - Throws: `PincheckError` when the TLS configuration offers a pre-shared key; NIOSSL's
+    ///   error when an anchor cannot be converted.
     public mutating func pin(with pinning: PincheckHTTPClient) throws {
-        tlsConfiguration = try pinning.tlsConfiguration()
+        tlsConfiguration = try pinning.tlsConfiguration(base: tlsConfiguration)
         connectionPool.retryConnectionEstablishment = false
         let earlierHTTP1 = http1_1ConnectionDebugInitializer
         let earlierHTTP2 = http2ConnectionDebugInitializer
@@ -271,7 +287,9 @@ extension HTTPClient.Configuration {
         }
     }
 
-    /// A copy of `base` pinned by `policy` (see ``pin(with:)``).
+    /// A copy of `base` pinned by `policy` (see ``pin(with:)``): every field of `base` is kept but
+    /// the TLS trust roots and certificate verification, the connection initializers (which still
+    /// run, before Pincheck's check) and the retry of failed connection establishments.
     /// - Throws: `PincheckError` (`policy.invalid`) naming what AsyncHTTPClient cannot enforce.
     public static func pinned(by policy: TrustPolicy, base: HTTPClient.Configuration = HTTPClient.Configuration()) throws -> HTTPClient.Configuration {
         var configuration = base

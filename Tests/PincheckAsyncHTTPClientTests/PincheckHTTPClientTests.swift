@@ -63,11 +63,17 @@ final class CountingHTTPSServer: Sendable {
         }
     }
 
-    init(group: any EventLoopGroup, http2: Bool = false) async throws {
+    /// - Parameter requiringClientCertificates: Refuse a handshake without a client certificate
+    ///   issued under the RSA root (mutual TLS).
+    init(group: any EventLoopGroup, http2: Bool = false, requiringClientCertificates: Bool = false) async throws {
         let chain = try NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-ip.pem")) + NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-intermediate.pem"))
         let key = try NIOSSLPrivateKey(file: TestPKI.path("keys/rsa-ip.key"), format: .pem)
         var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         if http2 { configuration.applicationProtocols = ["h2"] }
+        if requiringClientCertificates {
+            configuration.certificateVerification = .noHostnameVerification
+            configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-root.pem")))
+        }
         let context = try NIOSSLContext(configuration: configuration)
         let box = NIOLockedValueBox<CountingHTTPSServer?>(nil)
         channel = try await ServerBootstrap(group: group)
@@ -266,6 +272,77 @@ struct PincheckHTTPClientTests {
             #expect(server.streams == 0)
             #expect(server.accepted == 1)
             #expect(await Self.allClosed(server))
+        }
+    }
+
+    static func nio(_ name: String) throws -> NIOSSLCertificate {
+        try NIOSSLCertificate(bytes: TestPKI.certificate(name).derBytes, format: .der)
+    }
+
+    /// A client configuration with a client certificate and every TLS field set away from its default.
+    static func customisedBase() throws -> HTTPClient.Configuration {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateChain = try (NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-client-only.pem")) + NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-intermediate.pem"))).map { .certificate($0) }
+        tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: TestPKI.path("keys/rsa-client-only.key"), format: .pem))
+        tls.minimumTLSVersion = .tlsv12
+        tls.maximumTLSVersion = .tlsv13
+        tls.cipherSuites = "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-AES128-GCM-SHA256"
+        tls.curves = [.x25519, .secp256r1]
+        tls.verifySignatureAlgorithms = [.rsaPssRsaeSha256, .rsaPkcs1Sha256]
+        tls.signingSignatureAlgorithms = [.rsaPssRsaeSha256, .rsaPkcs1Sha256]
+        tls.applicationProtocols = ["http/1.1"]
+        tls.shutdownTimeout = .seconds(7)
+        tls.renegotiationSupport = .once
+        tls.certificateVerification = .none
+        tls.additionalTrustRoots = [.certificates([try Self.nio("attacker-root")])]
+        var base = HTTPClient.Configuration(tlsConfiguration: tls, timeout: .init(connect: .seconds(60)))
+        base.maximumUsesPerConnection = 3
+        base.decompression = .enabled(limit: .ratio(9))
+        return base
+    }
+
+    @Test("pinned(by:base:) keeps every field of the base it has no reason to change, the client certificate first")
+    func pinnedKeepsTheBase() throws {
+        let base = try Self.customisedBase()
+        let pinned = try HTTPClient.Configuration.pinned(by: try Self.policy(pins: [TestPKI.certificate("rsa-ip")]), base: base)
+        // What pinning decides: the policy's anchors, nothing else trusted, the chain and name verified.
+        var expected = base.tlsConfiguration!
+        expected.trustRoots = .certificates([try Self.nio("rsa-root")])
+        expected.additionalTrustRoots = []
+        expected.certificateVerification = .fullVerification
+        let tls = try #require(pinned.tlsConfiguration)
+        #expect(tls.bestEffortEquals(expected))
+        #expect(tls.certificateChain == base.tlsConfiguration!.certificateChain)
+        #expect(tls.privateKey == base.tlsConfiguration!.privateKey)
+        #expect(pinned.maximumUsesPerConnection == 3)
+        #expect(pinned.timeout.connect == .seconds(60))
+        #expect(!pinned.connectionPool.retryConnectionEstablishment)
+    }
+
+    @Test("a pinned client keeps its client certificate: a server that requires one answers 200")
+    func pinnedClientPresentsItsCertificate() async throws {
+        let server = try await CountingHTTPSServer(group: MultiThreadedEventLoopGroup.singleton, requiringClientCertificates: true)
+        var base = try Self.customisedBase()
+        base.tlsConfiguration!.cipherSuites = TLSConfiguration.makeClientConfiguration().cipherSuites
+        let configuration = try HTTPClient.Configuration.pinned(by: try Self.policy(pins: [TestPKI.certificate("rsa-ip")]), base: base)
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        var status: HTTPResponseStatus? = nil
+        var failure: (any Error)? = nil
+        do { status = try await Self.get(client, server).status } catch { failure = error }
+        try? await client.shutdown()
+        try await server.stop()
+        #expect(failure == nil, "\(failure.map { "\($0)" } ?? "")")
+        #expect(status == .ok)
+    }
+
+    @Test("a base that offers a pre-shared key is refused: a PSK handshake has no certificate to check")
+    func preSharedKeyRefused() throws {
+        var base = HTTPClient.Configuration()
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.pskClientProvider = { _ in PSKClientIdentityResponse(key: NIOSSLSecureBytes([1, 2, 3]), identity: "client") }
+        base.tlsConfiguration = tls
+        #expect(throws: PincheckError.self) {
+            _ = try HTTPClient.Configuration.pinned(by: try Self.policy(pins: [TestPKI.certificate("rsa-ip")]), base: base)
         }
     }
 
