@@ -90,8 +90,16 @@ if [ "${DEPENDENCY_CHECK:-1}" != 0 ]; then
   scripts/dependency-check.sh
 fi
 
-log "build"
-swift build --build-tests "${traits[@]}"
+log "build (a warning from the project's own sources or examples fails it: users build them too)"
+build_log=$(mktemp)
+swift build --build-tests "${traits[@]}" 2>&1 | tee "$build_log"
+own_warnings=$(grep -E "^$PWD/(Sources|Examples)/[^:]+:[0-9]+:[0-9]+: warning:" "$build_log" | sort -u || true)
+rm -f "$build_log"
+if [ -n "$own_warnings" ]; then
+  echo "the build warns in the project's own sources (every trait enabled); fix these:" >&2
+  echo "$own_warnings" >&2
+  exit 1
+fi
 
 log "impossible states: the code in api/impossible/ does not compile (a pin set without pins, …)"
 scripts/impossible.sh
