@@ -113,6 +113,10 @@ public struct PincheckHTTPClient: Sendable {
         case .publicKeys(let pinned):
             let rootPins = Set(anchors.map(\.publicKeyPin)).intersection(pinned.pins)
             let otherPins = pinned.pins.subtracting(rootPins)
+            let caPins = Self.knownCertificateAuthorityPins(pinned, validation: policy.validation).intersection(otherPins)
+            if !caPins.isEmpty {
+                throw refuse(.intermediatePins, "\(caPins.count) of the pins are the keys of CA certificates that are not anchors (intermediates), which AsyncHTTPClient never shows Pincheck; pin the server's leaf, or the root among the anchors")
+            }
             switch pinned.scope {
             case .leaf:
                 leafPins = pinned.pins
@@ -152,11 +156,12 @@ public struct PincheckHTTPClient: Sendable {
         let anchorPins = Set(validation.anchors.certificates.map(\.publicKeyPin))
         for set in pinSets {
             let limit: Limit?
-            switch set.pinning {
-            case .none: limit = nil
+            switch set.pins {
             case .certificates: limit = .pinnedCertificateNotRoot
             case .publicKeys(let pinned) where !pinned.pins.isDisjoint(with: anchorPins): limit = .pinsAtSeveralDepths
             case .publicKeys(let pinned) where pinned.scope == .certificateAuthorities: limit = .intermediatePins
+            case .publicKeys(let pinned) where !Self.knownCertificateAuthorityPins(pinned, validation: validation).isDisjoint(with: pinned.pins):
+                limit = .intermediatePins
             case .publicKeys: limit = nil
             }
             if let limit {
@@ -178,6 +183,13 @@ public struct PincheckHTTPClient: Sendable {
             throw PincheckError(.invalidPolicy, "the validation policy pins too; give every pin as a pin set (its own pins would not be checked as one)")
         }
         try self.init(validation: validation.validation, pinSets: pinSets, now: now, onReportOnlyFailure: onReportOnlyFailure)
+    }
+
+    /// The keys known to be a CA's: pins taken from CA certificates, and the policy's additional
+    /// intermediates. A pin given as a bare hash cannot be told apart from a leaf's: it is checked
+    /// on the leaf, and a mismatch says that this road sees the leaf alone.
+    private static func knownCertificateAuthorityPins(_ pinned: PinnedPublicKeys, validation: ValidationPolicy) -> Set<PublicKeyPin> {
+        pinned.certificateAuthorityPins.union(validation.additionalIntermediates.filter(\.isCertificateAuthority).map(\.publicKeyPin))
     }
 
     /// NIOSSL's client configuration: the trust roots, NIOSSL's host check as the policy asks.

@@ -198,11 +198,31 @@ struct PincheckHTTPClientTests {
             PinSet(.certificates(try PinnedCertificates([TestPKI.certificate("rsa-ip")])), enforcement: .reportOnly),
             PinSet(.publicKeys(try PinnedPublicKeys(certificates: [Self.root])), enforcement: .reportOnly),
             PinSet(.publicKeys(try PinnedPublicKeys(certificates: [TestPKI.certificate("rsa-intermediate")], scope: .certificateAuthorities))),
+            // The same intermediate spelled as every other guide spells pins: any certificate.
+            PinSet(.publicKeys(try PinnedPublicKeys(certificates: [TestPKI.certificate("rsa-intermediate")]))),
         ]
         for set in refused {
             let error = #expect(throws: PincheckError.self) { _ = try PincheckHTTPClient(validation: ValidationPolicy(anchors: anchors), pinSets: [set]) }
             #expect(error?.description.contains("cannot enforce this pin set") == true, "\(String(describing: error))")
         }
+    }
+
+    @Test("an intermediate's key is refused when the policy is made, however it is scoped or passed, where the road can tell it is a CA's")
+    func intermediatePinsRefused() throws {
+        let intermediate = TestPKI.certificate("rsa-intermediate")
+        let leaf = TestPKI.certificate("rsa-ip")
+        // Given as a certificate, scoped to any certificate of the path (the default).
+        #expect(throws: PincheckError.self) { _ = try PincheckHTTPClient(policy: try Self.policy(pins: [intermediate])) }
+        // Given as a hash, when the policy's additional intermediates say whose key it is.
+        var policy = TrustPolicy(pinning: .publicKeys(try PinnedPublicKeys(pins: [intermediate.publicKeyPin])),
+                                 anchors: try TrustAnchors(certificates: [Self.root]))
+        policy.validation.additionalIntermediates = [intermediate]
+        let error = #expect(throws: PincheckError.self) { _ = try PincheckHTTPClient(policy: policy) }
+        #expect(error?.description.contains("intermediate-pins") == true, "\(String(describing: error))")
+        // The leaf's key, given the same two ways, is what this road checks.
+        #expect(throws: Never.self) { _ = try PincheckHTTPClient(policy: try Self.policy(pins: [leaf])) }
+        policy.pinning = .publicKeys(try PinnedPublicKeys(pins: [leaf.publicKeyPin]))
+        #expect(throws: Never.self) { _ = try PincheckHTTPClient(policy: policy) }
     }
 
     /// The deprecated form, which takes the validation as a `TrustPolicy`, still refuses one that

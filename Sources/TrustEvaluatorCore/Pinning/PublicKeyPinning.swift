@@ -18,6 +18,9 @@ public struct PinnedPublicKeys: Sendable {
     public let scope: Scope
     /// Whether any pin is SHA-1 (checked once, not on every match).
     private let hasSHA1Pins: Bool
+    /// The pins taken from CA certificates (basicConstraints CA): keys known to sit above a leaf,
+    /// which a road that sees the leaf alone can refuse when it is configured.
+    package let certificateAuthorityPins: Set<PublicKeyPin>
 
     /// - Parameters:
     ///   - pins: Pins given as hashes.
@@ -32,6 +35,7 @@ public struct PinnedPublicKeys: Sendable {
         self.pins = all
         self.scope = scope
         self.hasSHA1Pins = all.contains { $0.algorithm == .sha1 }
+        self.certificateAuthorityPins = Set(certificates.filter(\.isCertificateAuthority).map(\.publicKeyPin))
     }
 
     /// A set no chain can match: Apple's empty `NSPinnedLeafIdentities` or `NSPinnedCAIdentities`,
@@ -40,6 +44,7 @@ public struct PinnedPublicKeys: Sendable {
         self.pins = []
         self.scope = scope
         self.hasSHA1Pins = false
+        self.certificateAuthorityPins = []
     }
 
     /// Whether the certificate at `depth` of the verified path (0: the leaf) may match these pins.
