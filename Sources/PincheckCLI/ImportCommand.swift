@@ -2,7 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import TrustEvaluator
 
-extension ConfigurationFormat: ExpressibleByArgument {}
+extension ConfigurationFormat: RawValueArgument {}
 
 /// `pincheck import KIND FILE`: prints the equivalent Pincheck configuration.
 struct Import: ConsoleCommand {

@@ -4,15 +4,28 @@ import ServerTrust
 import FoundationEssentials
 import TrustEvaluator
 
+/// An option's values spelled as their raw values: in `--help`, completions and errors. The
+/// default description, `"\(value)"`, reflects on the value (a mirror and protocol-conformance
+/// scans) for every value of every such option, each time argument-parser builds a command's
+/// arguments — several times per start-up of `pincheck verify`.
+/// (Public because the engine's public enums conform, and a witness is as visible as its type.)
+public protocol RawValueArgument: ExpressibleByArgument, CaseIterable, RawRepresentable where RawValue == String {}
+
+extension RawValueArgument {
+    public var defaultValueDescription: String { rawValue }
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+    public static var allValueDescriptions: [String: String] { [:] }
+}
+
 /// `--mode`: AFSecurityPolicy's pinning modes.
-enum PinningModeArgument: String, ExpressibleByArgument, CaseIterable {
+enum PinningModeArgument: String, RawValueArgument {
     case none
     case certificate
     case publicKey = "public-key"
 }
 
 /// `--revocation`: which revocation sources are consulted.
-enum RevocationArgument: String, ExpressibleByArgument, CaseIterable {
+enum RevocationArgument: String, RawValueArgument {
     /// The stapled OCSP response (and `--crl` files) only: nothing is fetched.
     case staple
     /// Also the CRLs at the leaf's distribution points, fetched.
@@ -22,7 +35,7 @@ enum RevocationArgument: String, ExpressibleByArgument, CaseIterable {
 }
 
 /// `--revocation-failure`: what a CRL that cannot be had, is stale, or does not cover does.
-enum RevocationFailureArgument: String, ExpressibleByArgument, CaseIterable {
+enum RevocationFailureArgument: String, RawValueArgument {
     case soft
     case hard
 }
@@ -179,7 +192,7 @@ struct PolicyOptions: ParsableArguments {
 
 /// `--root-program`, `--root-store-data`: whose distrust applies, with which data.
 struct RootProgramOptions: ParsableArguments {
-    enum ProgramArgument: String, ExpressibleByArgument, CaseIterable {
+    enum ProgramArgument: String, RawValueArgument {
         case both, mozilla, chrome, none
     }
 
@@ -279,10 +292,10 @@ struct TransparencyOptions: ParsableArguments {
     }
 }
 
-extension CertificateTransparency.Policy: ExpressibleByArgument {}
-extension CertificateTransparency.Enforcement: ExpressibleByArgument {}
-extension CertificateTransparency.Scope: ExpressibleByArgument {}
-extension CertificateTransparency.WhenUnenforceable: ExpressibleByArgument {}
+extension CertificateTransparency.Policy: RawValueArgument {}
+extension CertificateTransparency.Enforcement: RawValueArgument {}
+extension CertificateTransparency.Scope: RawValueArgument {}
+extension CertificateTransparency.WhenUnenforceable: RawValueArgument {}
 
 /// `--revocation`, `--revocation-failure`, `--crl-cache`: which revocation sources are consulted
 /// (`verify`, `check`, `scan`, `audit`).

@@ -1,4 +1,9 @@
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// What each source file says, kept apart so that one can be replaced by a newer file while the
 /// others stay: Mozilla's certdata decides Mozilla's membership of the roots it lists; the CCADB
@@ -154,22 +159,31 @@ struct RootProgramFacts: Sendable {
 
     private typealias Field = Slice<UnsafeBufferPointer<UInt8>>
 
-    /// Calls `body` with each non-empty line's tab-separated fields.
+    /// Calls `body` with each non-empty line's tab-separated fields. Lines and fields are found
+    /// with `memchr`: the bundled text is read by every process that evaluates.
     private static func eachLine(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (Int, [Field]) throws(PincheckError) -> Void) throws(PincheckError) {
+        guard let base = bytes.baseAddress else { return }
+        let count = bytes.count
+        /// The offset of the first `byte` in `start..<end`, or `end`.
+        func find(_ byte: UInt8, from start: Int, to end: Int) -> Int {
+            guard start < end, let found = memchr(base + start, Int32(byte), end - start) else { return end }
+            return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+        }
         var number = 0
         var start = 0
         var fields: [Field] = []
         fields.reserveCapacity(8)
-        while start < bytes.count {
+        while start < count {
             number += 1
-            var end = start
-            while end < bytes.count, bytes[end] != 0x0A { end += 1 }
+            let end = find(0x0A, from: start, to: count)
             if end > start {
                 fields.removeAll(keepingCapacity: true)
                 var fieldStart = start
-                for index in start...end where index == end || bytes[index] == 0x09 {
-                    fields.append(bytes[fieldStart..<index])
-                    fieldStart = index + 1
+                while true {
+                    let tab = find(0x09, from: fieldStart, to: end)
+                    fields.append(bytes[fieldStart..<tab])
+                    guard tab < end else { break }
+                    fieldStart = tab + 1
                 }
                 try body(number, fields)
             }
