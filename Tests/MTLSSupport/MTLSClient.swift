@@ -82,6 +82,7 @@ public enum MTLSClient {
         process.standardOutput = output
         process.standardError = FileHandle.standardError
         try process.run()
+        ServerReaper.register(process.processIdentifier)
         // Read byte by byte: the server keeps writing after its first line.
         var firstLine = [UInt8]()
         while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != 0x0A { firstLine.append(byte) }
@@ -91,6 +92,13 @@ public enum MTLSClient {
             throw MTLSExampleError(message: "\(example) printed \"\(line)\", not its port")
         }
         return (process, port)
+    }
+
+    /// Stops a server `launch` started.
+    public static func stop(_ process: Process) {
+        process.terminate()
+        process.waitUntilExit()
+        ServerReaper.unregister(process.processIdentifier)
     }
 
     /// The example servers' arguments: the RSA server chain and key, the test root as the client

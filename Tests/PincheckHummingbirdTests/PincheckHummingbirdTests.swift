@@ -88,7 +88,7 @@ struct HummingbirdMTLSServerExampleTests {
     @Test("the SPIFFE client gets its identity and the verified path; a client without the identity gets no answer")
     func example() async throws {
         let (process, port) = try MTLSClient.launch("hummingbird-mtls-server", MTLSClient.exampleServerArguments)
-        defer { process.terminate(); process.waitUntilExit() }
+        defer { MTLSClient.stop(process) }
         try await MTLSClient.expectExampleServer(port: port)
     }
 }

@@ -51,6 +51,7 @@ public final class TestTLSServer: @unchecked Sendable {
         process.standardOutput = try FileHandle(forWritingTo: log)
         process.standardError = FileHandle.nullDevice
         try process.run()
+        ServerReaper.register(process.processIdentifier)
         // s_server prints "ACCEPT 127.0.0.1:PORT" (or "ACCEPT [::1]:PORT") once it listens.
         let deadline = Date().addingTimeInterval(10)
         var found: UInt16? = nil
@@ -76,6 +77,7 @@ public final class TestTLSServer: @unchecked Sendable {
                 // SIGKILL: the child may inherit a mask that blocks SIGTERM from the spawning test thread.
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
+                ServerReaper.unregister(process.processIdentifier)
             }
         }
         try? FileManager.default.removeItem(at: log)
