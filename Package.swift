@@ -193,7 +193,7 @@ let package = Package(
         .executableTarget(
             name: "vapor-pinned-client",
             dependencies: [
-                "TrustEvaluator", "TrustEvaluatorNIO", "PincheckAsyncHTTPClient",
+                "TrustEvaluator", "TrustEvaluatorNIO", "PincheckVapor",
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
             ],
             path: "Examples/VaporPinnedClient"),

@@ -49,8 +49,7 @@ app.http.server.configuration.requireClientCertificates(judgedBy: verifier, cert
     say("decision: \(decision.rule.map { "\($0)" } ?? "none")\(codes.isEmpty ? "" : " \(codes)")")
 }
 app.get("whoami") { req -> String in
-    let decision = req.pincheckClientDecision(from: verifier)
-    let identities = decision?.verdict?.verifiedPath?.certificates.first?.subjectAlternativeNames.map(\.description) ?? []
+    let identities = req.pincheckClientIdentities(from: verifier).map(\.description)
     let path = req.peerCertificateChain?.map { "\($0.subject)" } ?? []
     return "identities: \(identities.joined(separator: ", "))\nverified path: \(path.joined(separator: " → "))\n"
 }

@@ -10,7 +10,7 @@
 // 2 bad input or a policy this road cannot enforce.
 #if Vapor
 import Foundation
-import PincheckAsyncHTTPClient
+import PincheckVapor  // brings PincheckAsyncHTTPClient: .pinned(by:base:)
 import TrustEvaluator
 import TrustEvaluatorNIO
 import Vapor

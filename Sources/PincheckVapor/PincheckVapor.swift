@@ -1,4 +1,6 @@
 #if Vapor
+// Vapor's client is AsyncHTTPClient: `.pinned(by:base:)` comes with this product.
+@_exported import PincheckAsyncHTTPClient
 import NIOSSL
 import ServerTrust
 import SwiftASN1
@@ -46,6 +48,12 @@ extension Request {
         var serializer = DER.Serializer()
         guard (try? serializer.serialize(leaf)) != nil else { return nil }
         return verifier.decision(forLeaf: serializer.serializedBytes)
+    }
+
+    /// The identities (URIs such as a SPIFFE ID, DNS names) of the client certificate `verifier`
+    /// let in on this connection, in one call: empty when there is none.
+    public func pincheckClientIdentities(from verifier: PincheckClientCertificateVerifier) -> [ClientIdentity] {
+        pincheckClientDecision(from: verifier)?.clientIdentities ?? []
     }
 }
 #endif  // Vapor trait

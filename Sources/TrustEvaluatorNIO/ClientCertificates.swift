@@ -31,6 +31,22 @@ public enum ClientIdentity: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension ChallengeDecision {
+    /// The identities (subjectAltName URIs and DNS names) of the client certificate this decision
+    /// let in, from the verified path's leaf; empty when the client was refused. What a route
+    /// reads to know who is calling.
+    public var clientIdentities: [ClientIdentity] {
+        guard disposition.allowsConnection, let leaf = verdict?.verifiedPath?.certificates.first else { return [] }
+        return leaf.subjectAlternativeNames.compactMap { name in
+            switch name {
+            case .uri(let uri): .uri(uri)
+            case .dnsName(let dnsName): .dnsName(dnsName)
+            default: nil
+            }
+        }
+    }
+}
+
 /// Judges the certificates TLS clients present to a NIOSSL server (mutual TLS) with Pincheck:
 /// anchors (a private CA), SPKI or certificate pins on the client's key or its CA, revocation
 /// (CRLs given to the policy, or fetched from distribution points), and the identities a client

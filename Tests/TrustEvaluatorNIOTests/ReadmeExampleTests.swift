@@ -27,7 +27,8 @@ struct ReadmeNIOExampleTests {
         do {
             try await handshake.get()                   // really waits for the handshake
         } catch let refused as PincheckTrustError {
-            print(refused.codes)                         // [pin.mismatch], with the verdict in refused.verdict
+            print(refused.codes)                         // [pin.mismatch]; refused.verdict (optional: nil when
+                                                         // no chain could be judged) has the evidence
             throw refused
         }
         // --- end of snippet ---
@@ -46,6 +47,23 @@ struct ReadmeNIOExampleTests {
         try await server.stop()
         try await group.shutdownGracefully()
         return result
+    }
+
+    @Test("the snippet run here is the README's, line for line")
+    func sameAsTheReadme() throws {
+        let here = URL(fileURLWithPath: #filePath)
+        let readme = try String(contentsOf: here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: here, encoding: .utf8)
+        func lines(_ text: some StringProtocol) -> [String] {
+            text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        let start = try #require(source.range(of: "// --- README snippet ---\n"))
+        let end = try #require(source.range(of: "// --- end of snippet ---", range: start.upperBound..<source.endIndex))
+        let snippet = lines(source[start.upperBound..<end.lowerBound])
+        let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        let block = try #require(blocks.first { $0.contains(snippet[0]) }, "no swift block of the README starts the snippet")
+        #expect(lines(block) == snippet)
     }
 
     @Test("the snippet completes a pinned handshake")
