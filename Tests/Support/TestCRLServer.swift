@@ -50,6 +50,7 @@ public final class TestCRLServer: @unchecked Sendable {
                 let client = accept(fd, nil, nil)
                 if client < 0 {
                     if errno == EINTR { continue }
+                    close(fd)  // this loop's last use of it (LoopbackSocket.close)
                     return
                 }
                 Thread.detachNewThread { self.serve(client) }
@@ -121,7 +122,7 @@ public final class TestCRLServer: @unchecked Sendable {
         }
     }
 
-    public func stop() { LoopbackSocket.close(fd, lock: lock, closed: &closed) }
+    public func stop() { LoopbackSocket.close(fd, lock: lock, closed: &closed, acceptLoopCloses: true) }
 
     deinit { stop() }
 }

@@ -97,10 +97,13 @@ public final class TestRawServer: @unchecked Sendable {
     private let fd: Int32
     private let lock = NSLock()
     private var closed = false
+    /// Whether a thread accepts on `fd` (and so closes it: ``LoopbackSocket/close(_:lock:closed:acceptLoopCloses:)``).
+    private let hasAcceptLoop: Bool
 
     public var target: String { "127.0.0.1:\(port)" }
 
     public init(_ behaviour: Behaviour) throws {
+        hasAcceptLoop = behaviour == .plainHTTP
         (fd, port) = try LoopbackSocket.bind()
         // .refuse: bound but not listening, so the kernel answers RST and the port stays ours.
         guard behaviour != .refuse else { return }
@@ -110,7 +113,11 @@ public final class TestRawServer: @unchecked Sendable {
             Thread.detachNewThread {
                 while true {
                     let client = accept(fd, nil, nil)
-                    if client < 0 { return }
+                    if client < 0 {
+                        if errno == EINTR { continue }
+                        Glibc.close(fd)  // this loop's last use of it (LoopbackSocket.close)
+                        return
+                    }
                     var buffer = [UInt8](repeating: 0, count: 4096)
                     _ = read(client, &buffer, buffer.count)
                     let reply = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
@@ -121,7 +128,7 @@ public final class TestRawServer: @unchecked Sendable {
         }
     }
 
-    public func stop() { LoopbackSocket.close(fd, lock: lock, closed: &closed) }
+    public func stop() { LoopbackSocket.close(fd, lock: lock, closed: &closed, acceptLoopCloses: hasAcceptLoop) }
 
     deinit { stop() }
 }
@@ -149,14 +156,19 @@ enum LoopbackSocket {
         return (fd, UInt16(bigEndian: address.sin_port))
     }
 
-    /// Shuts the socket down and closes it, once, under `lock`.
-    static func close(_ fd: Int32, lock: NSLock, closed: inout Bool) {
+    /// Shuts the socket down, once, under `lock`, and closes it unless an accept loop does.
+    ///
+    /// A socket that an accept loop reads must be closed by that loop, after its last `accept`:
+    /// closed here, its descriptor number can be given to the next test's listening socket while
+    /// the old loop is between two calls, and the old loop would then accept (and answer, and
+    /// count) the new server's connections. `shutdown` wakes the loop's `accept` with an error.
+    static func close(_ fd: Int32, lock: NSLock, closed: inout Bool, acceptLoopCloses: Bool) {
         lock.lock()
         defer { lock.unlock() }
         guard !closed else { return }
         closed = true
         shutdown(fd, Int32(SHUT_RDWR))
-        Glibc.close(fd)
+        if !acceptLoopCloses { Glibc.close(fd) }
     }
 }
 
