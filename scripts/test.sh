@@ -105,7 +105,9 @@ log "impossible states: the code in api/impossible/ does not compile (a pin set 
 scripts/impossible.sh
 
 log "tests"
-swift test "${traits[@]}" 2>&1 | tee "$results"
+# --skip-build: the build above made the test binary. Without it `swift test` compiles every
+# module again (its build adds a compiler flag `swift build --build-tests` does not), 225 s here.
+swift test --skip-build "${traits[@]}" 2>&1 | tee "$results"
 
 log "demo"
 swift run "${traits[@]}" pincheck demo
@@ -141,14 +143,14 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   # The engine's suites again under the sanitizers: concurrent evaluations sharing one anchor store,
   # pin-set updates swapped under real handshakes and failure reports delivered on their own tasks
   # (ThreadSanitizer), and memory errors and leaks in Swift and libcrypto (AddressSanitizer).
-  # Each builds only the targets its suites need (PINCHECK_SANITIZER_SUBSET, Package.swift): the
+  # Each builds only the targets its suites need (PINCHECK_TARGET_SUBSET, Package.swift): the
   # examples, benchmarks, gRPC and the command are not instrumented.
   log "ThreadSanitizer: TrustEvaluatorTests, handshakes under pin-set updates, report deliveries, mTLS and AsyncHTTPClient verifiers"
-  PINCHECK_SANITIZER_SUBSET=nio swift test "${tsan_traits[@]}" --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorTests|UpdatableHandshakeTests|TrustLoggingTests|ClientCertificateTests|PincheckHTTPClientTests'
+  PINCHECK_TARGET_SUBSET=nio swift test "${tsan_traits[@]}" --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorTests|UpdatableHandshakeTests|TrustLoggingTests|ClientCertificateTests|PincheckHTTPClientTests'
   discard_in_ci .build-tsan
   log "AddressSanitizer + LeakSanitizer: TrustEvaluatorTests, fuzz corpus replay"
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
-    PINCHECK_SANITIZER_SUBSET=engine swift test --scratch-path .build-asan --sanitize=address --filter 'TrustEvaluatorTests|PincheckFuzzingTests'
+    PINCHECK_TARGET_SUBSET=engine swift test --scratch-path .build-asan --sanitize=address --filter 'TrustEvaluatorTests|PincheckFuzzingTests'
   discard_in_ci .build-asan
 fi
 
@@ -167,12 +169,14 @@ if [ "${SECOND_LEG:-1}" != 0 ]; then
   # (Debian 13, Ubuntu 26.04 and RHEL 10 carry 3.5). The sanitizers, the fuzz smoke and the API
   # check are not repeated: they judge this project's code, which is the same on both. Nor are
   # the Vapor and Hummingbird suites: they reach OpenSSL only through NIOSSL and the verifiers,
-  # which the NIO, gRPC and AsyncHTTPClient suites run here. Nor the consumer-package check,
-  # which reads the manifest, the same on both. The flat-memory check runs half as many
+  # which the NIO and AsyncHTTPClient suites run here; nor is gRPC, which reaches OpenSSL through
+  # the same NIO verifier (PINCHECK_TARGET_SUBSET=second-leg leaves it out of that build: about a
+  # fifth of its compile steps, swift-certificates and swift-crypto with it). Nor the
+  # consumer-package check, which reads the manifest, the same on both. The flat-memory check runs half as many
   # evaluations (50,000: its 1 MiB limit still catches a leak of 23 bytes per evaluation).
   log "second leg: Debian 13 with OpenSSL 3.5 (scripts/debian13.sh, build folder .build-debian13)"
   second_started=$SECONDS
-  scripts/debian13.sh env SECOND_LEG=0 SANITIZERS=0 FUZZ_SECONDS=0 API_CHECK=0 OPENSSL4_CHECK=0 DOCS=0 DEPENDENCY_CHECK=0 \
+  scripts/debian13.sh env PINCHECK_TARGET_SUBSET=second-leg SECOND_LEG=0 SANITIZERS=0 FUZZ_SECONDS=0 API_CHECK=0 OPENSSL4_CHECK=0 DOCS=0 DEPENDENCY_CHECK=0 \
     TRAITS=AsyncHTTPClient SOAK_ITERATIONS="${SECOND_LEG_SOAK_ITERATIONS:-50000}" bash scripts/test.sh 2>&1 | tee "$results"
   second_leg=$(grep -E '^tests: [0-9]+ passed' "$results" | tail -1)
   [ -n "$second_leg" ] || { echo "the second leg printed no test count" >&2; exit 1; }
