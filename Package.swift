@@ -100,6 +100,7 @@ let package = Package(
                 "TrustEvaluator",
                 "ServerTrust",
                 "PincheckTLS",
+                "PincheckOpenSSL",
                 "CGlibcMalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

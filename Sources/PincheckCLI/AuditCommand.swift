@@ -15,7 +15,10 @@ struct Audit: ConsoleCommand {
             For each host: the verdict the app would reach now, the pin that matched and its depth, \
             whether a backup pin exists that is not on the current chain, the days left on each \
             pinned certificate, and what a routine leaf-key rotation would do.
-            Hosts are audited --concurrency at a time, each printed as it finishes.
+            Hosts are audited --concurrency at a time, each printed as it finishes. As one of many jobs \
+            (docs/command.md, "Fleet scans"): --shard K/N or --shard-from-env audits one stable share of the \
+            hosts, --resume FILE keeps the JSON records and skips the hosts already there, --rate caps new \
+            handshakes per second.
             Exit codes: the worst host's — 0 allowed · 1 refused · 3 network or handshake failure · 2 bad input \
             (also when nothing could be audited).
             """)
@@ -31,6 +34,8 @@ struct Audit: ConsoleCommand {
 
     @Option(help: ArgumentHelp("How many hosts are audited at the same time.", valueName: "n"))
     var concurrency: Int = 8
+
+    @OptionGroup(title: "Fleet scans") var fleet: FleetOptions
 
     func validate() throws {
         guard port > 0 else { throw ValidationError("--port must be 1–65535") }
@@ -63,14 +68,27 @@ struct Audit: ConsoleCommand {
         // The leaf's distribution points are consulted where the configuration says nothing of them.
         let manager = revocation.apply(to: configuration.trustManager, default: .crl)
         let fetcher = try revocation.fetcher(timeout: app.timeout)
-        let state = AuditProgress(console: console, json: json, total: plan.entries.count,
-                                  showsProgress: Console.standardError.isTerminal && !json, separated: !plan.unaudited.isEmpty)
-        let entries = plan.entries
+        // This job's share of the hosts, without those its resume file already records.
+        let shard = try fleet.resolvedShard()
+        let resume = try fleet.resume.map { path throws(PincheckError) in try ResumeFile(path: path, key: AuditPlan.Entry.recordKey) }
+        if let resume, resume.cutBytes > 0 {
+            Console.standardError.line("pincheck: note: cut a half-written last record (\(resume.cutBytes) bytes) off \(resume.path); its host is audited again")
+        }
+        let share = plan.entries.filter { shard?.contains($0.key) ?? true }
+        let entries = share.filter { !(resume?.recorded.contains($0.key) ?? false) }
+        if resume != nil, !json {
+            console.line("\(share.count - entries.count) of \(share.count) hosts already recorded in \(Terminal.printable(fleet.resume ?? "")) (not audited again)")
+        }
+        let pacer = fleet.rate.map(HandshakePacer.init(perSecond:))
+        let state = AuditProgress(console: console, json: json, total: entries.count,
+                                  showsProgress: Console.standardError.isTerminal && !json, separated: !plan.unaudited.isEmpty || (resume != nil && !json),
+                                  resume: resume)
         // Hosts are audited concurrently, each printed as soon as it is done: a killed audit has
         // printed every host it finished, and 1,000 unreachable names take 1,000 / --concurrency
         // timeouts rather than 1,000.
         Scan.runWorkers(min(concurrency, entries.count)) {
             while let entry = state.nextEntry(of: entries) {
+                pacer?.waitForSlot()
                 let result: Result<AuditResult, PincheckError>
                 do throws(PincheckError) { result = .success(try AuditResult.run(entry, manager: manager, fetcher: fetcher, probe: probe, at: time)) } catch {
                     result = .failure(error)
@@ -78,7 +96,9 @@ struct Audit: ConsoleCommand {
                 state.record(result, for: entry)
             }
         }
-        return state.finish()
+        let status = state.finish()
+        if let error = state.resumeError { throw error }
+        return status
     }
 }
 
@@ -93,13 +113,25 @@ final class AuditProgress: @unchecked Sendable {
     private var done = 0
     private var printed: Bool
     private var worst = ExitStatus.trusted
+    private let resume: ResumeFile?
+    private var resumeFailure: PincheckError?
 
-    init(console: Console, json: Bool, total: Int, showsProgress: Bool, separated: Bool) {
+    /// Why a record could not be appended to the resume file, if one could not.
+    var resumeError: PincheckError? { lock.withLock { resumeFailure } }
+
+    init(console: Console, json: Bool, total: Int, showsProgress: Bool, separated: Bool, resume: ResumeFile? = nil) {
         self.console = console
         self.json = json
         self.total = total
         self.showsProgress = showsProgress
         self.printed = separated
+        self.resume = resume
+    }
+
+    /// Appends a record to the resume file; the first failure is kept and ends the audit with it.
+    private func keep(_ line: String) {
+        guard let resume, resumeFailure == nil else { return }
+        do throws(PincheckError) { try resume.append(line) } catch { resumeFailure = error }
     }
 
     func nextEntry(of entries: [AuditPlan.Entry]) -> AuditPlan.Entry? {
@@ -117,17 +149,21 @@ final class AuditProgress: @unchecked Sendable {
             switch result {
             case .success(let audited):
                 worst = ExitStatus.worst(worst, audited.status)
+                let record = audited.jsonLine
+                keep(record)
                 if json {
-                    console.line(audited.jsonLine)
+                    console.line(record)
                 } else {
                     if printed { console.line() }
                     audited.render(to: console)
                 }
             case .failure(let error):
                 worst = ExitStatus.worst(worst, .badInput)
+                let record = JSONLines.line(["host": .string(entry.name), "address": .string(entry.address), "outcome": .string("bad-input"),
+                                             "error": .object(["code": .string("\(error.code)"), "message": .string(error.description)])])
+                keep(record)
                 if json {
-                    console.line(JSONLines.line(["host": .string(entry.name), "outcome": .string("bad-input"),
-                                                   "error": .object(["code": .string("\(error.code)"), "message": .string(error.description)])]))
+                    console.line(record)
                 } else {
                     if printed { console.line() }
                     console.line("\(entry.name): \(console.paint("BAD INPUT", .red)) — \(error.code): \(error.description)")
@@ -151,6 +187,17 @@ struct AuditPlan {
     struct Entry {
         let name: String
         let target: ProbeTarget
+
+        /// Where it connects, as its JSON record's `address` spells it.
+        var address: String { "\(target.host):\(target.port)" }
+        /// What names it in a shard and in a resume file: the name and where it connects.
+        var key: String { "\(name) \(address)" }
+
+        /// The key of an `audit --json` host record (`host` and `address`); nil for any other line.
+        static func recordKey(_ line: [UInt8]) -> String? {
+            struct Record: Decodable { let host: String; let address: String }
+            return (try? JSONDecoder().decode(Record.self, from: Data(line))).map { "\($0.host) \($0.address)" }
+        }
     }
 
     var entries: [Entry] = []
@@ -347,7 +394,7 @@ struct AuditResult {
     }
 
     var jsonLine: String {
-        var object: [String: JSONValue] = ["host": .string(name), "address": .string("\(target.host):\(target.port)")]
+        var object: [String: JSONValue] = ["host": .string(name), "address": .string(AuditPlan.Entry(name: name, target: target).address)]
         switch outcome {
         case .networkFailure(let error):
             object["outcome"] = .string("network-failure")

@@ -225,10 +225,13 @@ struct CheckOutcome: Sendable {
         }
     }
 
-    /// The evaluation's JSON (VerdictJSON's fields) plus what the connection showed.
-    /// The `--json` line of this host (check and scan).
-    var json: String {
-        let document: CheckJSON
+    /// The `check --json` line of this host: the evaluation's JSON (VerdictJSON's fields) plus
+    /// what the connection showed.
+    var json: String { json(run: nil) }
+
+    /// The `--json` line of this host; `scan` adds when and by what it was judged (`run`).
+    func json(run: RunJSON?) -> String {
+        var document: CheckJSON
         switch result {
         case .evaluated(let probe, let verdict):
             var evaluation = VerdictJSON(verdict, requestedHost: host)
@@ -239,6 +242,7 @@ struct CheckOutcome: Sendable {
             document = CheckJSON(target: target.description, status: statusName, body: .networkFailure(
                 host: host, reason: ReasonJSON(code: error.code.description, message: error.message, evidence: nil)))
         }
+        document.run = run
         return JSONLines.line(document)
     }
 }
@@ -253,6 +257,7 @@ struct CheckJSON: Encodable {
     let target: String
     let status: String
     let body: Body
+    var run: RunJSON?
 
     private enum Keys: String, CodingKey {
         case target, status, connection, scts, trusted, disposition, host, reasons, warnings, chain, served, matchedPins
@@ -277,6 +282,27 @@ struct CheckJSON: Encodable {
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(target, forKey: .target)
         try container.encode(status, forKey: .status)
+        try run?.encode(to: encoder)
+    }
+}
+
+/// What a `scan` record adds, so a fleet's records can be read later without scanning again:
+/// when the host was checked, how long it took, and which build and data judged it.
+struct RunJSON: Encodable, Sendable {
+    struct JudgedBy: Encodable, Sendable {
+        let pincheck = PincheckVersion.current
+        let rootPrograms = RootPrograms.bundledProvenance
+    }
+
+    let checkedAt: String
+    /// Resolution, connection, handshake and evaluation, in milliseconds.
+    let elapsedMilliseconds: Int
+    let judgedBy = JudgedBy()
+
+    init(checkedAt: Date, elapsed: Duration) {
+        self.checkedAt = Format.timestamp(checkedAt)
+        let (seconds, attoseconds) = elapsed.components
+        elapsedMilliseconds = Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
     }
 }
 

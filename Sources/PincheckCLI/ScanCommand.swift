@@ -16,6 +16,9 @@ struct Scan: ConsoleCommand {
             Results are printed as they arrive (JSON lines with --json), then a summary. A fixed pool of \
             --concurrency workers reads the list as it goes, so a long list needs neither more threads nor more memory.
             Exit code: the worst over all hosts in the order 0 trusted < 1 not trusted < 3 network failure; 2 for bad input.
+            As one of many jobs (docs/command.md, "Fleet scans"): --shard K/N or --shard-from-env checks one \
+            stable share of the list, --resume FILE keeps the records and skips the hosts already there, \
+            --rate caps new handshakes per second.
             """)
 
     @Option(help: ArgumentHelp("The list of hosts, or - for standard input.", valueName: "file"))
@@ -27,6 +30,7 @@ struct Scan: ConsoleCommand {
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var policy: PolicyOptions
     @OptionGroup var output: OutputOptions
+    @OptionGroup(title: "Fleet scans") var fleet: FleetOptions
 
     func validate() throws {
         guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 256") }
@@ -34,9 +38,16 @@ struct Scan: ConsoleCommand {
 
     func execute(_ console: Console) throws -> ExitStatus {
         let runner = HostCheck(judge: try policy.makeJudge(defaultRevocation: .crl, fetchTimeout: connection.timeout), connection: connection, policy: policy)
+        let selection = ScanSelection(shard: try fleet.resolvedShard(), defaultPort: connection.port,
+                                      resume: try fleet.resume.map { path throws(PincheckError) in try ResumeFile(path: path, key: ScanSelection.recordKey) })
+        if let resume = selection.resume, resume.cutBytes > 0 {
+            Console.standardError.line("pincheck: note: cut a half-written last record (\(resume.cutBytes) bytes) off \(resume.path); its host is checked again")
+        }
+        let pacer = fleet.rate.map(HandshakePacer.init(perSecond:))
         // Opened once and read once, streaming: a pipe, a FIFO or standard input is read as it comes.
         let source = try HostList(path: hosts, writerTimeout: connection.timeout)
-        let state = ScanState(console: console, json: output.json, total: source.countHostsAndRewind())
+        let state = ScanState(console: console, json: output.json, total: source.countHostsAndRewind(where: { selection.decide($0) == .check }),
+                              resume: selection.resume)
         // glibc gives each thread that allocates its own malloc arena, reserving 64 MiB of address
         // space apiece (up to 8 per core): 64 workers reserved about 1 GiB for 30 MiB of use and
         // crashed under an address-space limit. One arena per core is plenty for workers that
@@ -45,13 +56,22 @@ struct Scan: ConsoleCommand {
         let started = ContinuousClock.now
         let work: @Sendable () -> Void = {
             while let line = source.next() {
+                switch selection.decide(line) {
+                case .otherShard: state.listed(); continue
+                case .recorded: state.listed(); state.skippedAsRecorded(); continue
+                case .check: state.listed()
+                }
                 let item: ScanItem
                 if let problem = line.problem {
                     item = .invalid(line: line.number, text: line.text, code: problem.code.description, message: problem.message)
                 } else {
                     do {
                         let target = try ProbeTarget(parsing: line.text, defaultPort: connection.port)
-                        item = .checked(try runner.run(target))
+                        pacer?.waitForSlot()
+                        let checkedAt = Date()
+                        let started = ContinuousClock.now
+                        let outcome = try runner.run(target)
+                        item = .checked(outcome, RunJSON(checkedAt: checkedAt, elapsed: ContinuousClock.now - started))
                     } catch let error as PincheckError {
                         item = .invalid(line: line.number, text: line.text, code: error.code.description, message: error.message)
                     } catch {
@@ -69,9 +89,11 @@ struct Scan: ConsoleCommand {
         }
         Self.runWorkers(workers, work: work)
         if let error = source.error { throw error }
-        guard state.count > 0 else {
+        // A list without hosts is an error; a shard or a resumed run with nothing left is not.
+        guard state.listedCount > 0 else {
             throw PincheckError(.emptyInput, "the host list names no host (one HOST[:PORT] per line)", source: hosts)
         }
+        if let error = state.resumeError { throw error }
         return state.finish(elapsed: ContinuousClock.now - started)
     }
 
@@ -124,8 +146,37 @@ struct Scan: ConsoleCommand {
 }
 
 enum ScanItem: Sendable {
-    case checked(CheckOutcome)
+    case checked(CheckOutcome, RunJSON)
     case invalid(line: Int, text: String, code: String, message: String)
+}
+
+/// Which host-list lines this run checks: those of its shard not already in the resume file.
+struct ScanSelection: Sendable {
+    enum Decision { case check, otherShard, recorded }
+
+    let shard: Shard?
+    let defaultPort: UInt16
+    let resume: ResumeFile?
+
+    /// A line's key, as its record's `target` spells it: `HOST:PORT` for a host, the line's text otherwise.
+    func key(_ line: HostList.Line) -> String {
+        guard line.problem == nil, let target = try? ProbeTarget(parsing: line.text, defaultPort: defaultPort) else { return line.text }
+        return target.description
+    }
+
+    func decide(_ line: HostList.Line) -> Decision {
+        guard shard != nil || resume != nil else { return .check }
+        let key = key(line)
+        if let shard, !shard.contains(key) { return .otherShard }
+        if let resume, resume.recorded.contains(key) { return .recorded }
+        return .check
+    }
+
+    /// The `target` of a record line of `scan --json` (a host's or a refused line's); nil for anything else.
+    static func recordKey(_ line: [UInt8]) -> String? {
+        struct Record: Decodable { let target: String }
+        return try? JSONDecoder().decode(Record.self, from: Data(line)).target
+    }
 }
 
 /// The lines of a host list, read once, one at a time under a lock, from whatever the path is:
@@ -205,10 +256,10 @@ final class HostList: @unchecked Sendable {
 
     /// For a regular file, how many hosts it lists (so the progress bar knows the total), read
     /// through the same descriptor and rewound; nil for anything that can be read only once.
-    func countHostsAndRewind() -> Int? {
+    func countHostsAndRewind(where included: (Line) -> Bool = { _ in true }) -> Int? {
         guard isRegularFile else { return nil }
         var count = 0
-        while next() != nil { count += 1 }
+        while let line = next() { if included(line) { count += 1 } }
         return lock.withLock {
             guard failure == nil, lseek(descriptor, 0, SEEK_SET) == 0 else { return nil }
             number = 0; buffer = []; atEnd = false; bytesRead = 0
@@ -327,14 +378,32 @@ final class ScanState: @unchecked Sendable {
     private var pinFailureCount = 0
     private var networkFailures: [(target: String, code: String)] = []
     private static let listLimit = 50
+    private let resume: ResumeFile?
+    private var listed = 0
+    private var alreadyRecorded = 0
+    private var resumeFailure: PincheckError?
 
     /// How many lines were recorded (hosts checked and lines refused).
     var count: Int { lock.withLock { done } }
+    /// How many lines the list named, in this shard or not, checked or already recorded.
+    var listedCount: Int { lock.withLock { listed } }
+    /// Why a record could not be appended to the resume file, if one could not.
+    var resumeError: PincheckError? { lock.withLock { resumeFailure } }
 
-    init(console: Console, json: Bool, total: Int?) {
+    init(console: Console, json: Bool, total: Int?, resume: ResumeFile? = nil) {
         self.console = console
         self.json = json
         self.total = total
+        self.resume = resume
+    }
+
+    func listed(_ count: Int = 1) { lock.withLock { listed += count } }
+    func skippedAsRecorded() { lock.withLock { alreadyRecorded += 1 } }
+
+    /// Appends a record to the resume file; the first failure is kept and ends the scan's status.
+    private func keep(_ line: String) {
+        guard let resume, resumeFailure == nil else { return }
+        do throws(PincheckError) { try resume.append(line) } catch { resumeFailure = error }
     }
 
     func record(_ item: ScanItem) {
@@ -342,7 +411,7 @@ final class ScanState: @unchecked Sendable {
             done += 1
             clearProgress()
             switch item {
-            case .checked(let outcome):
+            case .checked(let outcome, let run):
                 worst = .worst(worst, outcome.status)
                 switch outcome.status {
                 case .trusted: trusted += 1
@@ -362,16 +431,20 @@ final class ScanState: @unchecked Sendable {
                 if case .networkFailure(let error) = outcome.result, networkFailures.count < Self.listLimit {
                     networkFailures.append((outcome.target.description, error.code.description))
                 }
+                let line = outcome.json(run: run)
+                keep(line)
                 if json {
-                    console.line(outcome.json)
+                    console.line(line)
                 } else {
                     console.line(humanLine(outcome))
                 }
             case .invalid(let line, let text, let code, let message):
                 invalid += 1
                 worst = .worst(worst, .badInput)
+                let record = JSONLines.line(BadInputLine(target: text, line: line, code: code, message: message))
+                keep(record)
                 if json {
-                    console.line(JSONLines.line(BadInputLine(target: text, line: line, code: code, message: message)))
+                    console.line(record)
                 } else {
                     console.line("\(pad(console.paint("bad input", .red), 14))  line \(line): \(Terminal.printable(text)): \(code): \(Terminal.printable(message))")
                 }
@@ -424,11 +497,15 @@ final class ScanState: @unchecked Sendable {
             if json {
                 console.line(JSONLines.line(["summary": ScanSummary(
                     total: done, trusted: trusted, notTrusted: notTrusted, networkError: networkErrors,
-                    badInput: invalid, pinFailures: pinFailureCount, exitCode: Int(worst.rawValue))]))
+                    badInput: invalid, pinFailures: pinFailureCount, exitCode: Int(worst.rawValue),
+                    alreadyRecorded: resume == nil ? nil : alreadyRecorded)]))
                 return worst
             }
             console.line()
             console.line(console.paint("Summary", .bold) + " — \(done) host\(done == 1 ? "" : "s") in \(Self.oneDecimal(seconds)) s")
+            if let resume {
+                console.line("  \(alreadyRecorded) already recorded in \(Terminal.printable(resume.path)) (not checked again)")
+            }
             var table = Table()
             table.add(["  trusted", "\(trusted)"])
             table.add(["  not trusted", "\(notTrusted)"])
@@ -473,6 +550,8 @@ struct ScanSummary: Encodable {
     let badInput: Int
     let pinFailures: Int
     let exitCode: Int
+    /// With --resume: the hosts of this run's share that the file already recorded.
+    let alreadyRecorded: Int?
 }
 
 /// A `scan --json` line for a host-list line that is not a host.
