@@ -30,6 +30,9 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
             case hostMismatch = "host.mismatch"
             case ipAddressMismatch = "host.ip-mismatch"
             case identityMismatch = "identity.mismatch"
+            case trustDomainMissing = "identity.trust-domain-missing"
+            case trustDomainUnknown = "identity.trust-domain-unknown"
+            case trustDomainMismatch = "identity.trust-domain-mismatch"
             case hostNotChecked = "host.not-checked"
             // Pins.
             case pinMismatch = "pin.mismatch"
@@ -111,6 +114,15 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         /// A client's leaf carries none of the identities a server requires (a URI such as a
         /// SPIFFE ID, or a DNS name): `ClientIdentity`.
         public static let identityMismatch = Code(.identityMismatch)
+        /// A server judging clients by SPIFFE trust domain: the client's leaf carries no SPIFFE ID,
+        /// several, or a malformed one, so no domain's bundle can judge it.
+        public static let trustDomainMissing = Code(.trustDomainMissing)
+        /// A server judging clients by SPIFFE trust domain: the client's SPIFFE ID names a trust
+        /// domain the server holds no bundle for.
+        public static let trustDomainUnknown = Code(.trustDomainUnknown)
+        /// A server judging clients by SPIFFE trust domain: the client's SPIFFE ID names one
+        /// domain, but its chain ends at another domain's CA (a CA issuing outside its domain).
+        public static let trustDomainMismatch = Code(.trustDomainMismatch)
         /// Warning: no name was checked (none given, or name validation disabled).
         public static let hostNotChecked = Code(.hostNotChecked)
         /// No certificate of the verified path matches a pin.

@@ -74,6 +74,10 @@ public struct PincheckClientCertificateVerifier: Sendable {
     private let offloadEvaluation: Bool
     /// The trusted decisions of recent handshakes, by the client's leaf (shared by copies).
     private let accepted = AcceptedClients()
+    /// With trust domains: the evaluator of each domain, chosen by the client's SPIFFE ID.
+    private var domains: TrustDomainRouter?
+    /// The trust domains clients are judged by, by name; empty when the verifier has one anchor set.
+    public private(set) var trustDomains: [String: SPIFFETrustDomain]
 
     /// - Parameters:
     ///   - policy: Anchors, pinning and revocation for clients. Its purpose becomes client
@@ -106,6 +110,53 @@ public struct PincheckClientCertificateVerifier: Sendable {
         self.certificateCache = certificateCache
         self.now = now
         self.offloadEvaluation = offloadEvaluation
+        self.domains = nil
+        self.trustDomains = [:]
+    }
+
+    /// A verifier for several SPIFFE trust domains, each with its own CA bundle (Envoy's
+    /// `trust_bundle_map`): a client is judged against the bundle of the one trust domain its
+    /// leaf's SPIFFE ID names, and only that one. A client naming no domain, several, or one without
+    /// a bundle is refused (`identity.trust-domain-missing`, `identity.trust-domain-unknown`); a
+    /// client whose chain ends at another domain's CA is refused with
+    /// `identity.trust-domain-mismatch` besides its chain failure.
+    /// - Parameters:
+    ///   - trustDomains: The domains and their bundles; at least one, each name once.
+    ///   - policy: Pinning, revocation and the other settings clients are judged by. Its anchors
+    ///     are not used: each domain's bundle stands in for them, and the domain's CRLs are added
+    ///     to its revocation lists.
+    ///   - requiredIdentities: The client's leaf must carry one of these (none: any identity of a known domain).
+    ///   - revocationLists, now, offloadEvaluation, certificateCache, verdictCache: As in
+    ///     ``init(policy:requiredIdentities:revocationLists:now:offloadEvaluation:certificateCache:verdictCache:)``.
+    /// - Throws: `PincheckError` (`policy.invalid`) for no domain, a domain given twice, or a
+    ///   policy that does not validate chains.
+    public init(trustDomains: [SPIFFETrustDomain], policy: TrustPolicy = TrustPolicy(), requiredIdentities: [ClientIdentity] = [],
+                revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
+                offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
+                verdictCache: VerdictCache? = VerdictCache()) throws(PincheckError) {
+        guard !trustDomains.isEmpty else {
+            throw PincheckError(.invalidPolicy, "no trust domain given: every client would be refused")
+        }
+        var byName: [String: SPIFFETrustDomain] = [:]
+        for domain in trustDomains {
+            guard byName.updateValue(domain, forKey: domain.name) == nil else {
+                throw PincheckError(.invalidPolicy, "trust domain \(domain.name) is given twice")
+            }
+        }
+        let every = try TrustAnchors(certificates: trustDomains.flatMap(\.anchors.certificates), classification: .privatePKI)
+        var base = policy
+        base.validation.anchors = every
+        try self.init(policy: base, requiredIdentities: requiredIdentities, revocationLists: revocationLists, now: now,
+                      offloadEvaluation: offloadEvaluation, certificateCache: certificateCache, verdictCache: verdictCache)
+        var evaluators: [String: Evaluator] = [:]
+        for domain in trustDomains {
+            var clients = self.policy
+            clients.validation.anchors = domain.anchors
+            clients.validation.revocationLists += domain.revocationLists
+            evaluators[domain.name] = Evaluator(policy: clients, certificateCache: certificateCache, verdictCache: verdictCache)
+        }
+        self.domains = TrustDomainRouter(evaluators: evaluators, everyDomain: evaluator)
+        self.trustDomains = byName
     }
 
     /// Judges a presented chain (leaf first, DER): the verdict, with `identity.mismatch` added when
@@ -114,9 +165,27 @@ public struct PincheckClientCertificateVerifier: Sendable {
         do throws(PincheckError) {
             let chain = try certificateCache.chain(derEncoded: derChain)
             let time = now()
+            // With trust domains, the domain the leaf names chooses the evaluator; a leaf that
+            // names none is judged against every domain's CAs for the record, and refused.
+            var judge = evaluator
+            var refusal: Reason?
+            var claimed: SPIFFEID?
+            if let domains, let leaf = chain.first {
+                switch domains.route(leaf) {
+                case .domain(let id, let domainEvaluator): judge = domainEvaluator; claimed = id
+                case .refused(let reason): refusal = reason
+                }
+            }
             var verdict = policy.validation.revocation.distributionPointCRLs == nil
-                ? try evaluator.evaluate(chain, host: nil, at: time)
-                : try await evaluator.evaluate(chain, host: nil, at: time, fetchingRevocationListsWith: revocationLists)
+                ? try judge.evaluate(chain, host: nil, at: time)
+                : try await judge.evaluate(chain, host: nil, at: time, fetchingRevocationListsWith: revocationLists)
+            if let refusal { verdict = verdict.adding(failure: refusal) }
+            if let domains, let claimed, !verdict.isTrusted, verdict.verifiedPath == nil,
+               let issuer = domains.domainTrusting(chain, except: claimed.trustDomain, at: time) {
+                verdict = verdict.adding(failure: Reason(.trustDomainMismatch,
+                    "the client certificate claims \(claimed) but was issued under trust domain \(issuer)'s CA, not \(claimed.trustDomain)'s",
+                    requirement: .chain))
+            }
             if !requiredIdentities.isEmpty, let leaf = chain.first, !requiredIdentities.contains(where: { $0.isCarried(by: leaf) }) {
                 var evidence = Evidence()
                 evidence.namesPresented = leaf.subjectAlternativeNames.map { $0.description }
