@@ -258,7 +258,7 @@ let package = Package(
             ],
             path: "Tests/MTLSSupport"),
         // Loopback servers (openssl s_server, raw sockets) shared by the test targets.
-        .target(name: "PincheckTestSupport", dependencies: ["TrustEvaluator", "TrustEvaluatorCore", "PincheckOpenSSL"], path: "Tests/Support"),
+        .target(name: "PincheckTestSupport", dependencies: ["TrustEvaluator", "TrustEvaluatorCore", "PincheckOpenSSL", .product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
         .testTarget(
             name: "TrustEvaluatorTests", dependencies: ["TrustEvaluatorCore", "TrustEvaluatorFormats", "TrustEvaluator", "PincheckOpenSSL", "ServerTrust", "PincheckTLS", "PincheckTestSupport"],
             exclude: ["StrictWebPKIVectors.json", "Importers"]),

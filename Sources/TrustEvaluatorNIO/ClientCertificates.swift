@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
@@ -68,16 +69,20 @@ public struct PincheckClientCertificateVerifier: Sendable {
     public let requiredIdentities: [ClientIdentity]
     /// Fetches CRLs from distribution points when the policy asks for them.
     public let revocationLists: RevocationListFetcher
-    private let evaluator: Evaluator
     private let certificateCache: CertificateCache
     private let now: @Sendable () -> Date
     private let offloadEvaluation: Bool
     /// The trusted decisions of recent handshakes, by the client's leaf (shared by copies).
     private let accepted = AcceptedClients()
-    /// With trust domains: the evaluator of each domain, chosen by the client's SPIFFE ID.
-    private var domains: TrustDomainRouter?
-    /// The trust domains clients are judged by, by name; empty when the verifier has one anchor set.
-    public private(set) var trustDomains: [String: SPIFFETrustDomain]
+    /// What judges a client now: one anchor set, or an evaluator per trust domain; swapped as a
+    /// whole when a watched bundle folder changes (shared by copies).
+    private let trust: ClientTrustSource
+
+    /// The trust domains clients are judged by now, by name; empty when the verifier has one anchor set.
+    public var trustDomains: [String: SPIFFETrustDomain] { trust.current.trustDomains }
+    /// How many times the trust in force was replaced since the verifier was made (0: never);
+    /// a watched bundle folder that changed and parsed raises it.
+    public var trustGeneration: Int { trust.current.generation }
 
     /// - Parameters:
     ///   - policy: Anchors, pinning and revocation for clients. Its purpose becomes client
@@ -106,12 +111,11 @@ public struct PincheckClientCertificateVerifier: Sendable {
         self.policy = clients
         self.requiredIdentities = requiredIdentities
         self.revocationLists = revocationLists
-        self.evaluator = Evaluator(policy: clients, certificateCache: certificateCache, verdictCache: verdictCache)
+        self.trust = ClientTrustSource(ClientTrust(evaluator: Evaluator(policy: clients, certificateCache: certificateCache, verdictCache: verdictCache),
+                                                   router: nil, trustDomains: [:], generation: 0))
         self.certificateCache = certificateCache
         self.now = now
         self.offloadEvaluation = offloadEvaluation
-        self.domains = nil
-        self.trustDomains = [:]
     }
 
     /// A verifier for several SPIFFE trust domains, each with its own CA bundle (Envoy's
@@ -134,29 +138,43 @@ public struct PincheckClientCertificateVerifier: Sendable {
                 revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
                 offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
                 verdictCache: VerdictCache? = VerdictCache()) throws(PincheckError) {
-        guard !trustDomains.isEmpty else {
-            throw PincheckError(.invalidPolicy, "no trust domain given: every client would be refused")
+        try self.init(policy: ClientTrust.placeholderPolicy(policy, trustDomains), requiredIdentities: requiredIdentities,
+                      revocationLists: revocationLists, now: now, offloadEvaluation: offloadEvaluation,
+                      certificateCache: certificateCache, verdictCache: verdictCache)
+        trust.replace(with: try ClientTrust(trustDomains: trustDomains, clients: self.policy, certificateCache: certificateCache,
+                                            verdictCache: verdictCache, generation: 0))
+    }
+
+    /// A verifier for the trust domains of a SPIFFE bundle folder (``SPIFFETrustDomain/bundles(inFolder:)``),
+    /// re-read while the server runs: SPIRE and cert-manager rotate bundles on disk.
+    ///
+    /// The folder is read every `interval`; when its files changed and parse, the new domains
+    /// replace the old ones at once (``trustGeneration`` goes up, logged at `.notice`). A handshake
+    /// already being judged finishes under the bundles it started with. A change that does not
+    /// parse (a malformed bundle, an empty folder) is refused with an `.error` log line and the
+    /// bundles in force are kept: the trust set is never emptied by a bad write. Watching stops
+    /// when the last copy of the verifier is gone.
+    /// - Parameters:
+    ///   - folder: The SPIFFE bundle folder (`DOMAIN.trust-bundle.pem`, optionally `DOMAIN.crl.pem`).
+    ///   - interval: How often the folder is read (5 seconds by default).
+    ///   - logger: Where reloads and refused changes are logged.
+    ///   - policy, requiredIdentities, revocationLists, now, offloadEvaluation, certificateCache,
+    ///     verdictCache: As in ``init(trustDomains:policy:requiredIdentities:revocationLists:now:offloadEvaluation:certificateCache:verdictCache:)``.
+    /// - Throws: `PincheckError` when the folder cannot be read now: a server does not start without trust.
+    public init(watchingBundleFolder folder: String, interval: Duration = .seconds(5), logger: Logger = Logger(label: "pincheck.trust-bundles"),
+                policy: TrustPolicy = TrustPolicy(), requiredIdentities: [ClientIdentity] = [],
+                revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
+                offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
+                verdictCache: VerdictCache? = VerdictCache()) throws(PincheckError) {
+        let snapshot = try BundleFolderSnapshot(folder: folder)
+        try self.init(trustDomains: try snapshot.domains(), policy: policy, requiredIdentities: requiredIdentities,
+                      revocationLists: revocationLists, now: now, offloadEvaluation: offloadEvaluation,
+                      certificateCache: certificateCache, verdictCache: verdictCache)
+        logger.notice("trust bundles in force", metadata: ClientTrust.metadata(trust.current, folder: folder))
+        let clients = self.policy
+        trust.watch(folder: folder, from: snapshot, every: interval, logger: logger) { domains, generation throws(PincheckError) in
+            try ClientTrust(trustDomains: domains, clients: clients, certificateCache: certificateCache, verdictCache: verdictCache, generation: generation)
         }
-        var byName: [String: SPIFFETrustDomain] = [:]
-        for domain in trustDomains {
-            guard byName.updateValue(domain, forKey: domain.name) == nil else {
-                throw PincheckError(.invalidPolicy, "trust domain \(domain.name) is given twice")
-            }
-        }
-        let every = try TrustAnchors(certificates: trustDomains.flatMap(\.anchors.certificates), classification: .privatePKI)
-        var base = policy
-        base.validation.anchors = every
-        try self.init(policy: base, requiredIdentities: requiredIdentities, revocationLists: revocationLists, now: now,
-                      offloadEvaluation: offloadEvaluation, certificateCache: certificateCache, verdictCache: verdictCache)
-        var evaluators: [String: Evaluator] = [:]
-        for domain in trustDomains {
-            var clients = self.policy
-            clients.validation.anchors = domain.anchors
-            clients.validation.revocationLists += domain.revocationLists
-            evaluators[domain.name] = Evaluator(policy: clients, certificateCache: certificateCache, verdictCache: verdictCache)
-        }
-        self.domains = TrustDomainRouter(evaluators: evaluators, everyDomain: evaluator)
-        self.trustDomains = byName
     }
 
     /// Judges a presented chain (leaf first, DER): the verdict, with `identity.mismatch` added when
@@ -167,7 +185,9 @@ public struct PincheckClientCertificateVerifier: Sendable {
             let time = now()
             // With trust domains, the domain the leaf names chooses the evaluator; a leaf that
             // names none is judged against every domain's CAs for the record, and refused.
-            var judge = evaluator
+            let trust = trust.current  // this handshake's, whatever a reload does meanwhile
+            let domains = trust.router
+            var judge = trust.evaluator
             var refusal: Reason?
             var claimed: SPIFFEID?
             if let domains, let leaf = chain.first {

@@ -84,32 +84,36 @@ public struct SPIFFETrustDomain: Sendable {
     }
 
     /// The bundles of a SPIFFE bundle folder: one PEM file per trust domain, named
-    /// `DOMAIN.trust-bundle.pem` (or `DOMAIN.pem`); other files are ignored.
-    /// - Throws: ``PincheckError`` when a bundle cannot be read or holds no certificate, or when
-    ///   the folder holds no bundle at all (an empty trust set would refuse every client).
+    /// `DOMAIN.trust-bundle.pem` (or `DOMAIN.pem`), and optionally that domain's CRLs in
+    /// `DOMAIN.crl.pem`; other files are ignored.
+    /// - Throws: ``PincheckError`` when a bundle or CRL file cannot be read, a bundle holds no
+    ///   certificate, a CRL file names a domain without a bundle, or the folder holds no bundle at
+    ///   all (an empty trust set would refuse every client).
     public static func bundles(inFolder folder: String) throws(PincheckError) -> [SPIFFETrustDomain] {
+        try BundleFolderSnapshot(folder: folder).domains()
+    }
+
+    struct BundleFile: Equatable {
+        enum Kind { case bundle, revocationLists }
+        let domain: String
+        let path: String
+        let kind: Kind
+    }
+
+    /// The folder's bundle and CRL files, by name order.
+    static func bundleFiles(inFolder folder: String) throws(PincheckError) -> [BundleFile] {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted() } catch {
             throw PincheckError(.unreadableFile, "cannot list the trust-bundle folder: \(error.localizedDescription)", source: folder)
         }
-        var domains: [SPIFFETrustDomain] = []
-        for file in names {
-            let domain: Substring
-            if file.hasSuffix(".trust-bundle.pem") {
-                domain = file.dropLast(".trust-bundle.pem".count)
-            } else if file.hasSuffix(".pem") {
-                domain = file.dropLast(".pem".count)
-            } else {
-                continue
-            }
+        return names.compactMap { file in
             let path = (folder as NSString).appendingPathComponent(file)
-            let certificates = try Certificate.load(contentsOf: path)
-            domains.append(try SPIFFETrustDomain(String(domain), anchors: TrustAnchors(certificates: certificates, classification: .privatePKI)))
+            for (suffix, kind) in [(".trust-bundle.pem", BundleFile.Kind.bundle), (".crl.pem", .revocationLists), (".pem", .bundle)]
+            where file.hasSuffix(suffix) && file.count > suffix.count {
+                return BundleFile(domain: String(file.dropLast(suffix.count)), path: path, kind: kind)
+            }
+            return nil
         }
-        guard !domains.isEmpty else {
-            throw PincheckError(.emptyInput, "the trust-bundle folder holds no DOMAIN.trust-bundle.pem file", source: folder)
-        }
-        return domains
     }
 }
 

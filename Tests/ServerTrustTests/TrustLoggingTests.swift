@@ -1,39 +1,11 @@
 import Foundation
 import Logging
+import PincheckTestSupport
 import ServerTrust
 import Synchronization
 import Testing
 @testable import TrustEvaluatorCore
 @testable import TrustEvaluatorFormats
-
-/// Keeps every record a logger produced.
-final class RecordingLogHandler: LogHandler, Sendable {
-    struct Record: Sendable {
-        let level: Logger.Level
-        let message: String
-        let metadata: [String: String]
-    }
-    private let records = Mutex<[Record]>([])
-    var all: [Record] { records.withLock { $0 } }
-
-    var logLevel: Logger.Level {
-        get { .trace }
-        set { }
-    }
-    var metadata: Logger.Metadata {
-        get { [:] }
-        set { }
-    }
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { nil }
-        set { }
-    }
-
-    func log(event: LogEvent) {
-        let flat = (event.metadata ?? [:]).mapValues { "\($0)" }
-        records.withLock { $0.append(Record(level: event.level, message: "\(event.message)", metadata: flat)) }
-    }
-}
 
 @Suite("swift-log: decisions and problems are logged, nothing is printed by default")
 struct TrustLoggingTests {

@@ -28,7 +28,11 @@ public struct CertificateRevocationList: Sendable, Hashable {
     /// Reads the CRLs in a file: PEM (one or more `X509 CRL` blocks) or one DER CRL.
     /// - Throws: ``PincheckError`` naming the file: unreadable, empty, or not CRLs.
     public static func load(contentsOf path: String) throws(PincheckError) -> [CertificateRevocationList] {
-        let bytes = try InputFile.read(path, limit: InputFile.certificateLimit, what: "CRL file")
+        try parse(try InputFile.read(path, limit: InputFile.certificateLimit, what: "CRL file"), source: path)
+    }
+
+    /// The CRLs in a file's bytes: PEM (one or more `X509 CRL` blocks) or one DER CRL.
+    package static func parse(_ bytes: [UInt8], source path: String) throws(PincheckError) -> [CertificateRevocationList] {
         guard PEM.looksLikePEM(bytes) else { return [try CertificateRevocationList(derEncoded: bytes, source: path)] }
         var lists: [CertificateRevocationList] = []
         for (index, block) in try PEM.blocks(in: bytes, source: path).enumerated() {
