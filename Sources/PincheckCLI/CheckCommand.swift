@@ -185,6 +185,8 @@ struct CheckWarning: Sendable, Hashable {
         case notStapled = "ocsp.not-stapled"
         case noBackupPin = "pin.no-backup"
         case leafExpiring = "pin.leaf-expiring"
+        /// `verify --purpose client`: a client anchor is a public root (or the system store).
+        case publicClientAnchor = "anchor.public-client-root"
     }
 
     let code: String

@@ -8,13 +8,24 @@ struct Verify: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Evaluate a served chain (PEM bundle, leaf first, or one DER certificate) against a policy.",
-        discussion: "Without --host no name is checked, and the report says so.")
+        discussion: """
+            Without --host no name is checked, and the report says so. With --purpose client the chain is a \
+            client's, judged as an mTLS server judges it: purpose sslclient, no host name, and a warning \
+            (anchor.public-client-root) when the anchors are public roots, whose client certificates ended in 2026.
+            """)
+
+    enum PurposeArgument: String, RawValueArgument {
+        case server, client
+    }
 
     @Argument(help: ArgumentHelp("The chain as a server sends it: PEM bundle (leaf first) or DER.", valueName: "chain-file"))
     var chainFile: String
 
     @Option(help: ArgumentHelp("The OCSP response the server stapled (DER), judged with the chain.", valueName: "file"))
     var staple: String?
+
+    @Option(help: ArgumentHelp("Whose chain this is: server (the default) or client (judged as an mTLS server judges its clients: purpose sslclient, no host).", valueName: "purpose"))
+    var purpose: PurposeArgument = .server
 
     @OptionGroup var policy: PolicyOptions
     @OptionGroup var output: OutputOptions
@@ -23,17 +34,34 @@ struct Verify: ConsoleCommand {
         if policy.config != nil && policy.host == nil {
             throw ValidationError("--config needs --host: the configuration's policies are chosen by host name")
         }
+        if purpose == .client && (policy.config != nil || policy.host != nil) {
+            throw ValidationError("--purpose client takes neither --host nor --config: a client certificate names no host it is reached at")
+        }
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
         let chain = try Certificate.load(contentsOf: chainFile)
         let stapled = try staple.map { path throws(PincheckError) in try InputFile.read(path, limit: InputFile.certificateLimit, what: "stapled OCSP response") }
-        let verdict = try policy.makeJudge().judge(chain, host: policy.host, at: policy.time, stapledOCSPResponse: stapled)
+        var extraWarnings: [CheckWarning] = []
+        let verdict: Verdict
+        if purpose == .client {
+            var clients = try policy.makePolicy()
+            clients.validation.purpose = .clientAuthentication
+            clients.validation.nameValidation = .disabled(because: "a client certificate names no host to check")
+            extraWarnings = clients.validation.anchors.clientAuthenticationWarnings().map { CheckWarning(code: .publicClientAnchor, message: $0) }
+            verdict = try Evaluator(policy: clients).evaluate(chain, host: nil, at: policy.time, stapledOCSPResponse: stapled)
+        } else {
+            verdict = try policy.makeJudge().judge(chain, host: policy.host, at: policy.time, stapledOCSPResponse: stapled)
+        }
         TrustLogging.log(verdict, host: policy.host ?? "(no host)", to: output.logger)
         if output.json {
-            console.line(JSONLines.line(VerdictJSON(verdict, requestedHost: policy.host)))
+            var document = VerdictJSON(verdict, requestedHost: policy.host)
+            document.warnings += extraWarnings.map { ReasonJSON(code: $0.code, message: $0.message, evidence: nil) }
+            console.line(JSONLines.line(document))
         } else {
-            VerdictReport(verdict: verdict, subject: chainFile, console: console).render()
+            var report = VerdictReport(verdict: verdict, subject: chainFile, console: console)
+            report.extraWarnings = extraWarnings.map { ($0.code, $0.message) }
+            report.render()
         }
         return ExitStatus(verdict)
     }

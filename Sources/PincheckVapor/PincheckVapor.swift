@@ -28,10 +28,14 @@ extension HTTPServer.Configuration {
     ///   - certificateChain: The server's own chain, leaf first.
     ///   - privateKey: The server's key.
     ///   - onDecision: Receives every decision, accepted or not (for logs and metrics).
+    ///
+    /// The verifier's ``PincheckClientCertificateVerifier/startupWarnings`` (public roots as client
+    /// anchors) are logged to the configuration's `logger` as warnings.
     public mutating func requireClientCertificates(judgedBy verifier: PincheckClientCertificateVerifier,
                                                    certificateChain: [NIOSSLCertificateSource],
                                                    privateKey: NIOSSLPrivateKeySource,
                                                    onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) {
+        for warning in verifier.startupWarnings { logger.warning("\(warning)") }
         tlsConfiguration = PincheckClientCertificateVerifier.makeServerConfiguration(certificateChain: certificateChain, privateKey: privateKey)
         // Vapor takes one of the two callbacks; the one with metadata hands NIOSSL the verified path.
         customCertificateVerifyCallback = nil

@@ -19,6 +19,14 @@ public struct LintFinding: Sendable, Hashable, CustomStringConvertible {
     public let message: String
 
     public var description: String { "\(level.rawValue): \(path) (\(pattern)): \(message) [\(code)]" }
+
+    package init(level: Level, code: String, path: String, pattern: String, message: String) {
+        self.level = level
+        self.code = code
+        self.path = path
+        self.pattern = pattern
+        self.message = message
+    }
 }
 
 extension Configuration {

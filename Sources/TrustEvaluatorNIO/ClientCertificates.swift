@@ -80,6 +80,17 @@ public struct PincheckClientCertificateVerifier: Sendable {
 
     /// The trust domains clients are judged by now, by name; empty when the verifier has one anchor set.
     public var trustDomains: [String: SPIFFETrustDomain] { trust.current.trustDomains }
+    /// What a server should log when it starts: client anchors that are public roots (or the
+    /// system store), whose clients lose clientAuth at their next renewal
+    /// (``TrustAnchors/clientAuthenticationWarnings(rootPrograms:)``). Vapor's wiring and the
+    /// bundle-folder watcher log them.
+    public var startupWarnings: [String] {
+        let trust = trust.current
+        guard trust.router != nil else { return policy.validation.anchors.clientAuthenticationWarnings() }
+        return trust.trustDomains.keys.sorted().flatMap { name in
+            trust.trustDomains[name]!.anchors.clientAuthenticationWarnings().map { "trust domain \(name): \($0)" }
+        }
+    }
     /// How many times the trust in force was replaced since the verifier was made (0: never);
     /// a watched bundle folder that changed and parsed raises it.
     public var trustGeneration: Int { trust.current.generation }
@@ -171,6 +182,7 @@ public struct PincheckClientCertificateVerifier: Sendable {
                       revocationLists: revocationLists, now: now, offloadEvaluation: offloadEvaluation,
                       certificateCache: certificateCache, verdictCache: verdictCache)
         logger.notice("trust bundles in force", metadata: ClientTrust.metadata(trust.current, folder: folder))
+        for warning in startupWarnings { logger.warning("\(warning)") }
         let clients = self.policy
         trust.watch(folder: folder, from: snapshot, every: interval, logger: logger) { domains, generation throws(PincheckError) in
             try ClientTrust(trustDomains: domains, clients: clients, certificateCache: certificateCache, verdictCache: verdictCache, generation: generation)

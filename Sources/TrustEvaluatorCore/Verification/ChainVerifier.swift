@@ -94,6 +94,16 @@ extension ChainVerificationError {
     /// True when this is the host-name or IP-address check failing.
     var isNameMismatch: Bool { kind == .hostMismatch || kind == .ipAddressMismatch }
 
+    /// For a client certificate refused for its purpose, the plain cause when there is one: an
+    /// extendedKeyUsage without clientAuth (what public CAs issue since 2026).
+    static func missingClientAuthentication(_ certificate: Certificate?, purpose: ValidationPolicy.Purpose) -> String {
+        guard purpose == .clientAuthentication, let purposes = certificate?.facts.extendedKeyUsage,
+              !purposes.contains(CertificateFacts.clientAuthOID), !purposes.contains(CertificateFacts.anyExtendedKeyUsageOID) else { return "" }
+        let serverOnly = purposes == [CertificateFacts.serverAuthOID]
+        return ": its extendedKeyUsage has no clientAuth\(serverOnly ? " (serverAuth only)" : "")"
+            + (serverOnly ? "; \(TrustAnchors.publicClientCertificatesEnded)" : "")
+    }
+
     /// The engine's reason for this error, with OpenSSL's code and text as evidence. The one place
     /// where the verifier's error kinds become reason codes.
     func reason(at time: Date, purpose: ValidationPolicy.Purpose) -> Reason {
@@ -119,7 +129,8 @@ extension ChainVerificationError {
         case .pathLengthExceeded:
             (.pathLengthExceeded, "the path is longer than the pathLenConstraint of the \(at) allows")
         case .wrongPurpose:
-            (.wrongPurpose, "the \(at) is not valid for TLS \(purpose == .serverAuthentication ? "server" : "client") authentication")
+            (.wrongPurpose, "the \(at) is not valid for TLS \(purpose == .serverAuthentication ? "server" : "client") authentication"
+                + Self.missingClientAuthentication(certificate, purpose: purpose))
         case .badSignature:
             (.badSignature, "the signature of the \(at) does not verify")
         case .tooLong:
