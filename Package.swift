@@ -245,6 +245,8 @@ let package = Package(
             name: "pincheck-stack-bench",
             dependencies: [
                 "TrustEvaluator", "TrustEvaluatorNIO", "PincheckAsyncHTTPClient",
+                // The SPIFFE client certificate of the trust-domain rows (made with the openssl command).
+                "PincheckTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ] + nio),

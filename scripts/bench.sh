@@ -16,7 +16,8 @@
 #   4. stacks (pincheck-stack-bench, release): AsyncHTTPClient requests pinned by
 #      PincheckAsyncHTTPClient against AHC trusting the same root (a new connection per request,
 #      and a reused one), and mTLS handshakes judged by PincheckClientCertificateVerifier against
-#      NIOSSL's own client-certificate verification; its last three lines are ratios.
+#      NIOSSL's own client-certificate verification, and two SPIFFE trust domains against one flat
+#      anchor set (issue 44); its last four lines are ratios.
 #   BENCH=evaluation scripts/bench.sh     only part 2 (BENCH=live: only part 1, BENCH=handshake: only
 #                                         part 3, BENCH=stack: only part 4)
 set -euo pipefail

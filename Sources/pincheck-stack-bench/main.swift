@@ -5,7 +5,9 @@
 //      connection initializer) against AHC trusting the same root, with a new connection per
 //      request (maximumUsesPerConnection 1) and over a reused connection;
 //   2. mTLS: full TLS 1.3 handshakes with a client certificate, judged on the server by
-//      PincheckClientCertificateVerifier against NIOSSL's own client-certificate verification.
+//      PincheckClientCertificateVerifier against NIOSSL's own client-certificate verification;
+//      and a verifier with two SPIFFE trust domains against a flat one over both CAs, for a client
+//      carrying a SPIFFE ID (issue 44: the domain map must cost no more than 3 %).
 //
 //   pincheck-stack-bench --certificates DIR [--quick]
 #if AsyncHTTPClient
@@ -17,6 +19,7 @@ import NIOPosix
 import NIOSSL
 import NIOTLS
 import PincheckAsyncHTTPClient
+import PincheckTestSupport
 import TrustEvaluator
 import TrustEvaluatorNIO
 
@@ -137,6 +140,10 @@ try await httpServer.close().get()
 enum MTLSMode: String, CaseIterable, Sendable {
     case niossl = "NIOSSL's client-certificate verification"
     case pincheck = "PincheckClientCertificateVerifier (evaluated on a Task, the default)"
+    case flatSPIFFE = "PincheckClientCertificateVerifier, SPIFFE client, one anchor set of two CAs"
+    case trustDomains = "PincheckClientCertificateVerifier, SPIFFE client, two trust domains"
+
+    var presentsSPIFFEID: Bool { self == .flatSPIFFE || self == .trustDomains }
 }
 var niosslServerConfiguration = TLSConfiguration.makeServerConfiguration(certificateChain: serverChain.map { .certificate($0) }, privateKey: .privateKey(serverKey))
 niosslServerConfiguration.certificateVerification = .noHostnameVerification
@@ -150,6 +157,14 @@ let pincheckServerContext = try NIOSSLContext(configuration: pincheckServerConfi
 // Revocation off, as NIOSSL's own verification has none; the test PKI is judged at 2030-06-01.
 let clientVerifier = try PincheckClientCertificateVerifier(policy: TrustPolicy(anchors: try TrustAnchors(certificates: [root])),
                                                            now: { Date(timeIntervalSince1970: 1_906_502_400) })
+// The same two CAs, flat and as trust domains (the SPIFFE client's domain is pincheck.test, under the RSA root).
+let ecRoot = try Certificate.load(contentsOf: path("ec-root.pem"))[0]
+let flatVerifier = try PincheckClientCertificateVerifier(
+    policy: TrustPolicy(anchors: try TrustAnchors(certificates: [root, ecRoot])), now: { Date(timeIntervalSince1970: 1_906_502_400) })
+let domainVerifier = try PincheckClientCertificateVerifier(trustDomains: [
+    try SPIFFETrustDomain("pincheck.test", anchors: try TrustAnchors(certificates: [root])),
+    try SPIFFETrustDomain("other.test", anchors: try TrustAnchors(certificates: [ecRoot])),
+], now: { Date(timeIntervalSince1970: 1_906_502_400) })
 func mtlsServer(_ mode: MTLSMode) async throws -> any Channel {
     try await ServerBootstrap(group: group)
         .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -158,24 +173,31 @@ func mtlsServer(_ mode: MTLSMode) async throws -> any Channel {
                 switch mode {
                 case .niossl: try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: niosslServerContext))
                 case .pincheck: try clientVerifier.addServerHandlers(to: channel.pipeline.syncOperations, context: pincheckServerContext)
+                case .flatSPIFFE: try flatVerifier.addServerHandlers(to: channel.pipeline.syncOperations, context: pincheckServerContext)
+                case .trustDomains: try domainVerifier.addServerHandlers(to: channel.pipeline.syncOperations, context: pincheckServerContext)
                 }
                 try channel.pipeline.syncOperations.addHandler(Greeter())
             }
         }
         .bind(host: "127.0.0.1", port: 0).get()
 }
-let mtlsServers: [MTLSMode: any Channel] = [.niossl: try await mtlsServer(.niossl), .pincheck: try await mtlsServer(.pincheck)]
+var mtlsServers: [MTLSMode: any Channel] = [:]
+for mode in MTLSMode.allCases { mtlsServers[mode] = try await mtlsServer(mode) }
 var clientConfiguration = TLSConfiguration.makeClientConfiguration()
 clientConfiguration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(path("rsa-root.pem")))
 clientConfiguration.certificateChain = try (NIOSSLCertificate.fromPEMFile(path("rsa-client-only.pem")) + NIOSSLCertificate.fromPEMFile(path("rsa-intermediate.pem"))).map { .certificate($0) }
 clientConfiguration.privateKey = .privateKey(try NIOSSLPrivateKey(file: path("keys/rsa-client-only.key"), format: .pem))
 clientConfiguration.minimumTLSVersion = .tlsv13
 let clientContext = try NIOSSLContext(configuration: clientConfiguration)
+var spiffeClientConfiguration = clientConfiguration
+spiffeClientConfiguration.certificateChain = try (NIOSSLCertificate.fromPEMFile(SPIFFEClient.files.certificate) + NIOSSLCertificate.fromPEMFile(path("rsa-intermediate.pem"))).map { .certificate($0) }
+spiffeClientConfiguration.privateKey = .privateKey(try NIOSSLPrivateKey(file: SPIFFEClient.files.key, format: .pem))
+let spiffeClientContext = try NIOSSLContext(configuration: spiffeClientConfiguration)
 let mtls = try await measure(MTLSMode.allCases) { mode in
     let promise = group.next().makePromise(of: Void.self)
     let channel = try await ClientBootstrap(group: group).channelInitializer { channel in
         channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: clientContext, serverHostname: nil))
+            try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: mode.presentsSPIFFEID ? spiffeClientContext : clientContext, serverHostname: nil))
             try channel.pipeline.syncOperations.addHandler(AcceptanceWaiter(promise: promise))
         }
     }.connect(host: "127.0.0.1", port: mtlsServers[mode]!.localAddress!.port!).get()
@@ -190,6 +212,7 @@ for mode in MTLSMode.allCases { print("  \(mode.rawValue): \(Int(mtls[mode]!)) h
 print("ratio pinned-ahc/ahc (new connection per request): \(String(format: "%.2f", http[.pinnedNew]! / http[.plainNew]!))")
 print("ratio pinned-ahc/ahc (reused connection): \(String(format: "%.2f", http[.pinnedReused]! / http[.plainReused]!))")
 print("ratio pincheck-mtls/niossl-mtls (handshakes): \(String(format: "%.2f", mtls[.pincheck]! / mtls[.niossl]!))")
+print("ratio flat-mtls/trust-domain-mtls (handshakes): \(String(format: "%.3f", mtls[.flatSPIFFE]! / mtls[.trustDomains]!))")
 try await group.shutdownGracefully()
 #else
 import Foundation
