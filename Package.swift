@@ -257,6 +257,7 @@ let package = Package(
                 "PincheckTestSupport", "ServerTrust", "TrustEvaluator", "TrustEvaluatorNIO",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Vapor", "Hummingbird"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/MTLSSupport"),
         // Loopback servers (openssl s_server, raw sockets) shared by the test targets.

@@ -79,6 +79,14 @@ struct HummingbirdClientCertificateTests {
         }
         MTLSClient.expectRefusals(decisions.withLockedValue { $0 }, for: client)
     }
+
+    @Test("two SPIFFE trust domains from a bundle folder: a cross-domain client refused, the right ones answered, a new domain trusted without a restart")
+    func trustDomains() async throws {
+        let (folder, verifier) = try TrustDomainScenario.start()
+        try await Self.withServer(verifier, decisions: NIOLockedValueBox([])) { port in
+            try await TrustDomainScenario.run(port: port, folder: folder, verifier: verifier)
+        }
+    }
 }
 
 /// `Examples/HummingbirdMTLSServer` run as its users would: started, its port read from its first

@@ -73,6 +73,14 @@ struct VaporClientCertificateTests {
         }
         MTLSClient.expectRefusals(decisions.withLockedValue { $0 }, for: client)
     }
+
+    @Test("two SPIFFE trust domains from a bundle folder: a cross-domain client refused, the right ones answered, a new domain trusted without a restart")
+    func trustDomains() async throws {
+        let (folder, verifier) = try TrustDomainScenario.start()
+        try await Self.withServer(verifier, decisions: NIOLockedValueBox([])) { port in
+            try await TrustDomainScenario.run(port: port, folder: folder, verifier: verifier)
+        }
+    }
 }
 #endif  // Vapor trait
 
