@@ -153,6 +153,7 @@ let package = Package(
                 "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "HummingbirdTLS", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "Logging", package: "swift-log"),
             ] + nio
         ),
         .executableTarget(name: "pincheck", dependencies: ["PincheckCLI"]),

@@ -1,6 +1,7 @@
 #if Hummingbird
 import Hummingbird
 import HummingbirdTLS
+import Logging
 import NIOCore
 import NIOSSL
 import ServerTrust
@@ -23,10 +24,14 @@ extension PincheckClientCertificateVerifier {
     /// - Parameters:
     ///   - certificateChain: The server's own chain, leaf first.
     ///   - privateKey: The server's key.
+    ///   - logger: Where the verifier's ``PincheckClientCertificateVerifier/startupWarnings``
+    ///     (public roots as client anchors) are logged as warnings; nil: not logged.
     ///   - onDecision: Receives every decision, accepted or not (for logs and metrics).
     public func hummingbirdTLSConfiguration(certificateChain: [NIOSSLCertificateSource], privateKey: NIOSSLPrivateKeySource,
+                                            logger: Logger? = nil,
                                             onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) -> TLSChannelConfiguration {
-        TLSChannelConfiguration(
+        for warning in startupWarnings { logger?.warning("\(warning)") }
+        return TLSChannelConfiguration(
             tlsConfiguration: Self.makeServerConfiguration(certificateChain: certificateChain, privateKey: privateKey),
             customVerificationCallback: callbackWithoutMetadata(onDecision: onDecision))
     }

@@ -75,7 +75,7 @@ public struct PincheckClientCertificateVerifier: Sendable {
     /// The trusted decisions of recent handshakes, by the client's leaf (shared by copies).
     private let accepted = AcceptedClients()
     /// What judges a client now: one anchor set, or an evaluator per trust domain; swapped as a
-    /// whole when a watched bundle folder changes (shared by copies).
+    /// whole when watched files change (shared by copies).
     private let trust: ClientTrustSource
 
     /// The trust domains clients are judged by now, by name; empty when the verifier has one anchor set.
@@ -92,7 +92,7 @@ public struct PincheckClientCertificateVerifier: Sendable {
         }
     }
     /// How many times the trust in force was replaced since the verifier was made (0: never);
-    /// a watched bundle folder that changed and parsed raises it.
+    /// watched files (a bundle folder, anchor files) that changed and parsed raise it.
     public var trustGeneration: Int { trust.current.generation }
 
     /// - Parameters:
@@ -181,11 +181,58 @@ public struct PincheckClientCertificateVerifier: Sendable {
         try self.init(trustDomains: try snapshot.domains(), policy: policy, requiredIdentities: requiredIdentities,
                       revocationLists: revocationLists, now: now, offloadEvaluation: offloadEvaluation,
                       certificateCache: certificateCache, verdictCache: verdictCache)
-        logger.notice("trust bundles in force", metadata: ClientTrust.metadata(trust.current, folder: folder))
+        logger.notice("client trust in force", metadata: ClientTrust.metadata(trust.current, source: folder))
         for warning in startupWarnings { logger.warning("\(warning)") }
         let clients = self.policy
-        trust.watch(folder: folder, from: snapshot, every: interval, logger: logger) { domains, generation throws(PincheckError) in
-            try ClientTrust(trustDomains: domains, clients: clients, certificateCache: certificateCache, verdictCache: verdictCache, generation: generation)
+        trust.watch(folder, from: snapshot, every: interval, logger: logger) { () throws(PincheckError) in
+            try BundleFolderSnapshot(folder: folder)
+        } make: { snapshot, generation throws(PincheckError) in
+            try ClientTrust(trustDomains: try snapshot.domains(), clients: clients, certificateCache: certificateCache,
+                            verdictCache: verdictCache, generation: generation)
+        }
+    }
+
+    /// A verifier of one anchor set (no trust domains) read from files, re-read while the server
+    /// runs, as ``init(watchingBundleFolder:interval:logger:policy:requiredIdentities:revocationLists:now:offloadEvaluation:certificateCache:verdictCache:)``
+    /// re-reads a bundle folder: a change that parses is put in force whole, one that does not
+    /// (an empty or truncated file) is logged and refused, a handshake in flight keeps what it started with.
+    /// - Parameters:
+    ///   - anchorFiles: PEM or DER files of the client CAs; at least one certificate in all.
+    ///   - crlFiles: CRL files of those CAs, re-read with them.
+    ///   - interval, logger, policy, requiredIdentities, revocationLists, now, offloadEvaluation,
+    ///     certificateCache, verdictCache: As for a bundle folder. The policy's anchors and
+    ///     revocation lists are replaced by the files'.
+    /// - Throws: `PincheckError` when the files cannot be read now, or hold no certificate.
+    public init(watchingAnchorFiles anchorFiles: [String], crlFiles: [String] = [], interval: Duration = .seconds(5),
+                logger: Logger = Logger(label: "pincheck.trust-bundles"),
+                policy: TrustPolicy = TrustPolicy(), requiredIdentities: [ClientIdentity] = [],
+                revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
+                offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
+                verdictCache: VerdictCache? = VerdictCache()) throws(PincheckError) {
+        let paths = anchorFiles + crlFiles
+        @Sendable func judged(_ files: WatchedFiles, _ base: TrustPolicy) throws(PincheckError) -> TrustPolicy {
+            var clients = base
+            var certificates: [Certificate] = []
+            for (path, bytes) in zip(anchorFiles, files.contents) { certificates += try Certificate.parseBundle(bytes, source: path) }
+            clients.validation.anchors = try TrustAnchors(certificates: certificates)
+            clients.validation.revocationLists = []
+            for (path, bytes) in zip(crlFiles, files.contents.dropFirst(anchorFiles.count)) {
+                clients.validation.revocationLists += try CertificateRevocationList.parse(bytes, source: path)
+            }
+            return clients
+        }
+        let first = try WatchedFiles(paths)
+        try self.init(policy: try judged(first, policy), requiredIdentities: requiredIdentities, revocationLists: revocationLists, now: now,
+                      offloadEvaluation: offloadEvaluation, certificateCache: certificateCache, verdictCache: verdictCache)
+        let what = paths.joined(separator: ", ")
+        logger.notice("client trust in force", metadata: ClientTrust.metadata(trust.current, source: what))
+        for warning in startupWarnings { logger.warning("\(warning)") }
+        let clients = self.policy
+        trust.watch(what, from: first, every: interval, logger: logger) { () throws(PincheckError) in
+            try WatchedFiles(paths)
+        } make: { files, generation throws(PincheckError) in
+            ClientTrust(evaluator: Evaluator(policy: try judged(files, clients), certificateCache: certificateCache, verdictCache: verdictCache),
+                        router: nil, trustDomains: [:], generation: generation)
         }
     }
 

@@ -52,9 +52,14 @@ struct ClientTrust: Sendable {
         return every
     }
 
-    static func metadata(_ trust: ClientTrust, folder: String) -> Logger.Metadata {
-        ["folder": "\(folder)", "generation": "\(trust.generation)",
-         "domains": "\(trust.trustDomains.keys.sorted().map { "\($0) (\(trust.trustDomains[$0]!.anchors.certificates.count) CA)" }.joined(separator: ", "))"]
+    static func metadata(_ trust: ClientTrust, source: String) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["source": "\(source)", "generation": "\(trust.generation)"]
+        if trust.router != nil {
+            metadata["domains"] = "\(trust.trustDomains.keys.sorted().map { "\($0) (\(trust.trustDomains[$0]!.anchors.certificates.count) CA)" }.joined(separator: ", "))"
+        } else {
+            metadata["anchors"] = "\(trust.evaluator.policy.validation.anchors.certificates.count)"
+        }
+        return metadata
     }
 }
 
@@ -69,36 +74,51 @@ final class ClientTrustSource: Sendable {
 
     func replace(with trust: ClientTrust) { box.withLockedValue { $0 = trust } }
 
-    /// Reads `folder` every `interval` and puts in force what `make` builds from a change that
-    /// parses; stops once this source is gone.
-    func watch(folder: String, from first: BundleFolderSnapshot, every interval: Duration, logger: Logger,
-               make: @escaping @Sendable ([SPIFFETrustDomain], Int) throws(PincheckError) -> ClientTrust) {
+    /// Reads the watched files (`read`) every `interval` and puts in force what `make` builds from a
+    /// change that parses; stops once this source is gone.
+    func watch<Files: Equatable & Sendable>(
+        _ what: String, from first: Files, every interval: Duration, logger: Logger,
+        read: @escaping @Sendable () throws(PincheckError) -> Files,
+        make: @escaping @Sendable (Files, Int) throws(PincheckError) -> ClientTrust
+    ) {
         Task.detached { [weak self] in
             var last = first
             while true {
                 try? await Task.sleep(for: interval)
                 guard let self else { return }
-                self.reload(folder: folder, last: &last, logger: logger, make: make)
+                self.reload(what, last: &last, logger: logger, read: read, make: make)
             }
         }
     }
 
-    /// One look at the folder: a change that parses replaces the trust in force; one that does not
+    /// One look at the files: a change that parses replaces the trust in force; one that does not
     /// is logged once and the trust in force is kept.
-    func reload(folder: String, last: inout BundleFolderSnapshot, logger: Logger,
-                make: @Sendable ([SPIFFETrustDomain], Int) throws(PincheckError) -> ClientTrust) {
+    func reload<Files: Equatable>(_ what: String, last: inout Files, logger: Logger,
+                                  read: () throws(PincheckError) -> Files,
+                                  make: (Files, Int) throws(PincheckError) -> ClientTrust) {
         let inForce = current
         do throws(PincheckError) {
-            let next = try BundleFolderSnapshot(folder: folder)
+            let next = try read()
             guard next != last else { return }
             last = next
-            let trust = try make(try next.domains(), inForce.generation + 1)
+            let trust = try make(next, inForce.generation + 1)
             replace(with: trust)
-            logger.notice("trust bundles in force", metadata: ClientTrust.metadata(trust, folder: folder))
+            logger.notice("client trust in force", metadata: ClientTrust.metadata(trust, source: what))
         } catch {
-            logger.error("trust bundle change refused; the bundles in force are kept",
-                         metadata: ["folder": "\(folder)", "generation": "\(inForce.generation)", "error": "\(error)"])
+            logger.error("client trust change refused; the trust in force is kept",
+                         metadata: ["source": "\(what)", "generation": "\(inForce.generation)", "error": "\(error)"])
         }
+    }
+}
+
+/// The bytes of a set of files at one moment, in order: compared to tell a change.
+struct WatchedFiles: Equatable, Sendable {
+    let contents: [[UInt8]]
+
+    init(_ paths: [String]) throws(PincheckError) {
+        var contents: [[UInt8]] = []
+        for path in paths { contents.append(try InputFile.read(path, limit: InputFile.certificateLimit, what: "trust file")) }
+        self.contents = contents
     }
 }
 

@@ -95,7 +95,7 @@ struct TrustBundleReloadTests {
         let deadline = ContinuousClock.now + .seconds(20)
         while !handler.all.contains(where: { $0.level == .error }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         let refusal = try #require(handler.all.first { $0.level == .error })
-        #expect(refusal.message.contains("the bundles in force are kept"))
+        #expect(refusal.message.contains("the trust in force is kept"))
         #expect(refusal.metadata["error"]?.contains("a.test.trust-bundle.pem") == true, "\(refusal.metadata)")
         #expect(verifier.trustGeneration == 0)
         #expect(await Self.handshake(server.port, Self.pki.clientA))
@@ -121,6 +121,35 @@ struct TrustBundleReloadTests {
         #expect(handler.all.last { $0.level == .error }?.metadata["error"]?.contains("holds no DOMAIN.trust-bundle.pem") == true)
         #expect(verifier.trustGeneration == 2)
         #expect(await Self.handshake(server.port, Self.pki.clientA))
+    }
+
+    @Test("plain anchor files (no trust domains) are re-read too: a rotated CA file trusted, the old CA retired, a truncated write refused")
+    func anchorFiles() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/clients-ca.pem"
+        try FileManager.default.copyItem(atPath: Self.pki.rootA, toPath: file)
+        let handler = RecordingLogHandler()
+        let verifier = try PincheckClientCertificateVerifier(watchingAnchorFiles: [file], interval: .milliseconds(50),
+                                                             logger: Logger(label: "test", factory: { _ in handler }),
+                                                             now: { TestPKI.time }, offloadEvaluation: false)
+        let server = try await MutualTLSServer.start(verifier)
+        defer { Task { try? await server.channel.close() } }
+        // No trust domains: any client of the file's CA, whatever its SPIFFE ID.
+        #expect(await Self.handshake(server.port, Self.pki.clientA))
+        #expect(await Self.handshake(server.port, Self.pki.noSPIFFEID))
+        #expect(!(await Self.handshake(server.port, Self.pki.clientB)))
+        try Self.install(try Data(contentsOf: URL(fileURLWithPath: Self.pki.rootB)), as: "clients-ca.pem", in: folder)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while verifier.trustGeneration < 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(verifier.trustGeneration == 1)
+        #expect(await Self.handshake(server.port, Self.pki.clientB))
+        #expect(!(await Self.handshake(server.port, Self.pki.clientA)), "the retired CA's clients are refused")
+        try Self.install(Data("-----BEGIN CERTIFICATE-----\nMIIB".utf8), as: "clients-ca.pem", in: folder)
+        while !handler.all.contains(where: { $0.level == .error }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(handler.all.contains { $0.level == .error && $0.metadata["error"]?.contains("clients-ca.pem") == true })
+        #expect(verifier.trustGeneration == 1)
+        #expect(await Self.handshake(server.port, Self.pki.clientB), "the CA in force is kept")
     }
 
     @Test("a folder that cannot be read when the server starts is an error: no server without trust")
