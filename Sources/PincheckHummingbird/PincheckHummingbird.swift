@@ -24,7 +24,7 @@ extension PincheckClientCertificateVerifier {
     /// - Parameters:
     ///   - certificateChain: The server's own chain, leaf first.
     ///   - privateKey: The server's key.
-    ///   - logger: Where the verifier's ``PincheckClientCertificateVerifier/startupWarnings``
+    ///   - logger: Where the verifier's `startupWarnings`
     ///     (public roots as client anchors) are logged as warnings; nil: not logged.
     ///   - onDecision: Receives every decision, accepted or not (for logs and metrics).
     public func hummingbirdTLSConfiguration(certificateChain: [NIOSSLCertificateSource], privateKey: NIOSSLPrivateKeySource,

@@ -29,7 +29,7 @@ extension HTTPServer.Configuration {
     ///   - privateKey: The server's key.
     ///   - onDecision: Receives every decision, accepted or not (for logs and metrics).
     ///
-    /// The verifier's ``PincheckClientCertificateVerifier/startupWarnings`` (public roots as client
+    /// The verifier's `startupWarnings` (public roots as client
     /// anchors) are logged to the configuration's `logger` as warnings.
     public mutating func requireClientCertificates(judgedBy verifier: PincheckClientCertificateVerifier,
                                                    certificateChain: [NIOSSLCertificateSource],

@@ -82,7 +82,7 @@ public struct PincheckClientCertificateVerifier: Sendable {
     public var trustDomains: [String: SPIFFETrustDomain] { trust.current.trustDomains }
     /// What a server should log when it starts: client anchors that are public roots (or the
     /// system store), whose clients lose clientAuth at their next renewal
-    /// (``TrustAnchors/clientAuthenticationWarnings(rootPrograms:)``). Vapor's wiring and the
+    /// (`TrustAnchors.clientAuthenticationWarnings(rootPrograms:)`). Vapor's wiring and the
     /// bundle-folder watcher log them.
     public var startupWarnings: [String] {
         let trust = trust.current
@@ -141,8 +141,11 @@ public struct PincheckClientCertificateVerifier: Sendable {
     ///     are not used: each domain's bundle stands in for them, and the domain's CRLs are added
     ///     to its revocation lists.
     ///   - requiredIdentities: The client's leaf must carry one of these (none: any identity of a known domain).
-    ///   - revocationLists, now, offloadEvaluation, certificateCache, verdictCache: As in
-    ///     ``init(policy:requiredIdentities:revocationLists:now:offloadEvaluation:certificateCache:verdictCache:)``.
+    ///   - revocationLists: The fetcher for distribution-point CRLs (a fresh one by default).
+    ///   - now: The clock verdicts are judged at.
+    ///   - offloadEvaluation: Evaluate in a detached task, off the event loop (the default).
+    ///   - certificateCache: Parsed certificates to reuse across handshakes.
+    ///   - verdictCache: Verdicts to reuse while they still hold; nil judges every handshake afresh.
     /// - Throws: `PincheckError` (`policy.invalid`) for no domain, a domain given twice, or a
     ///   policy that does not validate chains.
     public init(trustDomains: [SPIFFETrustDomain], policy: TrustPolicy = TrustPolicy(), requiredIdentities: [ClientIdentity] = [],
@@ -169,8 +172,14 @@ public struct PincheckClientCertificateVerifier: Sendable {
     ///   - folder: The SPIFFE bundle folder (`DOMAIN.trust-bundle.pem`, optionally `DOMAIN.crl.pem`).
     ///   - interval: How often the folder is read (5 seconds by default).
     ///   - logger: Where reloads and refused changes are logged.
-    ///   - policy, requiredIdentities, revocationLists, now, offloadEvaluation, certificateCache,
-    ///     verdictCache: As in ``init(trustDomains:policy:requiredIdentities:revocationLists:now:offloadEvaluation:certificateCache:verdictCache:)``.
+    ///   - policy: Pinning, revocation and the other settings clients are judged by; its anchors are
+    ///     replaced by each domain's bundle.
+    ///   - requiredIdentities: The client's leaf must carry one of these (none: any identity of a known domain).
+    ///   - revocationLists: The fetcher for distribution-point CRLs (a fresh one by default).
+    ///   - now: The clock verdicts are judged at.
+    ///   - offloadEvaluation: Evaluate in a detached task, off the event loop (the default).
+    ///   - certificateCache: Parsed certificates to reuse across handshakes.
+    ///   - verdictCache: Verdicts to reuse while they still hold; nil judges every handshake afresh.
     /// - Throws: `PincheckError` when the folder cannot be read now: a server does not start without trust.
     public init(watchingBundleFolder folder: String, interval: Duration = .seconds(5), logger: Logger = Logger(label: "pincheck.trust-bundles"),
                 policy: TrustPolicy = TrustPolicy(), requiredIdentities: [ClientIdentity] = [],
@@ -199,9 +208,16 @@ public struct PincheckClientCertificateVerifier: Sendable {
     /// - Parameters:
     ///   - anchorFiles: PEM or DER files of the client CAs; at least one certificate in all.
     ///   - crlFiles: CRL files of those CAs, re-read with them.
-    ///   - interval, logger, policy, requiredIdentities, revocationLists, now, offloadEvaluation,
-    ///     certificateCache, verdictCache: As for a bundle folder. The policy's anchors and
-    ///     revocation lists are replaced by the files'.
+    ///   - interval: How often the files are read (5 seconds by default).
+    ///   - logger: Where reloads and refused changes are logged.
+    ///   - policy: Pinning, revocation and the other settings clients are judged by; its anchors
+    ///     and revocation lists are replaced by the files'.
+    ///   - requiredIdentities: The client's leaf must carry one of these (none: no identity rule).
+    ///   - revocationLists: The fetcher for distribution-point CRLs (a fresh one by default).
+    ///   - now: The clock verdicts are judged at.
+    ///   - offloadEvaluation: Evaluate in a detached task, off the event loop (the default).
+    ///   - certificateCache: Parsed certificates to reuse across handshakes.
+    ///   - verdictCache: Verdicts to reuse while they still hold; nil judges every handshake afresh.
     /// - Throws: `PincheckError` when the files cannot be read now, or hold no certificate.
     public init(watchingAnchorFiles anchorFiles: [String], crlFiles: [String] = [], interval: Duration = .seconds(5),
                 logger: Logger = Logger(label: "pincheck.trust-bundles"),

@@ -11,7 +11,7 @@ public struct SPIFFEID: Sendable, Hashable, CustomStringConvertible {
     /// The path, empty or starting with `/`.
     public let path: String
 
-    /// - Throws: ``PincheckError`` (`policy.invalid`) for text that is not a SPIFFE ID.
+    /// - Throws: `PincheckError` (`policy.invalid`) for text that is not a SPIFFE ID.
     public init(parsing text: String) throws(PincheckError) {
         func refuse(_ why: String) -> PincheckError {
             PincheckError(.invalidPolicy, "\"\(text.prefix(120))\" is not a SPIFFE ID: \(why)")
@@ -69,7 +69,7 @@ public struct SPIFFETrustDomain: Sendable {
     ///   - name: The trust domain, as in a SPIFFE ID.
     ///   - anchors: The domain's own CAs: certificates, never the system store.
     ///   - revocationLists: CRLs of those CAs (none by default).
-    /// - Throws: ``PincheckError`` (`policy.invalid`) for a name that is not a trust domain, or
+    /// - Throws: `PincheckError` (`policy.invalid`) for a name that is not a trust domain, or
     ///   anchors that are the system store.
     public init(_ name: String, anchors: TrustAnchors, revocationLists: [CertificateRevocationList] = []) throws(PincheckError) {
         guard let name = SPIFFEID.trustDomain(name) else {
@@ -86,7 +86,7 @@ public struct SPIFFETrustDomain: Sendable {
     /// The bundles of a SPIFFE bundle folder: one PEM file per trust domain, named
     /// `DOMAIN.trust-bundle.pem` (or `DOMAIN.pem`), and optionally that domain's CRLs in
     /// `DOMAIN.crl.pem`; other files are ignored.
-    /// - Throws: ``PincheckError`` when a bundle or CRL file cannot be read, a bundle holds no
+    /// - Throws: `PincheckError` when a bundle or CRL file cannot be read, a bundle holds no
     ///   certificate, a CRL file names a domain without a bundle, or the folder holds no bundle at
     ///   all (an empty trust set would refuse every client).
     public static func bundles(inFolder folder: String) throws(PincheckError) -> [SPIFFETrustDomain] {
