@@ -86,7 +86,7 @@ struct Audit: ConsoleCommand {
         // Hosts are audited concurrently, each printed as soon as it is done: a killed audit has
         // printed every host it finished, and 1,000 unreachable names take 1,000 / --concurrency
         // timeouts rather than 1,000.
-        Scan.runWorkers(min(concurrency, entries.count)) {
+        Scan.runWorkers(min(concurrency, entries.count), name: "pincheck-audit") {
             while let entry = state.nextEntry(of: entries) {
                 pacer?.waitForSlot()
                 let result: Result<AuditResult, PincheckError>

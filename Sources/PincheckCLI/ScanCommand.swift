@@ -128,8 +128,10 @@ struct Scan: ConsoleCommand {
     /// Runs `work` on `count` threads and returns when all have finished. When no thread can be
     /// started (a process limit), `work` runs on the calling thread: the hosts are still checked.
     /// - Parameter startingThread: Starts a thread (the test seam for a process out of threads).
-    static func runWorkers(_ count: Int, work: @escaping @Sendable () -> Void,
-                           startingThread: (@escaping @Sendable () -> Void) -> Bool = { DetachedThread.start(stackSize: workerStackSize, $0) }) {
+    /// - Parameter name: The workers' thread name (`pincheck-scan`, `pincheck-audit`).
+    static func runWorkers(_ count: Int, name: String = "pincheck-scan", work: @escaping @Sendable () -> Void,
+                           startingThread: ((@escaping @Sendable () -> Void) -> Bool)? = nil) {
+        let startingThread = startingThread ?? { DetachedThread.start(stackSize: workerStackSize, name: name, $0) }
         let finished = Latch(count: count)
         var workers = 0
         for _ in 0..<count {

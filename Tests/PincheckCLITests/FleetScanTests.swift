@@ -5,7 +5,8 @@ import PincheckTestSupport
 import TrustEvaluator
 
 /// `scan` and `audit` as many jobs of a batch engine: stable shards, a resume file a killed job is
-/// started again with, and a cap on handshakes per second (issue 45).
+/// started again with, and a cap on handshakes per second (issue 45). Scans run as the binary,
+/// never in this process: ScanCommandTests counts this process's scan workers.
 @Suite("fleet scans: shards, resume, rate", .serialized)
 struct FleetScanTests {
     typealias F = CLIFixtures
@@ -152,7 +153,7 @@ struct FleetScanTests {
         let hosts = Self.temporary("hosts.txt")
         try good.target.write(toFile: hosts, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: hosts) }
-        let result = F.run(["scan", "--hosts", hosts, "--json", "--host", "www.example.test", "--ca-file", F.path("rsa-root.pem")] + F.at)
+        let result = try F.runBinary(["scan", "--hosts", hosts, "--json", "--host", "www.example.test", "--ca-file", F.path("rsa-root.pem")] + F.at)
         let record = try F.json(try #require(result.output.split(separator: "\n").first.map(String.init)))
         #expect((record["checkedAt"] as? String)?.hasSuffix("Z") == true)
         #expect((record["elapsedMilliseconds"] as? Int).map { $0 >= 0 } == true)
@@ -174,7 +175,7 @@ struct FleetScanTests {
         try (2...22).map { "127.0.0.\($0):\(refusing.port)" }.joined(separator: "\n").write(toFile: hosts, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: hosts) }
         let started = ContinuousClock.now
-        let result = F.run(["scan", "--hosts", hosts, "--rate", "20", "--concurrency", "16", "--timeout", "2"])
+        let result = try F.runBinary(["scan", "--hosts", hosts, "--rate", "20", "--concurrency", "16", "--timeout", "2"])
         let elapsed = ContinuousClock.now - started
         #expect(result.status == 3)
         #expect(result.output.contains("Summary — 21 hosts"))
@@ -191,7 +192,7 @@ struct FleetScanTests {
         try "{\"target\":\"a:1\"}\nnot json\n{\"target\":\"b:1\"}\n".write(toFile: foreign, atomically: true, encoding: .utf8)
         defer { for file in [hosts, foreign] { try? FileManager.default.removeItem(atPath: file) } }
         let base = ["scan", "--hosts", hosts, "--timeout", "1"]
-        let notOurs = F.run(base + ["--resume", foreign])
+        let notOurs = try F.runBinary(base + ["--resume", foreign])
         #expect(notOurs.status == 2)
         #expect(notOurs.errors.contains("input.unreadable-file"))
         #expect(notOurs.errors.contains("line 2 of the resume file is not a record"))
@@ -202,9 +203,9 @@ struct FleetScanTests {
         let outOfRange = try F.runBinary(base + ["--shard-from-env"], environment: ["JOB_COMPLETION_INDEX": "3", "PINCHECK_SHARD_COUNT": "3"])
         #expect(outOfRange.status == 2)
         #expect(outOfRange.errors.contains("JOB_COMPLETION_INDEX=3"))
-        let both = F.run(base + ["--shard", "0/2", "--shard-from-env"])
+        let both = try F.runBinary(base + ["--shard", "0/2", "--shard-from-env"])
         #expect(both.status == 2)
-        let directory = F.run(base + ["--resume", FileManager.default.temporaryDirectory.path])
+        let directory = try F.runBinary(base + ["--resume", FileManager.default.temporaryDirectory.path])
         #expect(directory.status == 2)
         #expect(directory.errors.contains("input.unreadable-file") && directory.errors.contains("resume file"), "\(directory.errors)")
     }
@@ -221,7 +222,7 @@ struct FleetScanTests {
         let files = (0..<2).map { Self.temporary("audit-\($0).jsonl") }
         defer { for file in [config, hosts] + files { try? FileManager.default.removeItem(atPath: file) } }
         for index in 0..<2 {
-            let run = F.run(["audit", config, "--hosts", hosts, "--timeout", "2", "--json", "--shard", "\(index)/2", "--resume", files[index]] + F.at)
+            let run = try F.runBinary(["audit", config, "--hosts", hosts, "--timeout", "2", "--json", "--shard", "\(index)/2", "--resume", files[index]] + F.at)
             #expect(run.status == 3, "\(run.errors)")
         }
         let keys = try files.flatMap { file in
@@ -234,7 +235,7 @@ struct FleetScanTests {
         #expect(Set(keys).count == 14)
         #expect(keys.contains("www.example.test \(server.target)"))
         // Resumed: nothing left to audit in shard 0.
-        let again = F.run(["audit", config, "--hosts", hosts, "--timeout", "2", "--shard", "0/2", "--resume", files[0]] + F.at)
+        let again = try F.runBinary(["audit", config, "--hosts", hosts, "--timeout", "2", "--shard", "0/2", "--resume", files[0]] + F.at)
         #expect(again.output.contains("already recorded"), "\(again.output)")
         #expect(try String(contentsOfFile: files[0], encoding: .utf8).split(separator: "\n").count == keys.count - (try String(contentsOfFile: files[1], encoding: .utf8).split(separator: "\n").count))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import PincheckCLI
 
@@ -97,11 +98,22 @@ struct ScanCommandTests {
         defer { refused.stop() }
         let file = try Self.hostsFile(Array(repeating: refused.target, count: 200))
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let before = Self.threadCount()
+        // Counted by name: other suites run in parallel in this process and start threads of their own.
+        let before = Self.threadCount(named: "pincheck-scan")
         let result = F.run(["scan", "--hosts", file, "--json", "--concurrency", "4", "--timeout", "1", "--ca-file", F.path("rsa-root.pem")])
         #expect(result.status == 3)
         #expect(result.output.split(separator: "\n").count == 201)
-        #expect(Self.threadCount() <= before + 4, "workers are joined when the scan ends")
+        #expect(Self.threadCount(named: "pincheck-scan") <= before, "workers are joined when the scan ends")
+    }
+
+    @Test("scan workers carry their name (what the bounded-pool test counts, and what top -H shows)")
+    func workersNamed() {
+        let names = Mutex<[String]>([])
+        Scan.runWorkers(2) {
+            let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+            names.withLock { $0.append(comm.trimmingCharacters(in: .newlines)) }
+        }
+        #expect(names.withLock { $0 } == ["pincheck-scan", "pincheck-scan"])
     }
 
     @Test("the binary reads the host list from standard input with --hosts -")
@@ -127,7 +139,11 @@ struct ScanCommandTests {
         #expect(try F.json(String(lines[0]))["status"] as? String == "trusted")
     }
 
-    static func threadCount() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+    /// This process's threads with this name (`/proc/self/task/*/comm`).
+    static func threadCount(named name: String) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines) == name
+        }.count
     }
 }

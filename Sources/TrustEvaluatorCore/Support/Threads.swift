@@ -16,7 +16,22 @@ package enum DetachedThread {
     /// Starts `body` on its own thread, with `stackSize` bytes of stack.
     /// - Returns: False when the system refuses another thread (the closure then never runs).
     @discardableResult
-    package static func start(stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () -> Void) -> Bool {
+    package static func start(stackSize: Int = 512 * 1024, name: String? = nil, _ body: @escaping @Sendable () -> Void) -> Bool {
+        guard let name else { return start(stackSize: stackSize, unnamed: body) }
+        // Named from inside, through its own comm file (Glibc's pthread_setname_np is not
+        // imported into Swift); Linux keeps 15 bytes. `top -H` and /proc/PID/task/*/comm show it.
+        return start(stackSize: stackSize, unnamed: {
+            let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+            if descriptor >= 0 {
+                let bytes = Array(name.utf8.prefix(15))
+                _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                close(descriptor)
+            }
+            body()
+        })
+    }
+
+    private static func start(stackSize: Int, unnamed body: @escaping @Sendable () -> Void) -> Bool {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
