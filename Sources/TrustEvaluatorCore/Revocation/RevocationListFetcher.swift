@@ -80,8 +80,7 @@ public final class RevocationListFetcher: Sendable {
     private let state: Locked<State>
     /// Held while a fetched CRL is parsed and verified: one at a time, so parsing (several times
     /// the DER's size in memory while it runs) is never multiplied by the fetches in flight.
-    /// Its value counts the parses and verifications done (a real value: ThreadSanitizer reports
-    /// the empty one of `Locked<Void>` as a race on the lock object itself).
+    /// Its value counts the parses and verifications done.
     private let parsing = Locked(0)
 
     /// The most CRLs kept in memory, whatever their size.

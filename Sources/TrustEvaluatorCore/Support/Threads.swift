@@ -1,3 +1,5 @@
+package import PincheckOpenSSL
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -102,31 +104,9 @@ package final class Latch: @unchecked Sendable {
     }
 }
 
-/// A value behind a POSIX mutex.
-///
-/// Used instead of `Synchronization.Mutex` where threads share state in the engine: on Linux that
-/// lock's fast path lives in code ThreadSanitizer does not see, so TSan reports the accesses it
-/// protects as races; `pthread_mutex_lock` is intercepted and understood.
-package final class Locked<Value>: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private var value: Value
-
-    package init(_ value: Value) {
-        self.value = value
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
-    }
-}
+/// A value behind a POSIX mutex (PincheckOpenSSL's `PThreadLocked`, the one implementation:
+/// why it is not `Synchronization.Mutex`, and why the value sits behind a pointer, is written there).
+package typealias Locked = PThreadLocked
 
 /// Runs actions at instants, on one thread of its own (started when there is something to wait
 /// for, ended when there is nothing left): deadlines that hold when Swift's cooperative pool is
