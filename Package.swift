@@ -126,6 +126,9 @@ let package = Package(
             name: "TrustEvaluatorGRPC",
             dependencies: [
                 "TrustEvaluator", "ServerTrust", "TrustEvaluatorNIO",
+                // The client certificate gRPC's server context carries (already part of gRPC's transport).
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ] + grpc + nio
         ),
         // AsyncHTTPClient pinned by Pincheck: trust roots and a leaf check in its connection initializers.
