@@ -43,8 +43,7 @@ extension PincheckClientCertificateVerifier {
     public func decision(in context: ServerContext) -> ChallengeDecision? {
         guard let posix = context.transportSpecific as? HTTP2ServerTransport.Posix.Context, let leaf = posix.peerCertificate else { return nil }
         var serializer = DER.Serializer()
-        guard (try? serializer.serialize(leaf)) != nil,
-              let certificate = try? NIOSSLCertificate(bytes: serializer.serializedBytes, format: .der) else { return nil }
-        return decision(forLeaf: certificate)
+        guard (try? serializer.serialize(leaf)) != nil else { return nil }
+        return decision(forLeaf: serializer.serializedBytes)
     }
 }
