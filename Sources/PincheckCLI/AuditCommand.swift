@@ -26,32 +26,14 @@ struct Audit: ConsoleCommand {
     @OptionGroup var app: AppConfigurationOptions
     @OptionGroup var revocation: RevocationOptions
 
-    @Option(help: ArgumentHelp("More hosts, one per line: NAME [ADDRESS[:PORT]] (# starts a comment).", valueName: "file"))
-    var hosts: String?
-
-    @Option(help: ArgumentHelp("The port for hosts given without one.", valueName: "port"))
-    var port: UInt16 = 443
-
-    @Option(help: ArgumentHelp("How many hosts are audited at the same time.", valueName: "n"))
-    var concurrency: Int = 8
-
+    @OptionGroup var audited: AuditedHostsOptions
     @OptionGroup(title: "Fleet scans") var fleet: FleetOptions
-
-    func validate() throws {
-        guard port > 0 else { throw ValidationError("--port must be 1–65535") }
-        guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 256") }
-    }
 
     func execute(_ console: Console) throws -> ExitStatus {
         let configuration = try app.load()
         let time = app.time
         let json = app.json
-        let plan = try AuditPlan(configuration: configuration, hostsFile: try hosts.map { path throws(PincheckError) in
-            let bytes = try InputFile.read(path, limit: InputFile.configurationLimit, what: "hosts file")
-            guard !PEM.containsPrivateKey(bytes) else {
-                throw PincheckError(.unexpectedPEMBlock, "the hosts file holds a private key: this is not a host list (nothing of it is printed)", source: path)
-            }
-            return UnicodeText.droppingByteOrderMark(String(decoding: bytes, as: UTF8.self)) }, defaultPort: port)
+        let plan = try audited.plan(configuration)
         for pattern in plan.unaudited {
             if json {
                 console.line(JSONLines.line(["pattern": .string(pattern), "outcome": .string("not-audited"),
@@ -86,7 +68,7 @@ struct Audit: ConsoleCommand {
         // Hosts are audited concurrently, each printed as soon as it is done: a killed audit has
         // printed every host it finished, and 1,000 unreachable names take 1,000 / --concurrency
         // timeouts rather than 1,000.
-        Scan.runWorkers(min(concurrency, entries.count), name: "pincheck-audit") {
+        Scan.runWorkers(min(audited.concurrency, entries.count), name: "pincheck-audit") {
             while let entry = state.nextEntry(of: entries) {
                 pacer?.waitForSlot()
                 let result: Result<AuditResult, PincheckError>
@@ -182,8 +164,42 @@ final class AuditProgress: @unchecked Sendable {
     }
 }
 
+/// Which hosts `audit` and `watch` check, and how many at once.
+struct AuditedHostsOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("More hosts, one per line: NAME [ADDRESS[:PORT]] (# starts a comment).", valueName: "file"))
+    var hosts: String?
+
+    @Option(help: ArgumentHelp("The port for hosts given without one.", valueName: "port"))
+    var port: UInt16 = 443
+
+    @Option(help: ArgumentHelp("How many hosts are checked at the same time.", valueName: "n"))
+    var concurrency: Int = 8
+
+    func validate() throws {
+        guard port > 0 else { throw ValidationError("--port must be 1–65535") }
+        guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 256") }
+    }
+
+    /// The configuration's exact names and those of `--hosts`.
+    func plan(_ configuration: Configuration) throws -> AuditPlan {
+        try AuditPlan(configuration: configuration, hostsPath: hosts, defaultPort: port)
+    }
+}
+
 /// Which hosts to audit and where to connect to each.
 struct AuditPlan {
+    /// The configuration's exact names and those of the `--hosts` file at `hostsPath`.
+    init(configuration: Configuration, hostsPath: String?, defaultPort: UInt16) throws {
+        let hostsFile = try hostsPath.map { path throws(PincheckError) in
+            let bytes = try InputFile.read(path, limit: InputFile.configurationLimit, what: "hosts file")
+            guard !PEM.containsPrivateKey(bytes) else {
+                throw PincheckError(.unexpectedPEMBlock, "the hosts file holds a private key: this is not a host list (nothing of it is printed)", source: path)
+            }
+            return UnicodeText.droppingByteOrderMark(String(decoding: bytes, as: UTF8.self))
+        }
+        try self.init(configuration: configuration, hostsFile: hostsFile, defaultPort: defaultPort)
+    }
+
     struct Entry {
         let name: String
         let target: ProbeTarget
@@ -393,7 +409,10 @@ struct AuditResult {
         }
     }
 
-    var jsonLine: String {
+    var jsonLine: String { JSONLines.line(jsonObject) }
+
+    /// The fields of its `--json` record.
+    var jsonObject: [String: JSONValue] {
         var object: [String: JSONValue] = ["host": .string(name), "address": .string(AuditPlan.Entry(name: name, target: target).address)]
         switch outcome {
         case .networkFailure(let error):
@@ -422,7 +441,7 @@ struct AuditResult {
             object["leafRotation"] = .string(Self.leafRotation(verdict))
             object["rootProgramNotes"] = .array(Self.rootProgramNotes(verdict).map(JSONValue.string))
         }
-        return JSONLines.line(object)
+        return object
     }
 }
 

@@ -63,7 +63,7 @@ public struct Pincheck: ParsableCommand {
             Exit codes: 0 trusted · 1 not trusted · 2 usage or bad input · 3 network or handshake failure · 4 every host trusted, but a failure report could not be written (check --report-to; report-only pins failed). A refusal (1) is never hidden by an unwritten report.
             """,
         version: "\(PincheckVersion.current)\nroot programs: \(RootPrograms.bundledProvenance)",
-        subcommands: [Verify.self, Check.self, Scan.self, Pins.self, Lint.self, Audit.self, Plan.self, Import.self, Keygen.self, Sign.self, RootProgramsCommand.self, Demo.self])
+        subcommands: [Verify.self, Check.self, Scan.self, Pins.self, Lint.self, Audit.self, Watch.self, Plan.self, Import.self, Keygen.self, Sign.self, RootProgramsCommand.self, Demo.self])
 
     public init() {}
 

@@ -32,11 +32,13 @@ public final class TestTLSServer: @unchecked Sendable {
     ///   - chain: Names of certificates sent after the leaf (`-cert_chain`).
     ///   - ipv6: Listen on `[::1]` instead of 127.0.0.1.
     ///   - extra: More s_server arguments.
-    public init(certificate: String, chain: [String] = [], ipv6: Bool = false, extra: [String] = []) throws {
+    ///   - port: The port to listen on; 0 (the default) lets the system pick one. A given port is
+    ///     how a test replaces one server by another at the same address.
+    public init(certificate: String, chain: [String] = [], ipv6: Bool = false, extra: [String] = [], port requested: UInt16 = 0) throws {
         address = ipv6 ? "::1" : "127.0.0.1"
         log = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-s_server-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        var arguments = ["s_server", "-accept", ipv6 ? "[::1]:0" : "127.0.0.1:0",
+        var arguments = ["s_server", "-accept", ipv6 ? "[::1]:\(requested)" : "127.0.0.1:\(requested)",
                          "-cert", TestCertificates.path("\(certificate).pem"), "-key", TestCertificates.path("keys/\(certificate).key"), "-www"]
         if !chain.isEmpty {
             let bundle = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-chain-\(UUID().uuidString).pem")
@@ -52,14 +54,18 @@ public final class TestTLSServer: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         ServerReaper.register(process.processIdentifier)
-        // s_server prints "ACCEPT 127.0.0.1:PORT" (or "ACCEPT [::1]:PORT") once it listens.
+        // s_server prints "ACCEPT 127.0.0.1:PORT" (or "ACCEPT [::1]:PORT") once it listens; a
+        // port given to it, "ACCEPT" alone.
         let deadline = Date().addingTimeInterval(10)
         var found: UInt16? = nil
         while found == nil, Date() < deadline, process.isRunning {
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ACCEPT") }),
-               let colon = line.lastIndex(of: ":") {
-                found = UInt16(line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ACCEPT") }) {
+                if requested != 0 {
+                    found = requested
+                } else if let colon = line.lastIndex(of: ":") {
+                    found = UInt16(line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                }
             } else {
                 usleep(20_000)
             }
@@ -88,35 +94,48 @@ public final class TestTLSServer: @unchecked Sendable {
 }
 
 /// Raw TCP listeners on 127.0.0.1 for the failure scenarios: a port that never answers the
-/// handshake, a plain-HTTP responder, and a port that refuses connections.
+/// handshake, a plain-HTTP responder, a port that refuses connections, and one that accepts and
+/// then says nothing (`hold`: `accepted` tells a test that a client is waiting on it).
 public final class TestRawServer: @unchecked Sendable {
     // @unchecked Sendable: `fd` is immutable; `closed` is only touched under `lock`.
-    public enum Behaviour: Sendable { case silent, plainHTTP, refuse }
+    public enum Behaviour: Sendable { case silent, plainHTTP, refuse, hold }
 
     public let port: UInt16
     private let fd: Int32
     private let lock = NSLock()
     private var closed = false
+    /// Connections accepted so far (`hold` and `plainHTTP`); a box of its own, so the accept loop
+    /// does not keep the server alive (its deinit stops it).
+    private let acceptedCount = LockedCount()
+    public var accepted: Int { acceptedCount.value }
     /// Whether a thread accepts on `fd` (and so closes it: ``LoopbackSocket/close(_:lock:closed:acceptLoopCloses:)``).
     private let hasAcceptLoop: Bool
 
     public var target: String { "127.0.0.1:\(port)" }
 
     public init(_ behaviour: Behaviour) throws {
-        hasAcceptLoop = behaviour == .plainHTTP
+        hasAcceptLoop = behaviour == .plainHTTP || behaviour == .hold
         (fd, port) = try LoopbackSocket.bind()
         // .refuse: bound but not listening, so the kernel answers RST and the port stays ours.
         guard behaviour != .refuse else { return }
         guard listen(fd, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
-        if behaviour == .plainHTTP {
+        if hasAcceptLoop {
             let fd = fd
+            let acceptedCount = acceptedCount
             Thread.detachNewThread {
+                var held: [Int32] = []
                 while true {
                     let client = accept(fd, nil, nil)
                     if client < 0 {
                         if errno == EINTR { continue }
                         Glibc.close(fd)  // this loop's last use of it (LoopbackSocket.close)
+                        held.forEach { _ = Glibc.close($0) }
                         return
+                    }
+                    acceptedCount.increment()
+                    if behaviour == .hold {
+                        held.append(client)
+                        continue
                     }
                     var buffer = [UInt8](repeating: 0, count: 4096)
                     _ = read(client, &buffer, buffer.count)
@@ -131,6 +150,14 @@ public final class TestRawServer: @unchecked Sendable {
     public func stop() { LoopbackSocket.close(fd, lock: lock, closed: &closed, acceptLoopCloses: hasAcceptLoop) }
 
     deinit { stop() }
+}
+
+/// A count shared between threads.
+final class LockedCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func increment() { lock.withLock { count += 1 } }
 }
 
 /// A TCP socket bound to 127.0.0.1 on an ephemeral port, for the tests' own servers.

@@ -1,0 +1,138 @@
+import FoundationEssentials
+import Logging
+import PincheckTLS
+import ServiceLifecycle
+import ServerTrust
+import TrustEvaluator
+
+/// The service that re-checks the hosts: one round (every host, `concurrency` at a time, on
+/// worker threads, as `audit` does), then a pause of one interval, until the group shuts down or
+/// the rounds asked for are done.
+///
+/// Graceful shutdown (SIGTERM, SIGINT) starts no new host; the hosts in flight finish (each is
+/// bounded by `--timeout` and the CRL fetches' own limits), their records and metrics are kept,
+/// then the service returns. Nothing half done is written.
+final class WatchChecker: Service, @unchecked Sendable {
+    struct Settings {
+        var entries: [AuditPlan.Entry]
+        var concurrency: Int
+        var interval: Duration
+        var rounds: Int?
+        /// The evaluation time; nil: the time of each check.
+        var fixedTime: Date?
+        var json: Bool
+    }
+
+    private let settings: Settings
+    private let manager: TrustManager
+    private let fetcher: RevocationListFetcher
+    private let probe: TLSProbe
+    private let metrics: WatchMetrics
+    private let records: ResumeFile?
+    private let console: Console
+    private let logger: Logger
+    private let state = Locked(State())
+
+    private struct State {
+        var stopping = false
+        var next = 0
+        var worst = ExitStatus.trusted
+        var recordFailure: PincheckError?
+        var checks = 0
+    }
+
+    init(settings: Settings, manager: TrustManager, fetcher: RevocationListFetcher, probe: TLSProbe, metrics: WatchMetrics,
+         records: ResumeFile?, console: Console, logger: Logger) {
+        self.settings = settings
+        self.manager = manager
+        self.fetcher = fetcher
+        self.probe = probe
+        self.metrics = metrics
+        self.records = records
+        self.console = console
+        self.logger = logger
+    }
+
+    /// The worst status of the last round (0 when every host was allowed).
+    var lastRoundStatus: ExitStatus { state.withLock { $0.worst } }
+    /// Why a record could not be appended (the watch then stops).
+    var recordError: PincheckError? { state.withLock { $0.recordFailure } }
+    /// Hosts checked since the start.
+    var checks: Int { state.withLock { $0.checks } }
+
+    func run() async throws {
+        var round = 0
+        await withGracefulShutdownHandler {
+            while !state.withLock({ $0.stopping }) {
+                await runRound()
+                round += 1
+                if state.withLock({ $0.stopping || $0.recordFailure != nil }) { break }
+                if let rounds = settings.rounds, round >= rounds { break }
+                // The pause ends early when the group shuts down.
+                try? await cancelWhenGracefulShutdown { [interval = settings.interval] in try await Task.sleep(for: interval) }
+            }
+        } onGracefulShutdown: { [state] in
+            state.withLock { $0.stopping = true }
+        }
+        if let error = recordError { throw error }
+    }
+
+    /// One round on worker threads; the task waits without holding a thread of the pool.
+    private func runRound() async {
+        state.withLock { $0.next = 0; $0.worst = .trusted }
+        let count = min(settings.concurrency, settings.entries.count)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let started = DetachedThread.start(name: "pincheck-watch") { [self] in
+                Scan.runWorkers(count, name: "pincheck-watch") { [self] in
+                    while let entry = nextEntry() { check(entry) }
+                }
+                done.resume()
+            }
+            if !started {
+                logger.error("no thread could be started for a round; it is skipped")
+                done.resume()
+            }
+        }
+        metrics.roundFinished()
+    }
+
+    private func nextEntry() -> AuditPlan.Entry? {
+        state.withLock { state in
+            guard !state.stopping, state.recordFailure == nil, state.next < settings.entries.count else { return nil }
+            defer { state.next += 1 }
+            return settings.entries[state.next]
+        }
+    }
+
+    private func check(_ entry: AuditPlan.Entry) {
+        let checkedAt = Date()
+        let clock = ContinuousClock()
+        let started = clock.now
+        let result: AuditResult
+        do throws(PincheckError) {
+            result = try AuditResult.run(entry, manager: manager, fetcher: fetcher, probe: probe, at: settings.fixedTime ?? checkedAt)
+        } catch {
+            // The chain cannot be judged at all: counted as refused, said once per check.
+            logger.warning("cannot judge the chain", metadata: ["host": "\(entry.name)", "code": "\(error.code)", "error": "\(error.description)"])
+            state.withLock { $0.worst = ExitStatus.worst($0.worst, .badInput); $0.checks += 1 }
+            return
+        }
+        let elapsed = clock.now - started
+        metrics.record(result, checkedAt: checkedAt, duration: elapsed)
+        // audit's record, with the time of the check for a reader of the records later.
+        var object = result.jsonObject
+        object["checkedAt"] = .string(Format.timestamp(checkedAt))
+        let line = JSONLines.line(object)
+        state.withLock { state in
+            state.worst = ExitStatus.worst(state.worst, result.status)
+            state.checks += 1
+            if let records, state.recordFailure == nil {
+                do throws(PincheckError) { try records.append(line) } catch { state.recordFailure = error }
+            }
+            if settings.json { console.line(line) }
+        }
+        if case .evaluated(let verdict) = result.outcome, !Disposition(serverTrust: verdict).allowsConnection {
+            logger.notice("refused", metadata: ["host": "\(entry.name)", "reasons": "\(verdict.failures.map { "\($0.code)" }.joined(separator: ","))"])
+        }
+    }
+}

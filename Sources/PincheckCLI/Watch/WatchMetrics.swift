@@ -1,0 +1,127 @@
+import CoreMetrics
+import FoundationEssentials
+import Prometheus
+import ServerTrust
+import TrustEvaluator
+
+/// What `pincheck watch` exports: per host, through swift-metrics into a Prometheus registry
+/// (swift-prometheus), which `/metrics` renders in the text exposition format.
+///
+/// Every series carries `host` (the name the configuration pins) and `address` (where it
+/// connects). Values that a check could not establish are NaN (Prometheus's "no value": an alert
+/// comparing it is never true), never a made-up 0.
+final class WatchMetrics: Sendable {
+    /// The metric names, documented in docs/watch.md.
+    enum Name {
+        static let leafExpiryDays = "pincheck_watch_leaf_expiry_days"
+        static let pinExpiryDays = "pincheck_watch_pin_expiry_days"
+        static let pinned = "pincheck_watch_pinned"
+        static let pinsMatch = "pincheck_watch_pins_match"
+        static let allowed = "pincheck_watch_allowed"
+        static let reachable = "pincheck_watch_reachable"
+        static let ctCompliant = "pincheck_watch_ct_compliant"
+        static let revocation = "pincheck_watch_revocation_status"
+        static let lastCheck = "pincheck_watch_last_check_timestamp_seconds"
+        static let lastSuccess = "pincheck_watch_last_handshake_timestamp_seconds"
+        static let checkSeconds = "pincheck_watch_check_duration_seconds"
+        static let checks = "pincheck_watch_checks_total"
+        static let rounds = "pincheck_watch_rounds_total"
+    }
+
+    let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+
+    init() {
+        factory = PrometheusMetricsFactory(registry: registry)
+    }
+
+    /// The exposition, as `/metrics` serves it.
+    func exposition() -> [UInt8] { registry.emitToBuffer() }
+
+    func roundFinished() {
+        Counter(label: Name.rounds, dimensions: [], factory: factory).increment()
+    }
+
+    /// Records one host's check. `checkedAt` is the wall clock (when it ran); expiries are counted
+    /// from the verdict's evaluation time (`--at`, else the time of the check).
+    func record(_ result: AuditResult, checkedAt: Date, duration: Duration) {
+        let labels = [("host", result.name), ("address", "\(result.target.host):\(result.target.port)")]
+        func gauge(_ name: String, _ value: Double) { Gauge(label: name, dimensions: labels, factory: factory).record(value) }
+        let (seconds, attoseconds) = duration.components
+        gauge(Name.checkSeconds, Double(seconds) + Double(attoseconds) / 1e18)
+        gauge(Name.lastCheck, checkedAt.timeIntervalSince1970)
+        let outcome: String
+        switch result.outcome {
+        case .networkFailure:
+            outcome = "network-failure"
+            gauge(Name.reachable, 0)
+            gauge(Name.allowed, 0)
+            // The certificate gauges keep what the last handshake showed: a host that cannot be
+            // reached says nothing new about its certificate (the last handshake's time says how old).
+        case .evaluated(let verdict):
+            let allowed = Disposition(serverTrust: verdict).allowsConnection
+            outcome = allowed ? "allowed" : "refused"
+            gauge(Name.reachable, 1)
+            gauge(Name.allowed, allowed ? 1 : 0)
+            gauge(Name.lastSuccess, checkedAt.timeIntervalSince1970)
+            let values = Self.values(of: verdict)
+            gauge(Name.leafExpiryDays, values.leafExpiryDays)
+            gauge(Name.pinExpiryDays, values.pinExpiryDays)
+            gauge(Name.pinned, values.pinned ? 1 : 0)
+            gauge(Name.pinsMatch, values.pinsMatch ? 1 : 0)
+            gauge(Name.ctCompliant, values.ctCompliant)
+            gauge(Name.revocation, values.revocation)
+        }
+        Counter(label: Name.checks, dimensions: labels + [("outcome", outcome)], factory: factory).increment()
+    }
+
+    /// The certificate gauges of one verdict.
+    struct Values: Equatable {
+        var leafExpiryDays: Double
+        /// The latest expiry among the certificates a pin matched: when the last matching pin stops
+        /// matching (NaN when none matches).
+        var pinExpiryDays: Double
+        var pinned: Bool
+        var pinsMatch: Bool
+        /// 1 compliant, 0 not (or not judgeable), NaN when no CT policy applies.
+        var ctCompliant: Double
+        /// The worst over the path: 0 good, 1 revoked, 2 unknown (no CRL covers it, unavailable,
+        /// stale); NaN when revocation was not checked.
+        var revocation: Double
+
+        static func == (a: Values, b: Values) -> Bool {
+            func same(_ x: Double, _ y: Double) -> Bool { x == y || (x.isNaN && y.isNaN) }
+            return same(a.leafExpiryDays, b.leafExpiryDays) && same(a.pinExpiryDays, b.pinExpiryDays) && a.pinned == b.pinned
+                && a.pinsMatch == b.pinsMatch && same(a.ctCompliant, b.ctCompliant) && same(a.revocation, b.revocation)
+        }
+    }
+
+    static func values(of verdict: Verdict) -> Values {
+        let time = verdict.evaluationTime
+        func days(_ certificate: Certificate) -> Double { certificate.notAfter.timeIntervalSince(time) / 86_400 }
+        let ct: Double = switch verdict.certificateTransparency?.compliance {
+        case .compliant: 1
+        case .notCompliant, .unenforceable: 0
+        case .notApplicable, nil: .nan
+        }
+        // Worst first: revoked, then unknown, then good.
+        let severity = verdict.revocationStatuses.map { status -> Int in
+            switch status.outcome {
+            case .good: 0
+            case .notCovered, .unavailable, .stale: 1
+            case .revoked: 2
+            }
+        }.max()
+        let revocation: Double = switch severity {
+        case nil: .nan
+        case 0: 0
+        case 2: 1
+        default: 2
+        }
+        return Values(leafExpiryDays: verdict.servedChain.first.map(days) ?? .nan,
+                      pinExpiryDays: verdict.pinsFound.map { days($0.certificate) }.max() ?? .nan,
+                      pinned: !AuditResult.activePins(verdict).isEmpty,
+                      pinsMatch: !verdict.pinsFound.isEmpty,
+                      ctCompliant: ct, revocation: revocation)
+    }
+}
