@@ -190,6 +190,10 @@ struct WatchCommandTests {
         #expect(value(after, "pincheck_watch_pinned") == 1)
         #expect(value(after, "pincheck_watch_allowed") == 0)
 
+        // The log says the change once, however many rounds saw the refusal.
+        let refusals = watch.standardError.components(separatedBy: " refused (").count - 1
+        #expect(refusals == 1, "\(watch.standardError)")
+
         // Only /metrics is served.
         #expect(Self.get("/", port: watch.metricsPort)?.status == 404)
         #expect(Self.get("/metrics", port: watch.metricsPort, method: "POST")?.status == 405)

@@ -39,6 +39,8 @@ final class WatchChecker: Service, @unchecked Sendable {
         var worst = ExitStatus.trusted
         var recordFailure: PincheckError?
         var checks = 0
+        /// Each host's last outcome (by audit's record key), so the log says changes only.
+        var outcomes: [String: String] = [:]
     }
 
     init(settings: Settings, manager: TrustManager, fetcher: RevocationListFetcher, probe: TLSProbe, metrics: WatchMetrics,
@@ -63,7 +65,8 @@ final class WatchChecker: Service, @unchecked Sendable {
     func run() async throws {
         var round = 0
         await withGracefulShutdownHandler {
-            while !state.withLock({ $0.stopping }) {
+            // Cancellation (the group cancelled rather than shut down) ends it too.
+            while !state.withLock({ $0.stopping }), !Task.isCancelled {
                 await runRound()
                 round += 1
                 if state.withLock({ $0.stopping || $0.recordFailure != nil }) { break }
@@ -131,8 +134,18 @@ final class WatchChecker: Service, @unchecked Sendable {
             }
             if settings.json { console.line(line) }
         }
-        if case .evaluated(let verdict) = result.outcome, !Disposition(serverTrust: verdict).allowsConnection {
-            logger.notice("refused", metadata: ["host": "\(entry.name)", "reasons": "\(verdict.failures.map { "\($0.code)" }.joined(separator: ","))"])
+        // One log line when a host's outcome changes (a refusal every round would bury the news).
+        let outcome: String = switch result.outcome {
+        case .networkFailure(let error): "not reached (\(error.code))"
+        case .evaluated(let verdict) where Disposition(serverTrust: verdict).allowsConnection: "allowed"
+        case .evaluated(let verdict): "refused (\(verdict.failures.map { "\($0.code)" }.joined(separator: ",")))"
+        }
+        let previous = state.withLock { state in
+            defer { state.outcomes[entry.key] = outcome }
+            return state.outcomes[entry.key]
+        }
+        if outcome != previous, previous != nil || outcome != "allowed" {
+            logger.notice("\(outcome)", metadata: ["host": "\(entry.name)", "address": "\(entry.address)", "was": "\(previous ?? "not checked yet")"])
         }
     }
 }
