@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "PincheckVapor", targets: ["PincheckVapor"]),
         .library(name: "PincheckHummingbird", targets: ["PincheckHummingbird"]),
         .executable(name: "pincheck", targets: ["pincheck"]),
+        .executable(name: "pincheck-watch", targets: ["pincheck-watch"]),
     ],
     // Integrations with stacks the engine does not need are traits, off by default, so a package that
     // only pins with the engine never fetches them: `.package(url: …, from: …, traits: ["AsyncHTTPClient"])`.
@@ -107,13 +108,6 @@ let package = Package(
                 "CGlibcMalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                // pincheck watch: its service group, its metrics and the /metrics endpoint.
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // The challenge layer, FoundationEssentials only (the command links it statically).
@@ -170,6 +164,22 @@ let package = Package(
             ] + nio
         ),
         .executableTarget(name: "pincheck", dependencies: ["PincheckCLI"]),
+        // `pincheck watch` is this second program (pincheck execs it), so that `pincheck` does not
+        // link an HTTP server, a metrics registry and a service group it needs only for watching.
+        .executableTarget(
+            name: "pincheck-watch",
+            dependencies: [
+                "PincheckCLI",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // Examples, compiled with everything else so they cannot drift.
         .executableTarget(
             name: "nio-pinned-client",
@@ -334,15 +344,15 @@ let package = Package(
                 .product(name: "HummingbirdTLS", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Hummingbird"])),
             ] + nio),
-        .testTarget(name: "PincheckCLITests", dependencies: ["TrustEvaluatorCore", "TrustEvaluatorFormats", "PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "PincheckOpenSSL", "pincheck", "PincheckTestSupport"]),
+        .testTarget(name: "PincheckCLITests", dependencies: ["TrustEvaluatorCore", "TrustEvaluatorFormats", "PincheckCLI", "TrustEvaluator", "ServerTrust", "PincheckTLS", "PincheckOpenSSL", "pincheck", "pincheck-watch", "PincheckTestSupport"]),
     ]
 )
 
 // Runs of scripts/test.sh that repeat the suites build only the targets those runs need
 // (PINCHECK_TARGET_SUBSET): =engine for AddressSanitizer and =nio for ThreadSanitizer (the
 // examples, the benchmarks, gRPC and the command are not rebuilt twice more with instrumentation),
-// =second-leg for the Debian 13 leg (everything but gRPC, which reaches OpenSSL only through the
-// NIO verifier that leg tests). Unset, the package is the whole package; users never set it.
+// =second-leg for the Debian 13 leg (everything but the stacks that reach OpenSSL only through
+// NIOSSL and the NIO verifier that leg tests: gRPC, AsyncHTTPClient and what is built on it). Unset, the package is the whole package; users never set it.
 let engineSubset: Set<String> = [
     "COpenSSL", "PincheckOpenSSL", "TrustEvaluatorCore", "TrustEvaluatorFormats", "TrustEvaluator", "PincheckTLS",
     "ServerTrust", "PincheckFuzzing", "PincheckTestSupport", "TrustEvaluatorTests", "PincheckFuzzingTests",
@@ -351,8 +361,14 @@ let nioSubset = engineSubset.union([
     "ServerTrustFoundation", "ServerTrustTests", "TrustEvaluatorNIO", "TrustEvaluatorNIOTests",
     "PincheckAsyncHTTPClient", "PincheckAsyncHTTPClientTests",
 ])
-let grpcTargets: Set<String> = ["TrustEvaluatorGRPC", "TrustEvaluatorGRPCTests", "grpc-pinned-client"]
-let secondLegSubset = Set(package.targets.map(\.name)).subtracting(grpcTargets)
+let stackTargets: Set<String> = [
+    "TrustEvaluatorGRPC", "TrustEvaluatorGRPCTests", "grpc-pinned-client",
+    "PincheckAsyncHTTPClient", "PincheckAsyncHTTPClientTests", "ahc-pinned-client", "openapi-pinned-client",
+    "PincheckVapor", "PincheckVaporTests", "vapor-mtls-server", "vapor-pinned-client",
+    "PincheckHummingbird", "PincheckHummingbirdTests", "hummingbird-mtls-server",
+    "PincheckMTLSTestSupport", "pincheck-stack-bench",
+]
+let secondLegSubset = Set(package.targets.map(\.name)).subtracting(stackTargets)
 if let subset = Context.environment["PINCHECK_TARGET_SUBSET"].flatMap({ ["engine": engineSubset, "nio": nioSubset, "second-leg": secondLegSubset][$0] }) {
     package.targets = package.targets.filter { subset.contains($0.name) }
     package.products = package.products.filter { subset.contains($0.name) }

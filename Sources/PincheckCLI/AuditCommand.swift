@@ -165,7 +165,7 @@ final class AuditProgress: @unchecked Sendable {
 }
 
 /// Which hosts `audit` and `watch` check, and how many at once.
-struct AuditedHostsOptions: ParsableArguments {
+package struct AuditedHostsOptions: ParsableArguments {
     @Option(help: ArgumentHelp("More hosts, one per line: NAME [ADDRESS[:PORT]] (# starts a comment).", valueName: "file"))
     var hosts: String?
 
@@ -173,21 +173,23 @@ struct AuditedHostsOptions: ParsableArguments {
     var port: UInt16 = 443
 
     @Option(help: ArgumentHelp("How many hosts are checked at the same time.", valueName: "n"))
-    var concurrency: Int = 8
+    package var concurrency: Int = 8
 
-    func validate() throws {
+    package init() {}
+
+    package func validate() throws {
         guard port > 0 else { throw ValidationError("--port must be 1–65535") }
         guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 256") }
     }
 
     /// The configuration's exact names and those of `--hosts`.
-    func plan(_ configuration: Configuration) throws -> AuditPlan {
+    package func plan(_ configuration: Configuration) throws -> AuditPlan {
         try AuditPlan(configuration: configuration, hostsPath: hosts, defaultPort: port)
     }
 }
 
 /// Which hosts to audit and where to connect to each.
-struct AuditPlan {
+package struct AuditPlan {
     /// The configuration's exact names and those of the `--hosts` file at `hostsPath`.
     init(configuration: Configuration, hostsPath: String?, defaultPort: UInt16) throws {
         let hostsFile = try hostsPath.map { path throws(PincheckError) in
@@ -200,25 +202,25 @@ struct AuditPlan {
         try self.init(configuration: configuration, hostsFile: hostsFile, defaultPort: defaultPort)
     }
 
-    struct Entry {
-        let name: String
+    package struct Entry {
+        package let name: String
         let target: ProbeTarget
 
         /// Where it connects, as its JSON record's `address` spells it.
-        var address: String { "\(target.host):\(target.port)" }
+        package var address: String { "\(target.host):\(target.port)" }
         /// What names it in a shard and in a resume file: the name and where it connects.
-        var key: String { "\(name) \(address)" }
+        package var key: String { "\(name) \(address)" }
 
         /// The key of an `audit --json` host record (`host` and `address`); nil for any other line.
-        static func recordKey(_ line: [UInt8]) -> String? {
+        package static func recordKey(_ line: [UInt8]) -> String? {
             struct Record: Decodable { let host: String; let address: String }
             return (try? JSONDecoder().decode(Record.self, from: Data(line))).map { "\($0.host) \($0.address)" }
         }
     }
 
-    var entries: [Entry] = []
+    package var entries: [Entry] = []
     /// Patterns no audited name falls under (wildcards without a --hosts name).
-    var unaudited: [String] = []
+    package var unaudited: [String] = []
 
     init(configuration: Configuration, hostsFile: String?, defaultPort: UInt16) throws(PincheckError) {
         // Names audited, and each name with its address: a name listed twice with two addresses is
@@ -257,9 +259,9 @@ struct AuditPlan {
 }
 
 /// An app's own configuration, read with its format's meaning: `audit` and `plan`.
-struct AppConfigurationOptions: ParsableArguments {
+package struct AppConfigurationOptions: ParsableArguments {
     @Argument(help: ArgumentHelp("The app's configuration: Pincheck JSON, TrustKit plist, Android XML, OkHttp pins or ATS Info.plist.", valueName: "config"))
-    var config: String
+    package var config: String
 
     @Option(name: .customLong("ca-file"), help: ArgumentHelp("Stands in for the system store wherever the configuration says \"system\"; repeatable.", valueName: "file"))
     var caFiles: [String] = []
@@ -271,38 +273,45 @@ struct AppConfigurationOptions: ParsableArguments {
     var configFormat: ConfigurationFormat?
 
     @Option(help: ArgumentHelp("Seconds allowed for name resolution, connect and handshake, per host.", valueName: "seconds"))
-    var timeout: Double = 10
+    package var timeout: Double = 10
 
     @OptionGroup var when: TimeOption
 
     @Flag(help: "Print JSON Lines instead of the human-readable report: one object per host, with \"schema\" (docs/json.md).")
-    var json = false
+    package var json = false
 
-    func validate() throws {
+    package init() {}
+
+    package func validate() throws {
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
     }
 
-    func load() throws -> Configuration {
+    package func load() throws -> Configuration {
         let anchors = caFiles.isEmpty ? nil : try TrustAnchors(contentsOf: caFiles)
         return try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw, format: configFormat)
     }
 
     var time: Date { when.time }
-    var probe: TLSProbe { TLSProbe(timeout: .milliseconds(Int64(timeout * 1000))) }
+    /// The fixed evaluation time (--at); nil: now, at each evaluation.
+    package var fixedTime: Date? { when.at }
+    package var probe: TLSProbe { TLSProbe(timeout: .milliseconds(Int64(timeout * 1000))) }
 }
 
 /// One host's audit.
-struct AuditResult {
-    enum Outcome {
+package struct AuditResult {
+    package enum Outcome {
         case evaluated(Verdict)
         case networkFailure(ProbeError)
     }
 
-    let name: String
+    package let name: String
     let target: ProbeTarget
-    let outcome: Outcome
+    package let outcome: Outcome
 
-    var status: ExitStatus {
+    /// Where it connected, as its JSON record's `address` spells it.
+    package var address: String { AuditPlan.Entry(name: name, target: target).address }
+
+    package var status: ExitStatus {
         switch outcome {
         case .networkFailure: .networkFailure
         case .evaluated(let verdict): ExitStatus(verdict)
@@ -310,7 +319,7 @@ struct AuditResult {
     }
 
     /// - Throws: `PincheckError` only when the chain cannot be judged at all (bad input).
-    static func run(_ entry: AuditPlan.Entry, manager: TrustManager, fetcher: RevocationListFetcher, probe: TLSProbe,
+    package static func run(_ entry: AuditPlan.Entry, manager: TrustManager, fetcher: RevocationListFetcher, probe: TLSProbe,
                     at time: Date) throws(PincheckError) -> AuditResult {
         let served: ProbeResult
         do {
@@ -324,7 +333,7 @@ struct AuditResult {
     }
 
     /// The active pins of the host's policy (every pin set that has not expired, enforced or not).
-    static func activePins(_ verdict: Verdict) -> [PublicKeyPin] {
+    package static func activePins(_ verdict: Verdict) -> [PublicKeyPin] {
         verdict.hostPolicy?.pinSets.filter { $0.isActive(at: verdict.evaluationTime) }.flatMap(\.keyPins) ?? []
     }
 
@@ -412,8 +421,8 @@ struct AuditResult {
     var jsonLine: String { JSONLines.line(jsonObject) }
 
     /// The fields of its `--json` record.
-    var jsonObject: [String: JSONValue] {
-        var object: [String: JSONValue] = ["host": .string(name), "address": .string(AuditPlan.Entry(name: name, target: target).address)]
+    package var jsonObject: [String: JSONValue] {
+        var object: [String: JSONValue] = ["host": .string(name), "address": .string(address)]
         switch outcome {
         case .networkFailure(let error):
             object["outcome"] = .string("network-failure")

@@ -86,7 +86,7 @@ struct Shard: ExpressibleByArgument, Equatable, Sendable {
 /// The JSON-lines file of `--resume`: the keys of the records already in it, and the records this
 /// run appends. A last line without its newline (a job killed while writing it) is cut off before
 /// anything is appended; any other line that is not a record refuses the file.
-final class ResumeFile: @unchecked Sendable {
+package final class ResumeFile: @unchecked Sendable {
     // @unchecked Sendable: `descriptor` is written once; appends are single write(2) calls under `lock`.
     private let lock = Lock()
     private let descriptor: Int32
@@ -103,7 +103,7 @@ final class ResumeFile: @unchecked Sendable {
     /// - Parameter key: A record line's key (`HOST:PORT` for scan), or nil when the line is not a record.
     /// - Throws: ``PincheckError`` `input.unreadable-file` when the file cannot be opened or holds a
     ///   line that is not a record, `input.too-large` for a line over ``maximumLineLength``.
-    init(path: String, key: ([UInt8]) -> String?) throws(PincheckError) {
+    package init(path: String, key: ([UInt8]) -> String?) throws(PincheckError) {
         self.path = path
         let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard opened >= 0 else {
@@ -169,7 +169,7 @@ final class ResumeFile: @unchecked Sendable {
     /// Appends one record line (a newline is added) in one write: a job killed mid-record leaves at
     /// most that line half-written, which the next run cuts off.
     /// - Throws: ``PincheckError`` `input.unreadable-file` when the write fails (a full disk).
-    func append(_ line: String) throws(PincheckError) {
+    package func append(_ line: String) throws(PincheckError) {
         let bytes = Array((line + "\n").utf8)
         let failure: Int32? = lock.withLock {
             var offset = 0

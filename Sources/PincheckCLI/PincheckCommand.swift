@@ -28,7 +28,7 @@ extension ExitStatus {
     /// never hides a refusal (reports are due exactly when pins fail, so a CI that tolerates 4
     /// must not pass a host whose enforced pins failed; the unwritten report is still said on
     /// standard error), and bad input or no connection outranks everything.
-    static func worst(_ a: ExitStatus, _ b: ExitStatus) -> ExitStatus {
+    package static func worst(_ a: ExitStatus, _ b: ExitStatus) -> ExitStatus {
         func rank(_ s: ExitStatus) -> Int {
             switch s {
             case .trusted: 0
@@ -43,12 +43,12 @@ extension ExitStatus {
 }
 
 /// A subcommand that runs against a console and returns its exit status.
-protocol ConsoleCommand: ParsableCommand {
+package protocol ConsoleCommand: ParsableCommand {
     func execute(_ console: Console) throws -> ExitStatus
 }
 
 extension ConsoleCommand {
-    mutating func run() throws {
+    package mutating func run() throws {
         let status = try execute(.standardOutput)
         if status != .trusted { throw ExitCode(status.rawValue) }
     }
@@ -63,7 +63,7 @@ public struct Pincheck: ParsableCommand {
             Exit codes: 0 trusted · 1 not trusted · 2 usage or bad input · 3 network or handshake failure · 4 every host trusted, but a failure report could not be written (check --report-to; report-only pins failed). A refusal (1) is never hidden by an unwritten report.
             """,
         version: "\(PincheckVersion.current)\nroot programs: \(RootPrograms.bundledProvenance)",
-        subcommands: [Verify.self, Check.self, Scan.self, Pins.self, Lint.self, Audit.self, Watch.self, Plan.self, Import.self, Keygen.self, Sign.self, RootProgramsCommand.self, Demo.self])
+        subcommands: [Verify.self, Check.self, Scan.self, Pins.self, Lint.self, Audit.self, WatchLauncher.self, Plan.self, Import.self, Keygen.self, Sign.self, RootProgramsCommand.self, Demo.self])
 
     public init() {}
 
@@ -75,10 +75,17 @@ public struct Pincheck: ParsableCommand {
     /// written (a full disk, a closed descriptor), the command fails with exit 2 and says so on
     /// `errors`: a result nobody received is not a success.
     public static func run(_ arguments: [String], output: Console = .standardOutput, errors: Console = .standardError) -> Int32 {
+        run(Pincheck.self, arguments, output: output, errors: errors)
+    }
+
+    /// `run(_:output:errors:)` for another root command (`pincheck-watch`'s), with the same
+    /// error lines and exit codes.
+    package static func run(_ root: any ParsableCommand.Type, _ arguments: [String], output: Console = .standardOutput,
+                            errors: Console = .standardError) -> Int32 {
         let json = arguments.contains("--json")
         var status: Int32
         do {
-            let command = try parseAsRoot(arguments)
+            let command = try root.parseAsRoot(arguments)
             if let command = command as? any ConsoleCommand {
                 status = try command.execute(output).rawValue
             } else {
@@ -89,8 +96,8 @@ public struct Pincheck: ParsableCommand {
         } catch let error as PincheckError {
             status = fail(code: error.code.description, message: error.description, json: json, output: output, errors: errors)
         } catch {
-            let code = exitCode(for: error)
-            let message = fullMessage(for: error)
+            let code = root.exitCode(for: error)
+            let message = root.fullMessage(for: error)
             if code == .success {
                 if !message.isEmpty { output.line(message) }
                 status = 0
@@ -137,6 +144,12 @@ public struct Pincheck: ParsableCommand {
 
     /// The `pincheck` binary's entry point.
     public static func runAsMain() -> Never {
-        Glibc.exit(run(Array(CommandLine.arguments.dropFirst())))
+        runAsMain(Pincheck.self)
+    }
+
+    /// The entry point of a program whose root command is `root`.
+    package static func runAsMain(_ root: any ParsableCommand.Type) -> Never {
+        WatchLauncher.mayReplaceProcess.withLock { $0 = true }
+        Glibc.exit(run(root, Array(CommandLine.arguments.dropFirst())))
     }
 }

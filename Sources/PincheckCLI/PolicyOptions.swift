@@ -25,7 +25,7 @@ enum PinningModeArgument: String, RawValueArgument {
 }
 
 /// `--revocation`: which revocation sources are consulted.
-enum RevocationArgument: String, RawValueArgument {
+package enum RevocationArgument: String, RawValueArgument {
     /// The stapled OCSP response (and `--crl` files) only: nothing is fetched.
     case staple
     /// Also the CRLs at the leaf's distribution points, fetched.
@@ -299,7 +299,7 @@ extension CertificateTransparency.WhenUnenforceable: RawValueArgument {}
 
 /// `--revocation`, `--revocation-failure`, `--crl-cache`: which revocation sources are consulted
 /// (`verify`, `check`, `scan`, `audit`).
-struct RevocationOptions: ParsableArguments {
+package struct RevocationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Revocation sources: staple (the stapled OCSP response and --crl files; nothing fetched), crl (also the CRLs at the leaf's distribution points, fetched), crl-chain (those of every certificate). Default: crl for check, scan and audit, staple for verify. With a configuration, for hosts whose configuration sets no \"distributionPoints\".", valueName: "sources"))
     var revocation: RevocationArgument?
 
@@ -308,6 +308,8 @@ struct RevocationOptions: ParsableArguments {
 
     @Option(name: .customLong("crl-cache"), help: ArgumentHelp("A folder that keeps fetched CRLs that verified until their nextUpdate, across runs. It must exist, be yours and not be writable by others.", valueName: "folder"))
     var crlCache: String?
+
+    package init() {}
 
     /// What they ask of distribution points (nil: nothing), `fallback` when `--revocation` is not given.
     func distributionPointCRLs(default fallback: RevocationArgument) -> DistributionPointCRLs? {
@@ -322,7 +324,7 @@ struct RevocationOptions: ParsableArguments {
     /// The fetcher, keeping CRLs in `--crl-cache` when given, each fetch bounded by `timeout`
     /// seconds (the command's `--timeout`) when given.
     /// - Throws: ``PincheckError`` when `--crl-cache` is missing, not a folder, or writable by others.
-    func fetcher(timeout: Double? = nil) throws(PincheckError) -> RevocationListFetcher {
+    package func fetcher(timeout: Double? = nil) throws(PincheckError) -> RevocationListFetcher {
         var limits = RevocationListFetcher.Limits()
         if let timeout { limits.timeout = .milliseconds(Int64((timeout * 1000).rounded(.up))) }
         guard let crlCache else { return RevocationListFetcher(limits: limits) }
@@ -331,7 +333,7 @@ struct RevocationOptions: ParsableArguments {
 
     /// A configuration's trust manager with the command's distribution-point checks for the hosts
     /// whose configuration sets none.
-    func apply(to manager: TrustManager, default fallback: RevocationArgument) -> TrustManager {
+    package func apply(to manager: TrustManager, default fallback: RevocationArgument) -> TrustManager {
         distributionPointCRLs(default: fallback).map(manager.consultingDistributionPoints) ?? manager
     }
 }

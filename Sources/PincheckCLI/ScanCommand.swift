@@ -574,3 +574,11 @@ struct BadInputLine: Encodable {
         self.reasons = [Reason(code: code, message: message)]
     }
 }
+
+/// Scan's bounded pool of named worker threads, for the package's other program (pincheck-watch).
+package enum WorkerPool {
+    /// Runs `work` on `count` threads named `name` and returns when every one has returned.
+    package static func run(_ count: Int, name: String, work: @escaping @Sendable () -> Void) {
+        Scan.runWorkers(count, name: name, work: work)
+    }
+}

@@ -237,11 +237,42 @@ struct WatchCommandTests {
         let config = try Self.configuration()
         let taken = try TestRawServer(.silent)
         defer { taken.stop(); try? FileManager.default.removeItem(atPath: config) }
-        let busy = F.run(["watch", config, "--listen", "127.0.0.1:\(taken.port)"])
+        let busy = try F.runBinary(["watch", config, "--listen", "127.0.0.1:\(taken.port)"])
         #expect(busy.status == 2)
         #expect(busy.errors.contains("cannot serve /metrics on 127.0.0.1:\(taken.port)"))
         for arguments in [["--listen", "localhost"], ["--listen", "127.0.0.1:70000"], ["--interval", "0"], ["--rounds", "0"]] {
-            #expect(F.run(["watch", config] + arguments).status == 2, "\(arguments)")
+            #expect(try F.runBinary(["watch", config] + arguments).status == 2, "\(arguments)")
         }
+    }
+
+    @Test("pincheck watch is the pincheck-watch program: found beside pincheck, refused in-process, named when missing")
+    func separateProgram() throws {
+        let config = try Self.configuration()
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        // Through pincheck, --help is pincheck-watch's own.
+        let help = try F.runBinary(["watch", "--help"])
+        #expect(help.status == 0)
+        #expect(help.output.contains("USAGE: pincheck watch") && help.output.contains("--listen"), "\(help.output.prefix(300))")
+        // Called as a library, it would replace the calling program: refused, exit 2.
+        let inProcess = F.run(["watch", config])
+        #expect(inProcess.status == 2)
+        #expect(inProcess.errors.contains("runs as a program of its own"))
+        // A pincheck copied alone: exit 2, saying what is missing and how to build it.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-alone-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let built = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pincheck")
+        try FileManager.default.copyItem(at: built, to: folder.appendingPathComponent("pincheck"))
+        let alone = Process()
+        alone.executableURL = folder.appendingPathComponent("pincheck")
+        alone.arguments = ["watch", config]
+        let errors = Pipe()
+        alone.standardError = errors
+        alone.standardOutput = FileHandle.nullDevice
+        try alone.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        alone.waitUntilExit()
+        #expect(alone.terminationStatus == 2)
+        #expect(text.contains("pincheck-watch, which is not beside this pincheck") && text.contains("--product pincheck-watch"), "\(text)")
     }
 }

@@ -5,7 +5,7 @@ import TrustEvaluator
 /// object (JSON Lines), keys sorted, slashes unescaped, and a `"schema"` field — the version of
 /// the shapes `docs/json.md` describes, raised when a field is removed or changes meaning (a new
 /// field does not raise it).
-enum JSONLines {
+package enum JSONLines {
     static let schema = 1
 
     /// One line for `value`, which must encode as a keyed container (an object).
@@ -14,7 +14,7 @@ enum JSONLines {
     }
 
     /// One line for an object built field by field.
-    static func line(_ object: [String: JSONValue]) -> String {
+    package static func line(_ object: [String: JSONValue]) -> String {
         var object = object
         object["schema"] = .number(Double(schema))
         return encoded(JSONValue.object(object))

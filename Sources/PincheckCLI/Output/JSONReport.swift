@@ -237,7 +237,7 @@ struct SignedCertificateTimestampJSON: Encodable {
     }
 }
 
-enum Format {
+package enum Format {
     /// A CT policy's answer as a word, and the reason when it has one.
     static func compliance(_ compliance: CertificateTransparency.Compliance) -> (answer: String, detail: String?) {
         switch compliance {
@@ -248,7 +248,7 @@ enum Format {
         }
     }
 
-    static func timestamp(_ date: Date) -> String {
+    package static func timestamp(_ date: Date) -> String {
         Timestamp.iso8601(date)
     }
 

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import PincheckCLI
 import Logging
 import PincheckTLS
 import ServiceLifecycle
@@ -86,7 +87,7 @@ final class WatchChecker: Service, @unchecked Sendable {
         let count = min(settings.concurrency, settings.entries.count)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let started = DetachedThread.start(name: "pincheck-watch") { [self] in
-                Scan.runWorkers(count, name: "pincheck-watch") { [self] in
+                WorkerPool.run(count, name: "pincheck-watch") { [self] in
                     while let entry = nextEntry() { check(entry) }
                 }
                 done.resume()

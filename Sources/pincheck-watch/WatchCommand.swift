@@ -1,13 +1,15 @@
 import ArgumentParser
 import FoundationEssentials
 import Logging
+import PincheckCLI
 import ServiceLifecycle
 import TrustEvaluator
 
-/// `pincheck watch CONFIG`: the audit, again every interval, with Prometheus metrics on /metrics.
+/// `pincheck watch CONFIG` (this program, `pincheck-watch`, which `pincheck watch` runs): the
+/// audit, again every interval, with Prometheus metrics on /metrics.
 struct Watch: ConsoleCommand {
     static let configuration = CommandConfiguration(
-        commandName: "watch",
+        commandName: "pincheck watch",
         abstract: "Re-check a pinning configuration's hosts on an interval and serve Prometheus metrics on /metrics.",
         discussion: """
             The hosts are those audit checks (the configuration's exact names and --hosts). Each round \
@@ -85,7 +87,7 @@ struct Watch: ConsoleCommand {
         }
         let checker = WatchChecker(
             settings: .init(entries: plan.entries, concurrency: audited.concurrency, interval: .milliseconds(Int64(interval * 1000)),
-                            rounds: rounds, fixedTime: app.when.at, json: app.json),
+                            rounds: rounds, fixedTime: app.fixedTime, json: app.json),
             manager: revocation.apply(to: configuration.trustManager, default: .crl),
             fetcher: try revocation.fetcher(timeout: app.timeout), probe: app.probe, metrics: metrics,
             records: records, console: console, logger: logger)

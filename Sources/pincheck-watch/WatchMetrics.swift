@@ -1,5 +1,6 @@
 import CoreMetrics
 import FoundationEssentials
+import PincheckCLI
 import Prometheus
 import ServerTrust
 import TrustEvaluator
@@ -45,7 +46,7 @@ final class WatchMetrics: Sendable {
     /// Records one host's check. `checkedAt` is the wall clock (when it ran); expiries are counted
     /// from the verdict's evaluation time (`--at`, else the time of the check).
     func record(_ result: AuditResult, checkedAt: Date, duration: Duration) {
-        let labels = [("host", result.name), ("address", "\(result.target.host):\(result.target.port)")]
+        let labels = [("host", result.name), ("address", result.address)]
         func gauge(_ name: String, _ value: Double) { Gauge(label: name, dimensions: labels, factory: factory).record(value) }
         let (seconds, attoseconds) = duration.components
         gauge(Name.checkSeconds, Double(seconds) + Double(attoseconds) / 1e18)

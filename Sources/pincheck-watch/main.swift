@@ -1,0 +1,3 @@
+import PincheckCLI
+
+Pincheck.runAsMain(Watch.self)
