@@ -18,8 +18,14 @@
 #      and a reused one), and mTLS handshakes judged by PincheckClientCertificateVerifier against
 #      NIOSSL's own client-certificate verification, and two SPIFFE trust domains against one flat
 #      anchor set (issue 44); its last four lines are ratios.
+#   5. scan throughput (BENCH=throughput, not in "all"): handshakes per second per core. The
+#      local farm (N openssl s_server) runs on the last core, the client on core 0 (taskset): a
+#      list of HANDSHAKES (default 3000) entries over the farm through `pincheck scan` (pinned,
+#      --concurrency N), against `xargs -P N curl --pinnedpubkey` over HANDSHAKES/5 entries and
+#      `openssl s_time -new` (one process, sequential full handshakes, no name or pin check) for
+#      10 s, each on the same core. Its last lines are ratios.
 #   BENCH=evaluation scripts/bench.sh     only part 2 (BENCH=live: only part 1, BENCH=handshake: only
-#                                         part 3, BENCH=stack: only part 4)
+#                                         part 3, BENCH=stack: only part 4, BENCH=throughput: part 5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -46,7 +52,7 @@ if [ "$BENCH" = stack ]; then stack; exit 0; fi
 
 echo "==> release build of pincheck and pincheck-bench (--static-swift-stdlib)" >&2
 swift build -c release --static-swift-stdlib --product pincheck >&2
-swift build -c release --static-swift-stdlib --product pincheck-bench >&2
+[ "$BENCH" = throughput ] || swift build -c release --static-swift-stdlib --product pincheck-bench >&2
 pincheck=.build/release/pincheck
 
 # A CRL of 100,000 entries from rsa-intermediate (openssl ca), for the one-off cost of parsing and
@@ -98,8 +104,11 @@ socks=[socket.socket() for _ in range($N)]
 for s in socks: s.bind(('127.0.0.1', 0))
 print(' '.join(str(s.getsockname()[1]) for s in socks))
 for s in socks: s.close()")
+# Part 5 keeps the farm off the client's core.
+farm_cpu=()
+if [ "$BENCH" = throughput ] && [ "$(nproc)" -ge 2 ]; then farm_cpu=(taskset -c "$(( $(nproc) - 1 ))"); fi
 for port in $ports; do
-  openssl s_server -accept "127.0.0.1:$port" -cert $C/rsa-leaf.pem -key $C/keys/rsa-leaf.key \
+  "${farm_cpu[@]}" openssl s_server -accept "127.0.0.1:$port" -cert $C/rsa-leaf.pem -key $C/keys/rsa-leaf.key \
     -cert_chain $C/rsa-intermediate.pem -www -quiet >/dev/null 2>&1 &
   pids+=($!)
   disown $!
@@ -117,6 +126,42 @@ sclient() { openssl s_client -connect "127.0.0.1:$1" -servername www.example.tes
 # Every command must succeed once before it is timed, or the comparison means nothing.
 check "$port" >/dev/null; curl1 "$port"; sclient "$port" >/dev/null 2>&1
 
+# Handshakes per second per core: part 5. Each client runs under /usr/bin/time on core 0; its
+# rate is handshakes per second of wall time and per second of its own CPU time (user + system,
+# its children's included): the second is the per-core figure, whatever the farm's speed.
+throughput() {
+  local total=${HANDSHAKES:-3000} client=(taskset -c 0) i
+  command -v taskset >/dev/null || { echo "BENCH=throughput needs taskset (util-linux)" >&2; exit 1; }
+  [ -x /usr/bin/time ] || { echo "BENCH=throughput needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+  for i in $(seq "$total"); do echo "127.0.0.1:$(echo $ports | cut -d' ' -f$(( (i - 1) % N + 1 )))"; done > "$work/farm.txt"
+  head -n $(( total / 5 )) "$work/farm.txt" | sed 's/^127.0.0.1://' > "$work/farm-ports.txt"
+  timed() { local out=$1; shift; /usr/bin/time -f '%e %U %S' -o "$out" "${client[@]}" "$@"; }
+  timed "$work/scan.time" "$pincheck" scan --hosts "$work/farm.txt" --host www.example.test --ca-file $C/rsa-root.pem --pin "$pin" \
+    --revocation staple --timeout 5 --concurrency "$N" --json > "$work/scan.jsonl" 2>/dev/null || true
+  local trusted; trusted=$(grep -c '"status":"trusted"' "$work/scan.jsonl" || true)
+  [ "$trusted" = "$total" ] || { echo "scan: only $trusted of $total handshakes were trusted" >&2; exit 1; }
+  timed "$work/curl.time" xargs -P "$N" -I{} curl -sS -o /dev/null --cacert $C/rsa-root.pem --pinnedpubkey "$curlpin" \
+    --resolve "www.example.test:{}:127.0.0.1" "https://www.example.test:{}/" < "$work/farm-ports.txt"
+  timed "$work/stime.time" openssl s_time -connect "127.0.0.1:$port" -new -time 10 -CAfile $C/rsa-root.pem > "$work/stime.out" 2>/dev/null
+  local s_count; s_count=$(grep -Eo '^[0-9]+ connections in [0-9.]+ real' "$work/stime.out" | head -1 | cut -d' ' -f1)
+  [ -n "$s_count" ] || { echo "openssl s_time printed no count" >&2; exit 1; }
+  # "COUNT TIMEFILE": handshakes per wall second and per CPU second.
+  rates() { python3 -c "
+w, u, s = map(float, open('$2').read().split()[-3:])
+print(f'{$1 / w:.0f} {$1 / (u + s):.0f}')"; }
+  local scan_r curl_r stime_r
+  read -r -a scan_r <<< "$(rates "$total" "$work/scan.time")"
+  read -r -a curl_r <<< "$(rates $(( total / 5 )) "$work/curl.time")"
+  read -r -a stime_r <<< "$(rates "$s_count" "$work/stime.time")"
+  echo "== scan throughput: clients on core 0, $N openssl s_server on core ${farm_cpu[2]:-shared} ($(nproc) cores)"
+  printf '%-66s %10s %14s\n' "" "per second" "per CPU second" \
+    "pincheck scan ($total handshakes, pinned, --concurrency $N)" "${scan_r[0]}" "${scan_r[1]}" \
+    "xargs -P $N curl --pinnedpubkey ($(( total / 5 )) handshakes, a process each)" "${curl_r[0]}" "${curl_r[1]}" \
+    "openssl s_time -new ($s_count handshakes, sequential, unverified)" "${stime_r[0]}" "${stime_r[1]}"
+  echo "ratio scan/xargs-curl handshakes per CPU second: $(ratio "${scan_r[1]}" "${curl_r[1]}")"
+  echo "ratio scan/s_time handshakes per CPU second: $(ratio "${scan_r[1]}" "${stime_r[1]}")"
+}
+
 # Mean wall time of RUNS runs, in microseconds.
 mean() {
   local start end
@@ -126,6 +171,7 @@ mean() {
   echo $(( (end - start) / RUNS / 1000 ))
 }
 ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
+if [ "$BENCH" = throughput ]; then throughput; exit 0; fi
 
 t_check=$(mean check "$port")
 t_curl=$(mean curl1 "$port")
