@@ -43,6 +43,12 @@ extension PincheckClientCertificateVerifier {
     public func decision(in context: some PincheckRequestContext) async -> ChallengeDecision? {
         await decision(forConnection: context.channel)
     }
+
+    /// The identities (URIs such as a SPIFFE ID, DNS names) of the client certificate this
+    /// verifier let in on the request's connection, in one call: empty when there is none.
+    public func clientIdentities(in context: some PincheckRequestContext) async -> [ClientIdentity] {
+        await decision(in: context)?.clientIdentities ?? []
+    }
 }
 
 /// A request context that keeps the connection's channel, so a route can ask the verifier for its
