@@ -2,7 +2,7 @@
 # Builds Pincheck and runs every test suite, installing what a fresh Debian machine lacks.
 #   scripts/test.sh            all suites, then ThreadSanitizer and AddressSanitizer over the engine
 #   SANITIZERS=0 scripts/test.sh   skip the sanitizer runs (quicker local loop)
-#   FUZZ_SECONDS=N scripts/test.sh fuzz each target N seconds (default 20; 0 skips the smoke)
+#   FUZZ_SECONDS=N scripts/test.sh fuzz each target N seconds (default 10; 0 skips the smoke)
 #   SOAK_ITERATIONS=N scripts/test.sh  evaluations in the flat-memory check (default 50000)
 #   SECOND_LEG=0 scripts/test.sh   skip the second leg: Debian 13 with OpenSSL 3.5 (scripts/debian13.sh),
 #                                  where the build, every suite, the demo and x509-limbo run again
@@ -159,10 +159,10 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   discard_in_ci .build-asan
 fi
 
-if [ "${FUZZ_SECONDS:-20}" != 0 ]; then
+if [ "${FUZZ_SECONDS:-10}" != 0 ]; then
   # The corpora were replayed by the tests above; here each target explores for a bounded time.
-  log "fuzz smoke: ${FUZZ_SECONDS:-20} s per target"
-  scripts/fuzz.sh all "${FUZZ_SECONDS:-20}"
+  log "fuzz smoke: ${FUZZ_SECONDS:-10} s per target"
+  scripts/fuzz.sh all "${FUZZ_SECONDS:-10}"
 fi
 
 # One closing line that counts the main run (Swift Testing prints its own above).
