@@ -284,11 +284,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/MTLSSupport"),
-        // Loopback servers (openssl s_server, raw sockets) shared by the test targets.
-        .target(name: "PincheckTestSupport", dependencies: ["TrustEvaluator", "TrustEvaluatorCore", "PincheckOpenSSL", .product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
+        // Loopback servers (openssl s_server, raw sockets), the committed test PKI (Fixtures, EmbeddedPKI) and helpers the test targets share.
+        .target(
+            name: "PincheckTestSupport",
+            dependencies: ["TrustEvaluator", "TrustEvaluatorCore", "TrustEvaluatorFormats", "PincheckOpenSSL", "ServerTrust", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Support"),
+        // One test target per module it tests.
         .testTarget(
-            name: "TrustEvaluatorTests", dependencies: ["TrustEvaluatorCore", "TrustEvaluatorFormats", "TrustEvaluator", "PincheckOpenSSL", "ServerTrust", "PincheckTLS", "PincheckTestSupport"],
-            exclude: ["StrictWebPKIVectors.json", "Importers"]),
+            name: "TrustEvaluatorCoreTests", dependencies: ["TrustEvaluatorCore", "TrustEvaluatorFormats", "TrustEvaluator", "PincheckOpenSSL", "ServerTrust", "PincheckTestSupport"],
+            exclude: ["StrictWebPKIVectors.json"]),
+        .testTarget(
+            name: "TrustEvaluatorFormatsTests", dependencies: ["TrustEvaluatorFormats", "TrustEvaluatorCore", "PincheckOpenSSL", "PincheckTestSupport"],
+            exclude: ["Importers"]),
+        .testTarget(name: "PincheckTLSTests", dependencies: ["PincheckTLS", "TrustEvaluatorCore", "TrustEvaluatorFormats", "PincheckTestSupport"]),
         .testTarget(name: "PincheckFuzzingTests", dependencies: ["PincheckFuzzing"]),
         .testTarget(
             name: "ServerTrustTests",
@@ -370,7 +378,8 @@ let package = Package(
 // NIOSSL and the NIO verifier that leg tests: gRPC, AsyncHTTPClient and what is built on it). Unset, the package is the whole package; users never set it.
 let engineSubset: Set<String> = [
     "COpenSSL", "PincheckOpenSSL", "TrustEvaluatorCore", "TrustEvaluatorFormats", "TrustEvaluator", "PincheckTLS",
-    "ServerTrust", "PincheckFuzzing", "PincheckTestSupport", "TrustEvaluatorTests", "PincheckFuzzingTests",
+    "ServerTrust", "PincheckFuzzing", "PincheckTestSupport", "TrustEvaluatorCoreTests", "TrustEvaluatorFormatsTests", "PincheckTLSTests",
+    "PincheckFuzzingTests",
 ]
 let nioSubset = engineSubset.union([
     "ServerTrustFoundation", "ServerTrustTests", "TrustEvaluatorNIO", "TrustEvaluatorNIOTests",

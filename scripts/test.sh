@@ -150,12 +150,12 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   # (ThreadSanitizer), and memory errors and leaks in Swift and libcrypto (AddressSanitizer).
   # Each builds only the targets its suites need (PINCHECK_TARGET_SUBSET, Package.swift): the
   # examples, benchmarks, gRPC and the command are not instrumented.
-  log "ThreadSanitizer: TrustEvaluatorTests, handshakes under pin-set updates, report deliveries, mTLS and AsyncHTTPClient verifiers"
-  PINCHECK_TARGET_SUBSET=nio swift test "${tsan_traits[@]}" --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorTests|UpdatableHandshakeTests|TrustLoggingTests|ClientCertificateTests|PincheckHTTPClientTests'
+  log "ThreadSanitizer: the engine's suites (Core, Formats, TLS), handshakes under pin-set updates, report deliveries, mTLS and AsyncHTTPClient verifiers"
+  PINCHECK_TARGET_SUBSET=nio swift test "${tsan_traits[@]}" --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorCoreTests|TrustEvaluatorFormatsTests|PincheckTLSTests|UpdatableHandshakeTests|TrustLoggingTests|ClientCertificateTests|PincheckHTTPClientTests'
   discard_in_ci .build-tsan
-  log "AddressSanitizer + LeakSanitizer: TrustEvaluatorTests, fuzz corpus replay"
+  log "AddressSanitizer + LeakSanitizer: the engine's suites (Core, Formats, TLS), fuzz corpus replay"
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
-    PINCHECK_TARGET_SUBSET=engine swift test --scratch-path .build-asan --sanitize=address --filter 'TrustEvaluatorTests|PincheckFuzzingTests'
+    PINCHECK_TARGET_SUBSET=engine swift test --scratch-path .build-asan --sanitize=address --filter 'TrustEvaluatorCoreTests|TrustEvaluatorFormatsTests|PincheckTLSTests|PincheckFuzzingTests'
   discard_in_ci .build-asan
 fi
 

@@ -127,7 +127,7 @@ struct ConfigAndLintCommandTests {
         #expect(result.output.contains("certificateTransparency"))
         #expect(result.errors.contains("requires Certificate Transparency"))
         // Without CT, no note.
-        let plain = try F.runBinary(["import", "android", F.repository.appendingPathComponent("Tests/TrustEvaluatorTests/Importers/network_security_config.xml").path])
+        let plain = try F.runBinary(["import", "android", F.repository.appendingPathComponent("Tests/TrustEvaluatorFormatsTests/Importers/network_security_config.xml").path])
         #expect(plain.status == 0)
         #expect(!plain.errors.contains("Certificate Transparency"))
     }
@@ -136,7 +136,7 @@ struct ConfigAndLintCommandTests {
         ("trustkit", "Info.plist"), ("android", "network_security_config.xml"), ("okhttp", "okhttp-pins.txt"),
     ])
     func importCommand(kind: String, file: String) throws {
-        let path = F.repository.appendingPathComponent("Tests/TrustEvaluatorTests/Importers/\(file)").path
+        let path = F.repository.appendingPathComponent("Tests/TrustEvaluatorFormatsTests/Importers/\(file)").path
         let result = F.run(["import", kind, path])
         #expect(result.status == 0, "\(result.errors)")
         let json = try F.json(result.output)

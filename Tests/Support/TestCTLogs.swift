@@ -63,3 +63,26 @@ public enum TestCT {
         return try Certificate(derEncoded: try CertificateTransparencyTestLog.reissue(precertificate.handle, sctList: SignedCertificateTimestamp.encodeList(scts), issuerKeyPEM: issuerKeyPEM))
     }
 }
+
+/// The scenario the CT suites share: three test logs of two operators (Alpha twice, Beta), the
+/// test PKI's intermediate, and its leaf re-issued a day before the test time with their SCTs.
+package enum CTScenario {
+    package static let logs: [TestCTLog] = [("Alpha 2030", "Alpha"), ("Alpha 2030b", "Alpha"), ("Beta 2030", "Beta")].map { try! TestCTLog(name: $0.0, operatorName: $0.1) }
+    package static let intermediate = TestPKI.certificate("rsa-intermediate")
+    package static let intermediateKey = Array(try! Data(contentsOf: URL(fileURLWithPath: TestPKI.path("keys/rsa-intermediate.key"))))
+    package static let issued = TestPKI.time.addingTimeInterval(-86_400)
+    /// When the logs became usable: a year before ``issued``.
+    package static let since = issued.addingTimeInterval(-86_400 * 365)
+    /// The leaf with all three SCTs and its intermediate, as served.
+    package static let logged = { [try! leaf(with: logs), intermediate] }()
+
+    /// rsa-leaf with an SCT of each of `logs` embedded, issued by ``intermediate`` at ``issued``.
+    package static func leaf(with logs: [TestCTLog]) throws -> Certificate {
+        try TestCT.embedding(logs, in: TestPKI.certificate("rsa-leaf"), issuer: intermediate, issuerKeyPEM: intermediateKey, at: issued)
+    }
+
+    /// `logs` as a usable log list since a year before ``issued``.
+    package static func known(_ logs: [TestCTLog] = Self.logs) throws -> CertificateTransparency.Logs {
+        CertificateTransparency.Logs([try TestCT.logList(logs, since: since, timestamp: TestPKI.time)])
+    }
+}
