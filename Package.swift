@@ -383,7 +383,6 @@ let engineSubset: Set<String> = [
 ]
 let nioSubset = engineSubset.union([
     "ServerTrustFoundation", "ServerTrustTests", "TrustEvaluatorNIO", "TrustEvaluatorNIOTests",
-    "PincheckAsyncHTTPClient", "PincheckAsyncHTTPClientTests",
 ])
 let stackTargets: Set<String> = [
     "TrustEvaluatorGRPC", "TrustEvaluatorGRPCTests", "grpc-pinned-client",

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building Pincheck needs on a fresh Debian machine: OpenSSL 3 headers (libssl-dev),
-# pkg-config, the openssl CLI and the Public Suffix List (publicsuffix). Sourced by test.sh and demo.sh; safe to run again.
+# pkg-config, the openssl CLI, the Public Suffix List (publicsuffix), and python3 and curl for
+# the scripts (documentation snippets, the test-data fetch). Sourced by test.sh and demo.sh; safe to run again.
 set -euo pipefail
 
 missing=()
@@ -8,6 +9,8 @@ dpkg -s libssl-dev >/dev/null 2>&1 || missing+=(libssl-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 [ -f /usr/share/publicsuffix/public_suffix_list.dat ] || missing+=(publicsuffix)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+command -v curl >/dev/null 2>&1 || missing+=(curl ca-certificates)
 if ((${#missing[@]})); then
   echo "==> installing ${missing[*]}"
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"

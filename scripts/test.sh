@@ -34,20 +34,38 @@ fi
 discard_in_ci() { if [ "${CI:-}" = true ]; then rm -rf "$1"; fi; }
 
 # --- Third-party test data -------------------------------------------------------------------
-# x509-limbo, the real-world chains, the CT log lists, the peers' fixtures: not in the repository
-# (docs/test-data.md). PINCHECK_SHARED says where they are (default ../shared). Without them the
-# suites that read them are skipped, said here in one line; CI must have them.
-export PINCHECK_SHARED="${PINCHECK_SHARED:-$(cd .. && pwd)/shared}"
-missing_data=()
-for dataset in limbo realworld ct afnetworking peers; do
-  [ -d "$PINCHECK_SHARED/$dataset" ] || missing_data+=("$dataset")
-done
+# x509-limbo, the real-world chains, the CT log lists, the peers' fixtures, the root programs'
+# data: not in the repository (docs/test-data.md, scripts/test-data.manifest). PINCHECK_SHARED
+# says where they are: by default ../shared when it exists, otherwise .test-data (git-ignored),
+# into which scripts/fetch-test-data.sh fetches what is missing from PINCHECK_DATA_URL, keeping
+# only what matches the manifest's digests. Without them the suites that read them are skipped,
+# said here in one line; CI must have them.
+if [ -z "${PINCHECK_SHARED:-}" ]; then
+  if [ -d ../shared ]; then PINCHECK_SHARED=$(cd .. && pwd)/shared; else PINCHECK_SHARED=$PWD/.test-data; fi
+fi
+export PINCHECK_SHARED
+datasets_missing() {
+  missing_data=()
+  for dataset in limbo realworld ct afnetworking peers rootstores; do
+    [ -d "$PINCHECK_SHARED/$dataset" ] || missing_data+=("$dataset")
+  done
+}
+datasets_missing
+if [ ${#missing_data[@]} -gt 0 ] && [ "$PINCHECK_SHARED" = "$PWD/.test-data" ] && [ -n "${PINCHECK_DATA_URL:-}" ]; then
+  log "test data: fetching ${missing_data[*]} from $PINCHECK_DATA_URL (verified against scripts/test-data.manifest)"
+  PINCHECK_DATA_DIR=$PINCHECK_SHARED scripts/fetch-test-data.sh "${missing_data[@]}" || echo "test data: the fetch failed (above); the suites that need it are skipped" >&2
+  datasets_missing
+fi
 if [ ${#missing_data[@]} -gt 0 ]; then
   if [ "${CI:-}" = true ]; then
     echo "error: third-party test data missing at $PINCHECK_SHARED: ${missing_data[*]} (docs/test-data.md says what each is and where it comes from)" >&2
     exit 1
   fi
-  log "THIRD-PARTY TEST DATA MISSING at $PINCHECK_SHARED: ${missing_data[*]} — the suites that read it are SKIPPED (docs/test-data.md: what each is, where to get it; set PINCHECK_SHARED)"
+  log "THIRD-PARTY TEST DATA MISSING at $PINCHECK_SHARED: ${missing_data[*]} — the suites that read it are SKIPPED (docs/test-data.md: what each is and how to get it: PINCHECK_SHARED, or PINCHECK_DATA_URL and scripts/fetch-test-data.sh)"
+fi
+if [ "${PINCHECK_TARGET_SUBSET:-}" != second-leg ]; then
+  log "test-data fetch: a mirror served on 127.0.0.1; good, tampered, escaping, linked, oversized and missing archives"
+  scripts/tests/fetch-test-data-test.sh
 fi
 
 # --- Build and test ---------------------------------------------------------------------------
@@ -79,11 +97,11 @@ fi
 # The integrations behind traits (Package.swift) are built and tested here: every swift command
 # below enables them all, so the build folder is never rebuilt between steps.
 if [ "${TRAITS:-}" = none ]; then traits=(); elif [ -n "${TRAITS:-}" ]; then traits=(--traits "$TRAITS"); else traits=(--enable-all-traits); fi
-# The sanitizer runs judge the engine and the verifiers that call it: Vapor and Hummingbird, which
-# only hand the verifiers' decisions on, are not rebuilt twice more under the sanitizers, and
-# AsyncHTTPClient is built only for ThreadSanitizer, which runs its verifier's suite
-# (AddressSanitizer's suites do not need it).
-tsan_traits=(--traits AsyncHTTPClient)
+# The sanitizer runs judge the engine and the NIO verifiers that call it, with no trait on.
+# AsyncHTTPClient, Vapor and Hummingbird only configure those verifiers and hand their decisions
+# on (PincheckAsyncHTTPClient holds no state of its own). With AsyncHTTPClient's stack (HTTP/2,
+# NIO extras, tracing) instrumented too, this step took 10:30 of a CI run; without it, a clean
+# build of the step took 217 s and its suites 35 s (this 2-core machine, idle, 2026-11-28).
 
 if [ "${DEPENDENCY_CHECK:-1}" != 0 ]; then
   log "dependencies: no integration stack for engine-only packages; TrustEvaluatorCore alone; 0.9.0 code builds unchanged"
@@ -150,8 +168,8 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   # (ThreadSanitizer), and memory errors and leaks in Swift and libcrypto (AddressSanitizer).
   # Each builds only the targets its suites need (PINCHECK_TARGET_SUBSET, Package.swift): the
   # examples, benchmarks, gRPC and the command are not instrumented.
-  log "ThreadSanitizer: the engine's suites (Core, Formats, TLS), handshakes under pin-set updates, report deliveries, mTLS and AsyncHTTPClient verifiers"
-  PINCHECK_TARGET_SUBSET=nio swift test "${tsan_traits[@]}" --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorCoreTests|TrustEvaluatorFormatsTests|PincheckTLSTests|UpdatableHandshakeTests|TrustLoggingTests|ClientCertificateTests|PincheckHTTPClientTests'
+  log "ThreadSanitizer: the engine's suites (Core, Formats, TLS), handshakes under pin-set updates, report deliveries, mTLS verifiers"
+  PINCHECK_TARGET_SUBSET=nio swift test --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorCoreTests|TrustEvaluatorFormatsTests|PincheckTLSTests|UpdatableHandshakeTests|TrustLoggingTests|ClientCertificateTests'
   discard_in_ci .build-tsan
   log "AddressSanitizer + LeakSanitizer: the engine's suites (Core, Formats, TLS), fuzz corpus replay"
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
