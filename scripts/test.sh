@@ -133,7 +133,7 @@ log "demo"
 swift run "${traits[@]}" pincheck demo
 
 if [ "${DOCS:-1}" != 0 ]; then
-  log "documentation: every module's DocC catalogue builds with warnings as errors"
+  log "documentation: every module's DocC catalogue builds with warnings as errors, into one static site (.build/docs-site)"
   scripts/docs.sh
 fi
 
