@@ -109,6 +109,13 @@ if [ "${DEPENDENCY_CHECK:-1}" != 0 ]; then
 fi
 
 log "build (a warning from the project's own sources or examples fails it: users build them too)"
+# A package that depends on Pincheck compiles these sources with the flags this build uses unless
+# the manifest sets its own (unsafeFlags and other settings SwiftPM treats differently for a
+# dependency): with none, a warning-free build here is a warning-free build there, every trait on.
+if grep -nE 'unsafeFlags|swiftSettings|cSettings|enableExperimentalFeature|enableUpcomingFeature|define\(' Package.swift; then
+  echo "Package.swift sets compiler settings (above): a consumer's build of Pincheck may then differ from this one; build a consumer package with every trait and check its warnings instead" >&2
+  exit 1
+fi
 build_log=$(mktemp)
 swift build --build-tests "${traits[@]}" 2>&1 | tee "$build_log"
 own_warnings=$(grep -E "^$PWD/(Sources|Examples)/[^:]+:[0-9]+:[0-9]+: warning:" "$build_log" | sort -u || true)

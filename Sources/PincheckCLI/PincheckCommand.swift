@@ -85,7 +85,7 @@ public struct Pincheck: ParsableCommand {
         let json = arguments.contains("--json")
         var status: Int32
         do {
-            let command = try root.parseAsRoot(arguments)
+            let command = try parseSubcommandAlone(root, arguments) ?? root.parseAsRoot(arguments)
             if let command = command as? any ConsoleCommand {
                 status = try command.execute(output).rawValue
             } else {
@@ -116,6 +116,22 @@ public struct Pincheck: ParsableCommand {
             return ExitStatus.badInput.rawValue
         }
         return status
+    }
+
+    /// The subcommand the arguments start with, parsed by itself: swift-argument-parser then
+    /// builds the option sets of that one command instead of every command's (its completion-script
+    /// and pass-through checks walk the whole tree), which was a third of `pincheck verify`'s run.
+    /// Anything it does not parse to one of Pincheck's commands (a usage error, `--help`, a root
+    /// option) returns nil, and the
+    /// whole tree parses the arguments as before, with the same messages and exit codes.
+    private static func parseSubcommandAlone(_ root: any ParsableCommand.Type, _ arguments: [String]) -> (any ParsableCommand)? {
+        guard let name = arguments.first, !name.hasPrefix("-"),
+              let subcommand = root.configuration.subcommands.first(where: { $0.configuration.commandName == name }) else { return nil }
+        guard let command = try? subcommand.parseAsRoot(Array(arguments.dropFirst())),
+              // A request for help parses into argument-parser's own help command, whose usage
+              // line would name the subcommand without "pincheck": the whole tree answers it.
+              !String(reflecting: type(of: command)).hasPrefix("ArgumentParser.") else { return nil }
+        return command
     }
 
     /// The code of command-line usage errors (unknown options, missing arguments, invalid values).

@@ -16,6 +16,8 @@ struct Options {
     var quick = false
     /// Runs one configuration of the RSA chain for 10 s and exits (for `perf record`).
     var profile: String? = nil
+    /// With `--profile`: this many evaluations instead of 10 s, so two profiles compare sample for sample.
+    var profileIterations: Int? = nil
     /// A DER CRL of many entries (scripts/bench.sh makes one of 100,000 with `openssl ca`).
     var bigCRL: String? = nil
     /// The third-party data (a real chain with SCTs, the CT log lists) for the CT measurement.
@@ -30,10 +32,11 @@ struct Options {
             case "--pincheck": options.pincheckPath = arguments.next()
             case "--quick": options.quick = true
             case "--profile": options.profile = arguments.next()
+            case "--profile-iterations": options.profileIterations = arguments.next().flatMap { Int($0) }
             case "--big-crl": options.bigCRL = arguments.next()
             case "--shared": options.shared = arguments.next() ?? options.shared
             default:
-                FileHandle.standardError.write(Data("usage: pincheck-bench [--certificates DIR] [--pincheck PATH] [--big-crl FILE] [--shared DIR] [--quick]\n".utf8))
+                FileHandle.standardError.write(Data("usage: pincheck-bench [--certificates DIR] [--pincheck PATH] [--big-crl FILE] [--shared DIR] [--quick] [--profile NAME [--profile-iterations N]]\n".utf8))
                 exit(2)
             }
         }
@@ -337,8 +340,12 @@ for chain in chains {
         case "manager-verdict": { _ = try? configurations[7].1() }
         default: fail("--profile takes baseline, uncached, parsed, verdict or manager-verdict")
         }
-        let begin = now()
-        while now() - begin < 10_000_000_000 { body() }
+        if let iterations = options.profileIterations {
+            for _ in 0..<iterations { body() }
+        } else {
+            let begin = now()
+            while now() - begin < 10_000_000_000 { body() }
+        }
         exit(0)
     }
     let labels = ["C baseline: d2i_X509 + X509_verify_cert + host", "C, X509 objects parsed once"] + configurations.map(\.0)

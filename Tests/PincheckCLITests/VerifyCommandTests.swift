@@ -162,3 +162,28 @@ struct VerboseLoggingTests {
         #expect(!quiet.errors.contains("trust decision"))
     }
 }
+
+/// The subcommand named first is parsed by itself (the quicker start); whatever that parse does
+/// not turn into one of Pincheck's commands is answered by the whole tree, as before.
+@Suite("a subcommand parsed by itself")
+struct SubcommandAloneTests {
+    typealias F = CLIFixtures
+
+    @Test("help names the command as pincheck's", arguments: [
+        ["verify", "--help"], ["check", "-h"], ["pins", "--help"], ["import", "--help"], ["root-programs", "--help"], ["help", "verify"],
+    ])
+    func help(_ arguments: [String]) {
+        let result = F.run(arguments)
+        let name = arguments[0] == "help" ? arguments[1] : arguments.filter { !$0.hasPrefix("-") }.joined(separator: " ")
+        #expect(result.status == 0)
+        #expect(result.output.contains("USAGE: pincheck \(name)"), "\(result.output.prefix(400))")
+    }
+
+    @Test("usage errors keep their one line, code and exit status")
+    func usageError() {
+        let result = F.run(["verify", "--no-such-option", F.path("chains/rsa-good.pem")])
+        #expect(result.status == 2)
+        #expect(result.errors.hasPrefix("pincheck: error[input.usage]: Unknown option '--no-such-option'"), "\(result.errors)")
+        #expect(result.errors.contains("Usage: pincheck verify"), "\(result.errors)")
+    }
+}
