@@ -122,8 +122,8 @@ public struct Pincheck: ParsableCommand {
     /// builds the option sets of that one command instead of every command's (its completion-script
     /// and pass-through checks walk the whole tree), which was a third of `pincheck verify`'s run.
     /// Anything it does not parse to one of Pincheck's commands (a usage error, `--help`, a root
-    /// option) returns nil, and the
-    /// whole tree parses the arguments as before, with the same messages and exit codes.
+    /// option) returns nil, and the whole tree parses the arguments as before, with the same
+    /// messages and exit codes.
     private static func parseSubcommandAlone(_ root: any ParsableCommand.Type, _ arguments: [String]) -> (any ParsableCommand)? {
         guard let name = arguments.first, !name.hasPrefix("-"),
               let subcommand = root.configuration.subcommands.first(where: { $0.configuration.commandName == name }) else { return nil }

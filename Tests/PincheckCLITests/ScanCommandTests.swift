@@ -106,7 +106,7 @@ struct ScanCommandTests {
     // Exact, where counting threads by name was not: other suites scan in this process at the
     // same time, and their workers carry the same name.
     @Test("the pool starts exactly its workers, named (what top -H shows), and none outlives the scan")
-    func workersNamedAndJoined() {
+    func workersNamedAndGone() {
         let workers = Mutex<[(name: String, task: Int32)]>([])
         Scan.runWorkers(3) {
             let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
