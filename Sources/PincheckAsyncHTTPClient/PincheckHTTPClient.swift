@@ -24,8 +24,9 @@ import TrustEvaluatorNIO
 /// - what cannot be enforced here is refused when the configuration is made
 ///   (``PincheckHTTPClient/Limit``): pins of intermediates and leaves together with root pins,
 ///   pinned intermediates or leaves in certificate pinning, a revocation policy that must fail
-///   hard, CRLs given to the policy, disabled chain validation, client-authentication purposes,
-///   required key usages and Certificate Transparency. The road never weakens a policy silently.
+///   hard, CRLs given to the policy or fetched from distribution points, disabled chain
+///   validation, client-authentication purposes, required key usages and Certificate
+///   Transparency. The road never weakens a policy silently.
 ///
 /// Pincheck's strict Web PKI profile runs over a verified path, which this road never sees: the
 /// chain is held to BoringSSL's checks instead, with BoringSSL's longest chain (100) rather than
@@ -46,8 +47,9 @@ public struct PincheckHTTPClient: Sendable {
         case anchorNotRoot = "anchor-not-a-root"
         /// `chainValidation: .disabled`: NIOSSL's verification cannot be turned off for the chain alone.
         case chainValidationDisabled = "chain-validation-disabled"
-        /// A revocation policy that fails hard, or CRLs given to the policy: no revocation status
-        /// reaches this road (no staple, no issuer to fetch a CRL for).
+        /// A revocation policy that fails hard, CRLs given to the policy, or distribution-point CRLs
+        /// (soft or hard): no revocation status reaches this road (no staple, no issuer to verify a
+        /// fetched CRL with).
         case revocation = "revocation"
         /// Client authentication or required key usages: NIOSSL checks a server's leaf its own way.
         case leafRequirements = "leaf-requirements"
@@ -90,8 +92,13 @@ public struct PincheckHTTPClient: Sendable {
         if policy.validation.purpose != .serverAuthentication || !policy.validation.requiredKeyUsages.isEmpty {
             throw refuse(.leafRequirements, "only a server's leaf with NIOSSL's own purpose checks can be required here")
         }
-        if !policy.validation.revocationLists.isEmpty || policy.validation.revocation.requireStapledOCSP || policy.validation.revocation.distributionPointCRLs?.failure == .hard {
+        if !policy.validation.revocationLists.isEmpty || policy.validation.revocation.requireStapledOCSP {
             throw refuse(.revocation, "no stapled OCSP response or CRL reaches the connection initializers; a policy that must fail without a revocation status would refuse every server")
+        }
+        if let crls = policy.validation.revocation.distributionPointCRLs {
+            // Soft or hard: a CRL is verified with the leaf's issuer, which the initializers never
+            // see, so none would ever be fetched and a revoked leaf would connect.
+            throw refuse(.revocation, "distribution-point CRLs (\(crls.failure)) need the leaf's issuer, which the connection initializers never see, so no CRL would be fetched and a revoked leaf would connect; use the NIO verifier (PincheckNIOVerifier), which fetches them")
         }
         if let transparency = policy.validation.certificateTransparency {
             throw refuse(.certificateTransparency, "the \(transparency.policy.rawValue) CT policy needs the leaf's issuer, whose key its embedded SCTs are signed over, and the connection initializers see the leaf alone; use the NIO verifier")

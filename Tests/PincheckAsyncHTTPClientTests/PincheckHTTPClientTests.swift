@@ -411,6 +411,17 @@ struct PincheckHTTPClientTests {
         #expect(error.message.contains("(\(limit.rawValue))"), "\(error.message)")
     }
 
+    @Test("distribution-point CRLs are refused, soft as well as hard: no CRL could be verified here, so a revoked leaf would connect",
+          arguments: [DistributionPointCRLs.Failure.soft, .hard])
+    func distributionPointCRLsRefused(failure: DistributionPointCRLs.Failure) throws {
+        var policy = try Self.policy(pins: [TestPKI.certificate("rsa-ip")])
+        #expect(throws: Never.self, "the same policy without CRLs is accepted") { try PincheckHTTPClient(policy: policy) }
+        policy.validation.revocation.distributionPointCRLs = DistributionPointCRLs(failure: failure)
+        let error = try #require(throws: PincheckError.self) { try PincheckHTTPClient(policy: policy) }
+        #expect(error.code == .invalidPolicy)
+        #expect(error.message.contains("(revocation)") && error.message.contains("PincheckNIOVerifier"), "\(error.message)")
+    }
+
     @Test("required key usages are refused too (leaf-requirements)")
     func keyUsages() throws {
         var policy = try Self.policy(pins: [TestPKI.certificate("rsa-ip")])
