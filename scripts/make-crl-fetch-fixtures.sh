@@ -14,9 +14,11 @@ BASE=http://crl.pincheck.test
 # A server leaf for www.example.test issued by rsa-intermediate: name, serial, extra extension lines.
 leaf() {
   openssl req -new -newkey rsa:2048 -nodes -keyout "$KO/$1.key" -subj "/O=Pincheck Tests/CN=www.example.test" -out "$TMP/$1.csr" 2>/dev/null
+  local san=("subjectAltName = DNS:www.example.test")
+  case "${*:3}" in *subjectAltName*) san=() ;; esac  # a leaf naming its own replaces the default
   printf '%s\n' "basicConstraints = CA:FALSE" "keyUsage = critical, digitalSignature, keyEncipherment" \
     "extendedKeyUsage = serverAuth" "subjectKeyIdentifier = hash" "authorityKeyIdentifier = keyid" \
-    "subjectAltName = DNS:www.example.test" "${@:3}" > "$TMP/$1.ext"
+    "${san[@]}" "${@:3}" > "$TMP/$1.ext"
   openssl x509 -req -in "$TMP/$1.csr" -CA $C/rsa-intermediate.pem -CAkey $K/rsa-intermediate.key -set_serial "$2" \
     -days 36500 -sha256 -extfile "$TMP/$1.ext" -out "$OUT/$1.pem" 2>/dev/null
   cat "$OUT/$1.pem" $C/rsa-intermediate.pem > "$OUT/$1-chain.pem"
@@ -26,6 +28,13 @@ leaf revoked 0xc1002 "crlDistributionPoints = URI:$BASE/intermediate.crl"
 leaf shard-1 0xc1003 "crlDistributionPoints = URI:$BASE/shard-1.crl"
 leaf shard-2 0xc1004 "crlDistributionPoints = URI:$BASE/shard-2.crl"
 leaf two-points 0xc1005 "crlDistributionPoints = URI:$BASE/unreachable.crl, URI:$BASE/intermediate.crl"
+# For a road shown the leaf alone (AsyncHTTPClient): the issuer named at a caIssuers URL, and a
+# name for 127.0.0.1, where the tests' TLS servers listen.
+leaf aia-good 0xc1006 "crlDistributionPoints = URI:$BASE/intermediate.crl" "authorityInfoAccess = caIssuers;URI:$BASE/rsa-intermediate.cer" \
+  "subjectAltName = DNS:www.example.test, IP:127.0.0.1"
+leaf aia-revoked 0xc1007 "crlDistributionPoints = URI:$BASE/intermediate.crl" "authorityInfoAccess = caIssuers;URI:$BASE/rsa-intermediate.cer" \
+  "subjectAltName = DNS:www.example.test, IP:127.0.0.1"
+leaf no-aia 0xc1008 "crlDistributionPoints = URI:$BASE/intermediate.crl" "subjectAltName = DNS:www.example.test, IP:127.0.0.1"
 for name in stale slow oversize unreachable wrong-signer other-issuer garbage; do
   leaf "$name" "0xc1$(printf '%03x' $((RANDOM % 4000 + 16)))" "crlDistributionPoints = URI:$BASE/$name.crl"
 done
@@ -33,7 +42,9 @@ done
 serial() { openssl x509 -in "$1" -noout -serial | cut -d= -f2; }
 subject() { openssl x509 -in "$1" -noout -subject -nameopt compat | sed 's/^subject=//'; }
 exp=991231235959Z
-printf 'R\t%s\t300101000000Z,keyCompromise\t%s\tunknown\t%s\n' $exp "$(serial $OUT/revoked.pem)" "$(subject $OUT/revoked.pem)" > "$TMP/revoked.idx"
+for name in revoked aia-revoked; do
+  printf 'R\t%s\t300101000000Z,keyCompromise\t%s\tunknown\t%s\n' $exp "$(serial $OUT/$name.pem)" "$(subject $OUT/$name.pem)"
+done > "$TMP/revoked.idx"
 : > "$TMP/empty.idx"
 
 # crl NAME ISSUER-CERT ISSUER-KEY INDEX LASTUPDATE NEXTUPDATE [extension lines]

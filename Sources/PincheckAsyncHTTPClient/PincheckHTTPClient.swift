@@ -23,10 +23,17 @@ import TrustEvaluatorNIO
 ///   anchors' is enforced by trusting only the pinned roots;
 /// - what cannot be enforced here is refused when the configuration is made
 ///   (``PincheckHTTPClient/Limit``): pins of intermediates and leaves together with root pins,
-///   pinned intermediates or leaves in certificate pinning, a revocation policy that must fail
-///   hard, CRLs given to the policy or fetched from distribution points, disabled chain
-///   validation, client-authentication purposes, required key usages and Certificate
-///   Transparency. The road never weakens a policy silently.
+///   pinned intermediates or leaves in certificate pinning, a required stapled OCSP response,
+///   CRLs given to the policy, disabled chain validation, client-authentication purposes,
+///   required key usages and Certificate Transparency. The road never weakens a policy silently.
+///
+/// CRLs from distribution points are checked in the initializers: the leaf's issuer comes from
+/// the policy (an anchor, an additional intermediate) or from the leaf's caIssuers URL, the
+/// engine verifies the path it makes to the anchors (the host name is NIOSSL's to check), and
+/// the CRLs of that path are fetched, verified and kept as on the other asynchronous roads
+/// (``revocationLists``). A revoked certificate refuses the connection, soft or hard; an
+/// unavailable status refuses it only when the policy fails hard, an issuer that cannot be
+/// found or verified included.
 ///
 /// Pincheck's strict Web PKI profile runs over a verified path, which this road never sees: the
 /// chain is held to BoringSSL's checks instead, with BoringSSL's longest chain (100) rather than
@@ -47,9 +54,8 @@ public struct PincheckHTTPClient: Sendable {
         case anchorNotRoot = "anchor-not-a-root"
         /// `chainValidation: .disabled`: NIOSSL's verification cannot be turned off for the chain alone.
         case chainValidationDisabled = "chain-validation-disabled"
-        /// A revocation policy that fails hard, CRLs given to the policy, or distribution-point CRLs
-        /// (soft or hard): no revocation status reaches this road (no staple, no issuer to verify a
-        /// fetched CRL with).
+        /// A required stapled OCSP response, or CRLs given to the policy: no staple reaches this
+        /// road, and CRLs given are not checked on it (distribution-point CRLs are).
         case revocation = "revocation"
         /// Client authentication or required key usages: NIOSSL checks a server's leaf its own way.
         case leafRequirements = "leaf-requirements"
@@ -72,6 +78,13 @@ public struct PincheckHTTPClient: Sendable {
     public private(set) var onReportOnlyFailure: (@Sendable (Verdict) -> Void)? = nil
     /// The roots NIOSSL trusts: the policy's anchors, or only the pinned ones among them.
     public let trustRoots: [Certificate]
+    /// Fetches the distribution-point CRLs the policy asks for, and the leaf's issuer from its
+    /// caIssuers URL when the policy does not hold it; nil: the process's own fetcher (default
+    /// limits, memory only). Share one per process.
+    public var revocationLists: RevocationListFetcher? = nil
+    /// Judges the path made above the leaf when the policy checks distribution-point CRLs: the
+    /// policy's validation without the name check (NIOSSL's) and without pins (checked on the leaf).
+    private let revocationEvaluator: Evaluator?
 
     private let now: @Sendable () -> Date
 
@@ -92,13 +105,18 @@ public struct PincheckHTTPClient: Sendable {
         if policy.validation.purpose != .serverAuthentication || !policy.validation.requiredKeyUsages.isEmpty {
             throw refuse(.leafRequirements, "only a server's leaf with NIOSSL's own purpose checks can be required here")
         }
-        if !policy.validation.revocationLists.isEmpty || policy.validation.revocation.requireStapledOCSP {
-            throw refuse(.revocation, "no stapled OCSP response or CRL reaches the connection initializers; a policy that must fail without a revocation status would refuse every server")
+        if policy.validation.revocation.requireStapledOCSP {
+            throw refuse(.revocation, "no stapled OCSP response reaches the connection initializers, so a policy that requires one would refuse every server; check distribution-point CRLs instead, or use the NIO verifier")
         }
-        if let crls = policy.validation.revocation.distributionPointCRLs {
-            // Soft or hard: a CRL is verified with the leaf's issuer, which the initializers never
-            // see, so none would ever be fetched and a revoked leaf would connect.
-            throw refuse(.revocation, "distribution-point CRLs (\(crls.failure)) need the leaf's issuer, which the connection initializers never see, so no CRL would be fetched and a revoked leaf would connect; use the NIO verifier (PincheckNIOVerifier), which fetches them")
+        if !policy.validation.revocationLists.isEmpty {
+            throw refuse(.revocation, "CRLs given to the policy are not checked on this road; let the policy fetch them from the distribution points (RevocationPolicy(distributionPointCRLs:)), or use the NIO verifier")
+        }
+        if policy.validation.revocation.distributionPointCRLs != nil {
+            var validation = policy.validation
+            validation.nameValidation = .disabled(because: "NIOSSL checks the host name; this evaluation judges the path above the leaf for its CRLs")
+            revocationEvaluator = Evaluator(policy: TrustPolicy(pinning: .none, validation: validation))
+        } else {
+            revocationEvaluator = nil
         }
         if let transparency = policy.validation.certificateTransparency {
             throw refuse(.certificateTransparency, "the \(transparency.policy.rawValue) CT policy needs the leaf's issuer, whose key its embedded SCTs are signed over, and the connection initializers see the leaf alone; use the NIO verifier")
@@ -231,6 +249,55 @@ public struct PincheckHTTPClient: Sendable {
         return configuration
     }
 
+    /// What this road says of the leaf in its verdicts.
+    private static let road = "AsyncHTTPClient shows Pincheck the leaf only"
+
+    /// The revocation status of the leaf a connection presented, when the policy checks
+    /// distribution-point CRLs. Nil when it passes: good, or unavailable under soft failure.
+    func revocationRefusal(leafDER: [UInt8]) async -> PincheckTrustError? {
+        guard let revocationEvaluator, let settings = policy.validation.revocation.distributionPointCRLs else { return nil }
+        let time = now()
+        guard let leaf = try? CertificateCache.shared.chain(derEncoded: [leafDER]).first else {
+            let error = ServerTrustError(.evaluationFailed, "AsyncHTTPClient's connection showed no readable peer certificate")
+            return PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed, error: error), underlying: nil)
+        }
+        let fetcher = revocationLists ?? .processWide
+        func refused(_ verdict: Verdict, _ message: String) -> PincheckTrustError {
+            let error = ServerTrustError(.untrusted, message, verdict: verdict)
+            return PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted, error: error, verdict: verdict),
+                                      underlying: nil)
+        }
+        func unavailable(_ why: String) -> PincheckTrustError? {
+            guard settings.failure == .hard else { return nil }
+            return refused(Verdict.leafOnlyRevocationUnavailable(leaf: leaf, why: why, at: time, road: Self.road),
+                           "the server's revocation status is unavailable and the policy fails hard: \(why)")
+        }
+        let validation = policy.validation
+        let issuers: [IssuerLookup.Fetched]
+        switch await fetcher.issuers.certificates(above: leaf, anchors: validation.anchors.certificates,
+                                                  intermediates: validation.additionalIntermediates) {
+        case .success(let found): issuers = found
+        case .failure(let problem): return unavailable("the leaf's issuer, which its CRL is verified with, was not found: \(problem.text)")
+        }
+        let verdict: Verdict
+        do {
+            verdict = try await revocationEvaluator.evaluate([leaf] + issuers.map(\.certificate), host: nil, at: time,
+                                                             fetchingRevocationListsWith: fetcher)
+        } catch {
+            return unavailable("the path above the leaf could not be evaluated: \(error.message)")
+        }
+        if verdict.failures.contains(where: { $0.requirement == .revocation }) {
+            return refused(verdict, "the server's certificate is refused: \(verdict.failures.map(\.message).joined(separator: "; "))")
+        }
+        guard verdict.isTrusted else {
+            // BoringSSL verified the chain the server sent; the path made here from the policy and
+            // caIssuers did not verify, so the CRLs had no issuer to be checked against.
+            return unavailable("the path made above the leaf did not verify: \(verdict.failures.first?.message ?? "refused")")
+        }
+        fetcher.issuers.keep(issuers)
+        return nil
+    }
+
     /// Judges the leaf a connection presented. Nil when it passes.
     func refusal(leafDER: [UInt8]?) -> PincheckTrustError? {
         guard leafPins != nil || !pinSets.isEmpty else { return nil }
@@ -239,7 +306,7 @@ public struct PincheckHTTPClient: Sendable {
             let error = ServerTrustError(.evaluationFailed, "AsyncHTTPClient's connection showed no readable peer certificate")
             return PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed, error: error), underlying: nil)
         }
-        let road = "AsyncHTTPClient shows Pincheck the leaf only: a pin of an intermediate never matches on this road"
+        let road = "\(Self.road): a pin of an intermediate never matches on this road"
         func matches(_ pins: Set<PublicKeyPin>) -> Bool { pins.contains(leaf.publicKeyPin) || pins.contains(leaf.publicKeySHA1Pin) }
         func refused(_ pins: Set<PublicKeyPin>) -> PincheckTrustError {
             let verdict = Verdict.leafOnlyPinMismatch(leaf: leaf, configured: pins.sorted(), at: time, road: road)
@@ -267,15 +334,21 @@ public struct PincheckHTTPClient: Sendable {
 
     /// The connection initializer for both HTTP versions: a refused connection is closed (AsyncHTTPClient
     /// 1.37 would otherwise keep its file descriptor open) and fails with a ``PincheckTrustError``.
+    /// A revocation check waits for its fetches off the event loop (they run on threads of the fetcher's own).
     @Sendable func initialize(_ channel: any Channel) -> EventLoopFuture<Void> {
-        guard leafPins != nil || !pinSets.isEmpty else { return channel.eventLoop.makeSucceededVoidFuture() }
+        guard leafPins != nil || !pinSets.isEmpty || revocationEvaluator != nil else { return channel.eventLoop.makeSucceededVoidFuture() }
+        @Sendable func close(refusing refusal: any Error) -> EventLoopFuture<Void> {
+            channel.close().flatMapError { _ in channel.eventLoop.makeSucceededVoidFuture() }.flatMapThrowing { throw refusal }
+        }
         return channel.nioSSL_peerCertificate().flatMap { certificate in
             let der = try? certificate?.toDERBytes()
-            guard let refusal = self.refusal(leafDER: der) else {
-                return channel.eventLoop.makeSucceededVoidFuture()
+            if let refusal = self.refusal(leafDER: der) { return close(refusing: refusal) }
+            guard self.revocationEvaluator != nil else { return channel.eventLoop.makeSucceededVoidFuture() }
+            let judged = channel.eventLoop.makePromise(of: PincheckTrustError?.self)
+            judged.completeWithTask { await self.revocationRefusal(leafDER: der ?? []) }
+            return judged.futureResult.flatMap { refusal in
+                refusal.map { close(refusing: $0) } ?? channel.eventLoop.makeSucceededVoidFuture()
             }
-            return channel.close().flatMapError { _ in channel.eventLoop.makeSucceededVoidFuture() }
-                .flatMapThrowing { throw refusal }
         }
     }
 }

@@ -65,7 +65,9 @@ public struct ValidationPolicy: Sendable {
     public var chainValidation: ChainValidation
     /// Whether the leaf must carry the host name.
     public var nameValidation: NameValidation
-    /// Intermediates to use when the server omits them (no AIA fetching ever happens).
+    /// Intermediates to use when the server omits them. Evaluations never fetch a missing issuer
+    /// (AIA); only AsyncHTTPClient's road, shown the leaf alone, fetches the leaf's issuer from its
+    /// caIssuers URL when the policy checks distribution-point CRLs, and verifies it before use.
     public var additionalIntermediates: [Certificate]
     /// The most intermediate CA certificates allowed between the leaf and the anchor: 0 allows a
     /// leaf issued directly by an anchor, 1 a leaf, one intermediate and a root. As RFC 5280's path

@@ -227,6 +227,15 @@ extension Verdict {
 }
 
 extension Verdict {
+    /// The verdict of a road shown the leaf alone when the policy's CRLs must be checked and
+    /// cannot be (`revocation.crl-unavailable`): the leaf's issuer, which a CRL is verified with,
+    /// could not be found or did not verify to the anchors.
+    package static func leafOnlyRevocationUnavailable(leaf: Certificate, why: String, at time: Date, road: String) -> Verdict {
+        let reason = Reason(.crlUnavailable, "the revocation status of \(leaf.subject) is unavailable (\(road)): \(why)", requirement: .revocation)
+        return Verdict(failures: [reason], warnings: [], verifiedPath: nil, servedChain: [leaf], checkedHost: nil,
+                       pinsFound: [], evaluationTime: time, pinsCompared: false)
+    }
+
     /// This verdict with one more failure: a check a road makes after the engine's (the identity
     /// an mTLS server requires of its clients).
     package func adding(failure reason: Reason) -> Verdict {

@@ -65,9 +65,11 @@ final class CountingHTTPSServer: Sendable {
 
     /// - Parameter requiringClientCertificates: Refuse a handshake without a client certificate
     ///   issued under the RSA root (mutual TLS).
-    init(group: any EventLoopGroup, http2: Bool = false, requiringClientCertificates: Bool = false) async throws {
-        let chain = try NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-ip.pem")) + NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-intermediate.pem"))
-        let key = try NIOSSLPrivateKey(file: TestPKI.path("keys/rsa-ip.key"), format: .pem)
+    ///   - leaf: The served leaf (under the RSA intermediate, served with it), a name of the test
+    ///     PKI with its key at `keys/<leaf>.key`.
+    init(group: any EventLoopGroup, http2: Bool = false, requiringClientCertificates: Bool = false, leaf: String = "rsa-ip") async throws {
+        let chain = try NIOSSLCertificate.fromPEMFile(TestPKI.path("\(leaf).pem")) + NIOSSLCertificate.fromPEMFile(TestPKI.path("rsa-intermediate.pem"))
+        let key = try NIOSSLPrivateKey(file: TestPKI.path("keys/\(leaf).key"), format: .pem)
         var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         if http2 { configuration.applicationProtocols = ["h2"] }
         if requiringClientCertificates {
@@ -409,17 +411,6 @@ struct PincheckHTTPClientTests {
         let error = try #require(throws: PincheckError.self) { try PincheckHTTPClient(policy: policy) }
         #expect(error.code == .invalidPolicy)
         #expect(error.message.contains("(\(limit.rawValue))"), "\(error.message)")
-    }
-
-    @Test("distribution-point CRLs are refused, soft as well as hard: no CRL could be verified here, so a revoked leaf would connect",
-          arguments: [DistributionPointCRLs.Failure.soft, .hard])
-    func distributionPointCRLsRefused(failure: DistributionPointCRLs.Failure) throws {
-        var policy = try Self.policy(pins: [TestPKI.certificate("rsa-ip")])
-        #expect(throws: Never.self, "the same policy without CRLs is accepted") { try PincheckHTTPClient(policy: policy) }
-        policy.validation.revocation.distributionPointCRLs = DistributionPointCRLs(failure: failure)
-        let error = try #require(throws: PincheckError.self) { try PincheckHTTPClient(policy: policy) }
-        #expect(error.code == .invalidPolicy)
-        #expect(error.message.contains("(revocation)") && error.message.contains("PincheckNIOVerifier"), "\(error.message)")
     }
 
     @Test("required key usages are refused too (leaf-requirements)")

@@ -31,7 +31,9 @@ package final class MadePKI {
 
     /// A certificate for `commonName`: a CA with at most `maxIntermediates` below it when given
     /// (OkHttp's `certificateAuthority(n)`), otherwise an end entity; signed by `issuer`, or self-signed.
-    package func make(_ commonName: String, ca maxIntermediates: Int? = nil, dnsNames: [String] = [], key: String? = nil, signedBy issuer: Held? = nil) throws -> Held {
+    /// `extensions`: more lines of openssl's extension syntax (`authorityInfoAccess=caIssuers;URI:…`).
+    package func make(_ commonName: String, ca maxIntermediates: Int? = nil, dnsNames: [String] = [], key: String? = nil, signedBy issuer: Held? = nil,
+                      extensions more: [String] = []) throws -> Held {
         serial += 1
         let keyPath = try key ?? self.key()
         let base = folder.appendingPathComponent("cert-\(serial)").path
@@ -41,6 +43,7 @@ package final class MadePKI {
         if issuer != nil { extensions.append("authorityKeyIdentifier=keyid") }
         if maxIntermediates == nil { extensions.append("extendedKeyUsage=serverAuth") }
         if !dnsNames.isEmpty { extensions.append("subjectAltName=" + dnsNames.map { "DNS:\($0)" }.joined(separator: ",")) }
+        extensions += more
         try (["[v3]"] + extensions).joined(separator: "\n").write(toFile: base + ".cnf", atomically: true, encoding: .utf8)
         try #require(try OpenSSLCLI.run(["req", "-new", "-key", keyPath, "-subj", "/CN=\(commonName)", "-out", base + ".csr"]) == 0)
         var arguments = ["x509", "-req", "-in", base + ".csr", "-days", "36500", "-set_serial", "\(serial)",

@@ -22,6 +22,10 @@ import Glibc
 /// wait for it. Fetches run on threads of their own (OpenSSL's HTTP client blocks), never on the
 /// caller's: an evaluation awaiting a CRL holds no event loop and no thread of Swift's
 /// cooperative pool. Share one fetcher per process.
+///
+/// On AsyncHTTPClient's road, which is shown the leaf alone, the fetcher also finds the leaf's
+/// issuer at its caIssuers URL, under the same timeout, proxy, destinations and fetches in flight
+/// (`IssuerLookup`): a candidate for the path the engine verifies, never trusted by arriving.
 public final class RevocationListFetcher: Sendable {
     /// Bounds on fetching.
     public struct Limits: Sendable, Hashable {
@@ -77,6 +81,9 @@ public final class RevocationListFetcher: Sendable {
     /// is used or none was given.
     public let cacheDirectoryProblem: PincheckError?
     private let transport: @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>
+    /// Finds a leaf's issuers at caIssuers URLs, for a road shown the leaf alone: under this
+    /// fetcher's timeout, destinations, proxy and fetches in flight.
+    package let issuers: IssuerLookup
     private let state: Locked<State>
     /// Held while a fetched CRL is parsed and verified: one at a time, so parsing (several times
     /// the DER's size in memory while it runs) is never multiplied by the fetches in flight.
@@ -188,38 +195,45 @@ public final class RevocationListFetcher: Sendable {
             do { try Self.checkCacheDirectory(cacheDirectory) } catch { problem = error }
         }
         self.init(limits: limits, cacheDirectory: problem == nil ? cacheDirectory : nil, problem: problem,
-                  transport: Self.httpTransport(limits: limits, proxy: proxy))
+                  transport: Self.httpTransport(limits: limits, proxy: proxy),
+                  issuerTransport: Self.httpTransport(limits: limits, proxy: proxy, maximumBytes: IssuerLookup.maximumBytes))
     }
 
     /// A fetcher keeping verified CRLs in `folder`, which must pass ``checkCacheDirectory(_:)``.
     /// - Throws: ``PincheckError`` naming the folder and what is wrong with it.
     public convenience init(limits: Limits = Limits(), cachingIn folder: String, proxy: Proxy = .environment) throws(PincheckError) {
         try Self.checkCacheDirectory(folder)
-        self.init(limits: limits, cacheDirectory: folder, problem: nil, transport: Self.httpTransport(limits: limits, proxy: proxy))
+        self.init(limits: limits, cacheDirectory: folder, problem: nil, transport: Self.httpTransport(limits: limits, proxy: proxy),
+                  issuerTransport: Self.httpTransport(limits: limits, proxy: proxy, maximumBytes: IssuerLookup.maximumBytes))
     }
 
-    private static func httpTransport(limits: Limits, proxy: Proxy) -> @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure> {
+    /// HTTP GETs under `limits` (bytes: `maximumBytes` when given and smaller).
+    private static func httpTransport(limits: Limits, proxy: Proxy, maximumBytes: Int? = nil) -> @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure> {
         let proxyText: String? = switch proxy {
         case .environment: nil
         case .none: ""
         case .url(let url): url
         }
         let destinations = HTTPFetch.Destinations(loopback: limits.allowsLoopback)
+        let bytes = min(limits.maximumBytes, maximumBytes ?? .max)
         return { url in
-            HTTPFetch.get(url, maximumBytes: limits.maximumBytes, timeout: limits.timeout, proxy: proxyText, destinations: destinations)
+            HTTPFetch.get(url, maximumBytes: bytes, timeout: limits.timeout, proxy: proxyText, destinations: destinations)
         }
     }
 
-    /// A fetcher over another transport (the tests' and the benchmark's seam).
+    /// A fetcher over another transport (the tests' and the benchmark's seam), for CRLs and issuers alike.
     package convenience init(limits: Limits, cacheDirectory: String?, transport: @escaping @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>) {
-        self.init(limits: limits, cacheDirectory: cacheDirectory, problem: nil, transport: transport)
+        self.init(limits: limits, cacheDirectory: cacheDirectory, problem: nil, transport: transport, issuerTransport: transport)
     }
 
-    private init(limits: Limits, cacheDirectory: String?, problem: PincheckError?, transport: @escaping @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>) {
+    private init(limits: Limits, cacheDirectory: String?, problem: PincheckError?,
+                 transport: @escaping @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>,
+                 issuerTransport: @escaping @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>) {
         self.limits = limits
         self.cacheDirectory = cacheDirectory
         self.cacheDirectoryProblem = problem
         self.transport = transport
+        self.issuers = IssuerLookup(transport: issuerTransport, maximumInFlight: limits.maximumFetchesInFlight, failureMemory: limits.failureMemory)
         self.state = Locked(State(cached: CostBoundedLRU(capacity: Self.cachedListLimit, budget: max(0, limits.maximumCachedBytes))))
     }
 
