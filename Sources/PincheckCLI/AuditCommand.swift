@@ -8,6 +8,7 @@ import TrustEvaluator
 struct Audit: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
+        _superCommandName: Pincheck.name,
         abstract: "Check an app's pinning configuration (any supported format) against the live hosts it pins.",
         discussion: """
             Audits every exact name the configuration pins, plus the names --hosts gives (needed for \

@@ -8,6 +8,7 @@ import PincheckTLS
 struct Check: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
+        _superCommandName: Pincheck.name,
         abstract: "Connect to hosts, take the chain they serve, and evaluate it against a policy.",
         discussion: """
             The handshake does not decide trust: Pincheck's evaluator does, with the same options as verify.

@@ -8,6 +8,7 @@ extension ConfigurationFormat: RawValueArgument {}
 struct Import: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
+        _superCommandName: Pincheck.name,
         abstract: "Print the Pincheck configuration equivalent to a TrustKit, Android, OkHttp or ATS pinning configuration.",
         discussion: "KIND is trustkit (plist XML: an Info.plist with TSKConfiguration, or that dictionary), android (network_security_config.xml), okhttp (lines of 'pattern sha256/…') or ats (an Info.plist with NSAppTransportSecurity/NSPinnedDomains, or that dictionary). --config reads these formats directly too.")
 

@@ -6,6 +6,7 @@ import TrustEvaluator
 struct Lint: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "lint",
+        _superCommandName: Pincheck.name,
         abstract: "Check a configuration's pin health: backup pins, expiring leaf pins, public-root pins, SHA-1 pins, expired pin sets, CT requirements that never apply or whose log lists are too old.",
         discussion: """
             Exits 1 when a finding is at error level (a missing backup pin on an enforced host, an expired pin set, CT log lists too old for a policy that then refuses the host), 0 otherwise.

@@ -56,8 +56,14 @@ extension ConsoleCommand {
 
 /// `pincheck`: the root command.
 public struct Pincheck: ParsableCommand {
+    /// The command's name. Each subcommand names it as its super-command: a subcommand parsed by
+    /// itself (``run(_:output:errors:)``) then says `pincheck verify` in its usage, and
+    /// argument-parser skips its look for a completion-script request, which only the root answers
+    /// (about a tenth of `pincheck verify`'s time when it ran for the subcommand too).
+    static let name = "pincheck"
+
     public static let configuration = CommandConfiguration(
-        commandName: "pincheck",
+        commandName: name,
         abstract: "Check TLS certificate chains against trust anchors and pinning policies.",
         discussion: """
             Exit codes: 0 trusted · 1 not trusted · 2 usage or bad input · 3 network or handshake failure · 4 every host trusted, but a failure report could not be written (check --report-to; report-only pins failed). A refusal (1) is never hidden by an unwritten report.

@@ -11,6 +11,7 @@ import Glibc
 struct Pins: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "pins",
+        _superCommandName: Pincheck.name,
         abstract: "Print the sha256/ public-key pin of every certificate in a file or served by a host, with subject, issuer and expiry.",
         discussion: """
             An argument that names an existing file is read as a PEM bundle or DER certificate; anything else is \

@@ -8,6 +8,7 @@ import TrustEvaluator
 struct Plan: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
+        _superCommandName: Pincheck.name,
         abstract: "Will a certificate, key or CA change break clients pinned by a configuration? And which pins keep both working.",
         discussion: """
             For each host the configuration pins (or each --host), judges the chain served now \

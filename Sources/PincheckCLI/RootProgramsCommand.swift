@@ -6,6 +6,7 @@ import TrustEvaluator
 struct RootProgramsCommand: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "root-programs",
+        _superCommandName: Pincheck.name,
         abstract: "Show the root-program data verdicts use: its sources, and the roots a program distrusts by date or removed.",
         discussion: """
             An anchor is public when Mozilla's or Chrome's root program has it, private otherwise, \

@@ -11,6 +11,7 @@ import Glibc
 struct Scan: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "scan",
+        _superCommandName: Pincheck.name,
         abstract: "Check many hosts concurrently: one HOST[:PORT] per line; # comments and blank lines are skipped.",
         discussion: """
             Results are printed as they arrive (JSON lines with --json), then a summary. A fixed pool of \

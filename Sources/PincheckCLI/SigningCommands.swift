@@ -22,6 +22,7 @@ struct KeyPassphraseOptions: ParsableArguments {
 struct Keygen: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "keygen",
+        _superCommandName: Pincheck.name,
         abstract: "Make an Ed25519 key pair for signing pin-set updates.",
         discussion: """
             Writes the private key (PKCS #8 PEM, mode 0600) to --out and prints the public key as \
@@ -45,6 +46,7 @@ struct Keygen: ConsoleCommand {
 struct Sign: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "sign",
+        _superCommandName: Pincheck.name,
         abstract: "Sign a pin-set update with an Ed25519 key (pincheck keygen).",
         discussion: """
             UPDATE is JSON: {"serial": N, "expires": TIME, "configuration": {…Pincheck JSON…}}. It is \

@@ -7,6 +7,7 @@ import TrustEvaluator
 struct Verify: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
+        _superCommandName: Pincheck.name,
         abstract: "Evaluate a served chain (PEM bundle, leaf first, or one DER certificate) against a policy.",
         discussion: """
             Without --host no name is checked, and the report says so. With --purpose client the chain is a \

@@ -13,6 +13,7 @@ import TrustEvaluator
 struct WatchLauncher: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
+        _superCommandName: Pincheck.name,
         abstract: "Re-check a pinning configuration's hosts on an interval and serve Prometheus metrics on /metrics.",
         discussion: "Runs the pincheck-watch program installed beside pincheck; `pincheck watch --help` shows its options (docs/watch.md).",
         helpNames: [])

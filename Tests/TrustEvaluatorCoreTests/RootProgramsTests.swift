@@ -22,6 +22,27 @@ struct RootProgramDataTests {
         #expect(BundledRootPrograms.encoded.utf8.count < 1 << 20)
     }
 
+    @Test("the bundled data is decoded on first need: sources and a private root's lookup decode nothing; a public root's does, and finds it")
+    func bundledDecodedLazily() throws {
+        let data = RootPrograms(lazilyDecoding: BundledRootPrograms.encoded)
+        #expect(data.sources.map(\.revision) == RootPrograms.bundled.sources.map(\.revision))
+        #expect(data.root(for: TestPKI.certificate("rsa-root")) == nil)
+        #expect(!data.isDecoded, "a root the text does not name is looked up without decoding it")
+        // A public root, made here from the first Mozilla root's fingerprint: found by it.
+        let first = try #require(RootPrograms.bundled.roots.first { $0.membership(in: .mozilla) != nil })
+        #expect(data.root(sha256: first.sha256) == first)
+        #expect(data.isDecoded)
+        #expect(data.roots == RootPrograms.bundled.roots)
+    }
+
+    @Test("a public root given as a certificate is found in the text not decoded yet (by its fingerprint)", .enabled(if: SharedData.has("realworld")))
+    func bundledFindsPublicRootLazily() throws {
+        let x1 = try Certificate.load(contentsOf: RealWorldCorpus.folder.appendingPathComponent("roots/ISRG-Root-X1-96bcec06.pem").path)[0]
+        let data = RootPrograms(lazilyDecoding: BundledRootPrograms.encoded)
+        #expect(data.root(for: x1)?.includedIn == [.chrome, .mozilla])
+        #expect(data.isDecoded)
+    }
+
     @Test("Mozilla's certdata.txt: 167 certificate objects, 121 trusted for servers, 6 distrust dates (Izenpe's on its trust object)",
           .enabled(if: SharedData.has("rootstores")))
     func certdata() throws {

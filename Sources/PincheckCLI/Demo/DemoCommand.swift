@@ -7,6 +7,7 @@ import PincheckTLS
 struct Demo: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
+        _superCommandName: Pincheck.name,
         abstract: "Serve bundled scenarios (good, expired, wrong host, self-signed, missing intermediate, pinned CA, rotated key, attacks, a revoked stapled OCSP response) from local TLS servers and check each through a real handshake.",
         discussion: "Needs no network: the servers listen on 127.0.0.1 (ephemeral ports) and stop when done. Exits 0 when every scenario gives its expected verdict, 1 otherwise, 3 when a local server or handshake fails.")
 

@@ -1,5 +1,8 @@
 internal import PincheckOpenSSL
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Which roots the browsers' root programs trust for TLS servers, and until when: Mozilla's (NSS
 /// `certdata.txt`) and Chrome's (the Chrome Root Store, with its constraints, and the CCADB's
@@ -142,63 +145,166 @@ public struct RootPrograms: Sendable {
     }
 
     /// Every root of the data.
-    public let roots: [Root]
+    public var roots: [Root] { storage.index.roots }
     /// Where the data came from, one entry per kind of file.
-    public let sources: [Source]
-    private let byFingerprint: [DigestKey: Int]
-    /// By the SHA-256 of the SubjectPublicKeyInfo (a ``PublicKeyPin``'s bytes, which a
-    /// ``Certificate`` holds already), for roots whose ``Root/subjectAndKey`` is known: a lookup
-    /// that misses costs no hashing.
-    private let byKey: [DigestKey: [Int]]
+    public var sources: [Source] { storage.sources }
     /// The facts the roots were combined from, when they came from the programs' files: a newer
     /// file replaces its own kind's facts (``init(files:over:allowingOlder:)``).
-    let facts: RootProgramFacts?
+    var facts: RootProgramFacts? { storage.index.facts }
+
+    private let storage: Storage
+
+    /// The roots and their indexes: built when made from roots or files, and on first use from the
+    /// bundled text (``bundled``), which a lookup that misses does not decode at all.
+    private final class Storage: Sendable {
+        struct Index: Sendable {
+            let roots: [Root]
+            let sources: [Source]
+            let byFingerprint: [DigestKey: Int]
+            /// By the SHA-256 of the SubjectPublicKeyInfo (a ``PublicKeyPin``'s bytes, which a
+            /// ``Certificate`` holds already), for roots whose ``Root/subjectAndKey`` is known: a
+            /// lookup that misses costs no hashing.
+            let byKey: [DigestKey: [Int]]
+            let facts: RootProgramFacts?
+
+            init(roots: [Root], sources: [Source], facts: RootProgramFacts?) {
+                self.roots = roots
+                self.sources = sources
+                self.facts = facts
+                var byFingerprint: [DigestKey: Int] = [:]
+                var byKey: [DigestKey: [Int]] = [:]
+                byFingerprint.reserveCapacity(roots.count)
+                for (index, root) in roots.enumerated() {
+                    let fingerprint = DigestKey(root.sha256)
+                    byFingerprint[fingerprint] = byFingerprint[fingerprint] ?? index
+                    if root.subjectAndKey != nil, let key = root.publicKeySHA256 { byKey[DigestKey(key), default: []].append(index) }
+                }
+                self.byFingerprint = byFingerprint
+                self.byKey = byKey
+            }
+        }
+
+        /// The encoded facts (``RootProgramFacts/encoded()``) not decoded yet; nil once built.
+        private let encoded: String?
+        private let built: Locked<Index?>
+        private let sourcesRead: Locked<[Source]?>
+
+        init(_ index: Index) {
+            encoded = nil
+            built = Locked(index)
+            sourcesRead = Locked(index.sources)
+        }
+
+        init(encoded: String) {
+            self.encoded = encoded
+            built = Locked(nil)
+            sourcesRead = Locked(nil)
+        }
+
+        /// Whether the roots have been decoded (always, unless made from the encoded text).
+        var isDecoded: Bool { built.withLock { $0 != nil } }
+
+        var index: Index {
+            built.withLock { built in
+                if let built { return built }
+                let facts = Self.decode(encoded ?? "")
+                let index = Index(roots: facts.combined(), sources: facts.sources, facts: facts)
+                built = index
+                return index
+            }
+        }
+
+        /// The sources, from the text's leading `source` lines when nothing else was decoded.
+        var sources: [Source] {
+            sourcesRead.withLock { read in
+                if let read { return read }
+                let text = encoded ?? ""
+                let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+                let leading = lines.prefix { $0.starts(with: "source\t".utf8) }.map { String(decoding: $0, as: UTF8.self) }
+                let sources = Self.decode(leading.joined(separator: "\n")).sources
+                read = sources
+                return sources
+            }
+        }
+
+        /// True when the text, not decoded yet, cannot name `certificate`: neither its fingerprint
+        /// nor its key's SHA-256 occurs in it (as lowercase hex, the text's form).
+        func cannotName(_ certificate: Certificate) -> Bool {
+            guard let encoded, built.withLock({ $0 == nil }) else { return false }
+            return !Self.contains(encoded, hex: certificate.sha256Fingerprint) && !Self.contains(encoded, hex: certificate.publicKeyPin.digest)
+        }
+
+        private static func contains(_ text: String, hex bytes: [UInt8]) -> Bool {
+            let digits = Array("0123456789abcdef".utf8)
+            var needle = [UInt8]()
+            needle.reserveCapacity(bytes.count * 2)
+            for byte in bytes { needle += [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]] }
+            var text = text
+            return text.withUTF8 { haystack in
+                guard let base = haystack.baseAddress, haystack.count >= needle.count else { return false }
+                // memchr for the first digit, memcmp for the rest: a few tens of microseconds over
+                // the bundled text, against about 0.7 ms to decode it.
+                var offset = 0
+                let last = haystack.count - needle.count
+                while offset <= last, let found = memchr(base + offset, Int32(needle[0]), last - offset + 1) {
+                    let position = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+                    if memcmp(found, needle, needle.count) == 0 { return true }
+                    offset = position + 1
+                }
+                return false
+            }
+        }
+
+        private static func decode(_ text: String) -> RootProgramFacts {
+            do { return try RootProgramFacts(encoded: text) } catch {
+                // The text is generated and checked in; RootProgramsTests decodes it on every run.
+                fatalError("the bundled root-program data does not decode: \(error)")
+            }
+        }
+    }
 
     /// Data made of these roots (a test's own root program, say). Files cannot be loaded over it.
     public init(roots: [Root], sources: [Source]) {
-        self.init(roots: roots, sources: sources, facts: nil)
+        storage = Storage(Storage.Index(roots: roots, sources: sources, facts: nil))
     }
 
     init(facts: RootProgramFacts) {
-        self.init(roots: facts.combined(), sources: facts.sources, facts: facts)
+        storage = Storage(Storage.Index(roots: facts.combined(), sources: facts.sources, facts: facts))
     }
 
-    private init(roots: [Root], sources: [Source], facts: RootProgramFacts?) {
-        self.roots = roots
-        self.sources = sources
-        self.facts = facts
-        var byFingerprint: [DigestKey: Int] = [:]
-        var byKey: [DigestKey: [Int]] = [:]
-        byFingerprint.reserveCapacity(roots.count)
-        for (index, root) in roots.enumerated() {
-            let fingerprint = DigestKey(root.sha256)
-            byFingerprint[fingerprint] = byFingerprint[fingerprint] ?? index
-            if root.subjectAndKey != nil, let key = root.publicKeySHA256 { byKey[DigestKey(key), default: []].append(index) }
-        }
-        self.byFingerprint = byFingerprint
-        self.byKey = byKey
+    /// Data decoded from ``RootProgramFacts/encoded()``'s form when first needed.
+    init(lazilyDecoding encoded: String) {
+        storage = Storage(encoded: encoded)
     }
+
+    /// Whether the roots have been decoded: data made from the encoded text (``bundled``) is
+    /// decoded by the first lookup that may find a root, and by ``roots``.
+    var isDecoded: Bool { storage.isDecoded }
 
     /// No program at all: every anchor is private, nothing is distrusted by date.
     public static let none = RootPrograms(roots: [], sources: [])
 
     /// The root `certificate` is, if a program has it: by its fingerprint, else by its subject and key.
     public func root(for certificate: Certificate) -> Root? {
-        if let index = byFingerprint[DigestKey(certificate.sha256Fingerprint)] { return roots[index] }
-        guard let candidates = byKey[DigestKey(certificate.publicKeyPin.digest)] else { return nil }
+        if storage.cannotName(certificate) { return nil }
+        let index = storage.index
+        if let position = index.byFingerprint[DigestKey(certificate.sha256Fingerprint)] { return index.roots[position] }
+        guard let candidates = index.byKey[DigestKey(certificate.publicKeyPin.digest)] else { return nil }
         let subjectAndKey = Self.subjectAndKey(of: certificate)
-        return candidates.lazy.map { roots[$0] }.first { $0.subjectAndKey == subjectAndKey }
+        return candidates.lazy.map { index.roots[$0] }.first { $0.subjectAndKey == subjectAndKey }
     }
 
     /// The root with this certificate fingerprint, if a program has it.
     public func root(sha256: [UInt8]) -> Root? {
-        byFingerprint[DigestKey(sha256)].map { roots[$0] }
+        let index = storage.index
+        return index.byFingerprint[DigestKey(sha256)].map { index.roots[$0] }
     }
 
     /// The roots whose key is `pin` (known for the roots of Mozilla's file, which carries certificates).
     public func roots(withKey pin: PublicKeyPin) -> [Root] {
         guard pin.algorithm == .sha256 else { return [] }
-        return (byKey[DigestKey(pin.digest)] ?? []).map { roots[$0] }
+        let index = storage.index
+        return (index.byKey[DigestKey(pin.digest)] ?? []).map { index.roots[$0] }
     }
 
     /// What ``Root/subjectAndKey`` is for a certificate.
