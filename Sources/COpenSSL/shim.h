@@ -71,4 +71,11 @@ static inline void shim_sk_CONF_VALUE_pop_free(STACK_OF(CONF_VALUE) *sk) { if (s
 static inline int shim_sk_SCT_num(const STACK_OF(SCT) *sk) { return sk_SCT_num(sk); }
 static inline SCT *shim_sk_SCT_value(const STACK_OF(SCT) *sk, int i) { return sk_SCT_value(sk, i); }
 
+/* glibc's memmem (a GNU extension the Glibc module does not export): whether `needle` occurs in
+ * `haystack`. Declared here, as glibc declares it under _GNU_SOURCE. */
+void *memmem(const void *haystack, size_t haystacklen, const void *needle, size_t needlelen);
+static inline int shim_contains(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
+    return memmem(haystack, haystack_length, needle, needle_length) != NULL;
+}
+
 #endif

@@ -1,8 +1,5 @@
 internal import PincheckOpenSSL
 import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Which roots the browsers' root programs trust for TLS servers, and until when: Mozilla's (NSS
 /// `certdata.txt`) and Chrome's (the Chrome Root Store, with its constraints, and the CCADB's
@@ -227,32 +224,25 @@ public struct RootPrograms: Sendable {
             }
         }
 
+        /// Certificates found not named by the text (at most ``missLimit``): a process looking up
+        /// its one private anchor at every evaluation searches the text once.
+        private let misses = Locked(Set<DigestKey>())
+        private static let missLimit = 256
+
         /// True when the text, not decoded yet, cannot name `certificate`: neither its fingerprint
         /// nor its key's SHA-256 occurs in it (as lowercase hex, the text's form).
         func cannotName(_ certificate: Certificate) -> Bool {
             guard let encoded, built.withLock({ $0 == nil }) else { return false }
-            return !Self.contains(encoded, hex: certificate.sha256Fingerprint) && !Self.contains(encoded, hex: certificate.publicKeyPin.digest)
-        }
-
-        private static func contains(_ text: String, hex bytes: [UInt8]) -> Bool {
-            let digits = Array("0123456789abcdef".utf8)
-            var needle = [UInt8]()
-            needle.reserveCapacity(bytes.count * 2)
-            for byte in bytes { needle += [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]] }
-            var text = text
-            return text.withUTF8 { haystack in
-                guard let base = haystack.baseAddress, haystack.count >= needle.count else { return false }
-                // memchr for the first digit, memcmp for the rest: a few tens of microseconds over
-                // the bundled text, against about 0.7 ms to decode it.
-                var offset = 0
-                let last = haystack.count - needle.count
-                while offset <= last, let found = memchr(base + offset, Int32(needle[0]), last - offset + 1) {
-                    let position = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
-                    if memcmp(found, needle, needle.count) == 0 { return true }
-                    offset = position + 1
-                }
-                return false
+            let key = DigestKey(certificate.sha256Fingerprint)
+            if misses.withLock({ $0.contains(key) }) { return true }
+            var text = encoded
+            let absent = text.withUTF8 { text in
+                let bytes = UnsafeRawBufferPointer(text)
+                return !ByteSearch.contains(bytes, Hex.lowercase(certificate.sha256Fingerprint))
+                    && !ByteSearch.contains(bytes, Hex.lowercase(certificate.publicKeyPin.digest))
             }
+            if absent { misses.withLock { if $0.count < Self.missLimit { $0.insert(key) } } }
+            return absent
         }
 
         private static func decode(_ text: String) -> RootProgramFacts {

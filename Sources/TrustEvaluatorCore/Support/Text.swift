@@ -33,12 +33,18 @@ package enum Hex {
 
     /// Lowercase hexadecimal, two digits a byte.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        String(decoding: lowercase(bytes), as: UTF8.self)
+    }
+
+    /// The same, as the UTF-8 bytes of the text.
+    package static func lowercase(_ bytes: some Sequence<UInt8>) -> [UInt8] {
         var out: [UInt8] = []
+        out.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
             out.append(digits[Int(byte >> 4)])
             out.append(digits[Int(byte & 0x0F)])
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     /// The bytes of hexadecimal text (either case, no separators); nil for anything else.
