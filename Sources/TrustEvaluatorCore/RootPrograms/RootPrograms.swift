@@ -215,10 +215,13 @@ public struct RootPrograms: Sendable {
         var sources: [Source] {
             sourcesRead.withLock { read in
                 if let read { return read }
-                let text = encoded ?? ""
-                let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
-                let leading = lines.prefix { $0.starts(with: "source\t".utf8) }.map { String(decoding: $0, as: UTF8.self) }
-                let sources = Self.decode(leading.joined(separator: "\n")).sources
+                // Only the leading lines are read: the text is hundreds of kilobytes.
+                let text = (encoded ?? "").utf8
+                var end = text.startIndex
+                while text[end...].starts(with: "source\t".utf8), let newline = text[end...].firstIndex(of: UInt8(ascii: "\n")) {
+                    end = text.index(after: newline)
+                }
+                let sources = Self.decode(String(decoding: text[..<end], as: UTF8.self)).sources
                 read = sources
                 return sources
             }
