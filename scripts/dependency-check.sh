@@ -72,8 +72,14 @@ let package = Package(
         .executableTarget(name: "core-only", dependencies: [.product(name: "TrustEvaluatorCore", package: "$name")]),
     ])
 SWIFT
+# Each build also fails on a warning from Pincheck's own sources: a consumer depending on it by path
+# compiles them as this repository's build does, and sees what they print.
 build() {
   (cd "$consumer" && swift build --target "$1" >"$consumer/build.log" 2>&1) || { cat "$consumer/build.log" >&2; exit 1; }
+  if grep -E "^$PWD/Sources/[^ ]*: warning:" "$consumer/build.log" >&2; then
+    echo "dependency-check.sh: building $1 as a consumer prints the warnings above from Pincheck's sources" >&2
+    exit 1
+  fi
 }
 build core-only
 # (SwiftPM plans every target's folder; a compiled module leaves a .swiftmodule or object files.)
@@ -84,4 +90,23 @@ fi
 echo "dependency-check.sh: TrustEvaluatorCore alone builds without TrustEvaluatorFormats"
 build evaluate-chain
 build afnetworking-port
-echo "dependency-check.sh: the example programs of $baseline ($(awk '!/^#/ && NF { print $2; exit }' api/baseline)) build unchanged"
+echo "dependency-check.sh: the example programs of $baseline ($(awk '!/^#/ && NF { print $2; exit }' api/baseline)) build unchanged, with no warning from Pincheck's sources"
+
+# Every product with every trait, as a user of all of them builds it: nothing Pincheck's sources
+# compile may print a warning there (issue 43; a warning a trait's code printed only in users'
+# builds was how this check began).
+rm -rf "$consumer"/Sources/* "$consumer/.build"
+mkdir -p "$consumer/Sources/everything"
+products=$(sed -n 's/^ *\.library(name: "\([A-Za-z]*\)".*/\1/p' Package.swift)
+traits=$(awk '/\.trait\(/ { getline; if (match($0, /name: "[A-Za-z]+"/)) print substr($0, RSTART + 6, RLENGTH - 6) }' Package.swift | paste -sd, -)
+{ for product in $products; do echo "import $product"; done; echo 'print(TrustPolicy.self)'; } > "$consumer/Sources/everything/main.swift"
+cat > "$consumer/Package.swift" <<SWIFT
+// swift-tools-version:6.1
+import PackageDescription
+let package = Package(
+    name: "consumer",
+    dependencies: [.package(path: "$PWD", traits: [$traits])],
+    targets: [.executableTarget(name: "everything", dependencies: [$(for product in $products; do printf '.product(name: "%s", package: "%s"), ' "$product" "$name"; done)])])
+SWIFT
+build everything
+echo "dependency-check.sh: every product ($(echo $products | wc -w)) with every trait ($traits) builds as a consumer's, with no warning from Pincheck's sources"

@@ -104,7 +104,7 @@ if [ "${TRAITS:-}" = none ]; then traits=(); elif [ -n "${TRAITS:-}" ]; then tra
 # build of the step took 217 s and its suites 35 s (this 2-core machine, idle, 2026-11-28).
 
 if [ "${DEPENDENCY_CHECK:-1}" != 0 ]; then
-  log "dependencies: no integration stack for engine-only packages; TrustEvaluatorCore alone; 0.9.0 code builds unchanged"
+  log "dependencies: no integration stack for engine-only packages; TrustEvaluatorCore alone; 0.9.0 code builds unchanged; a consumer of every product and trait sees no warning from Pincheck"
   scripts/dependency-check.sh
 fi
 
@@ -112,6 +112,7 @@ log "build (a warning from the project's own sources or examples fails it: users
 # A package that depends on Pincheck compiles these sources with the flags this build uses unless
 # the manifest sets its own (unsafeFlags and other settings SwiftPM treats differently for a
 # dependency): with none, a warning-free build here is a warning-free build there, every trait on.
+# The dependency check above builds such a consumer too; this guard says why early.
 if grep -nE 'unsafeFlags|swiftSettings|cSettings|enableExperimentalFeature|enableUpcomingFeature|define\(' Package.swift; then
   echo "Package.swift sets compiler settings (above): a consumer's build of Pincheck may then differ from this one; build a consumer package with every trait and check its warnings instead" >&2
   exit 1
