@@ -136,9 +136,9 @@ struct PolicyOptions: ParsableArguments {
     /// - Parameter defaultRevocation: The command's `--revocation` when none is given.
     /// - Parameter fetchTimeout: The command's `--timeout`, which bounds its CRL fetches too.
     func makeJudge(defaultRevocation: RevocationArgument = .staple, fetchTimeout: Double? = nil) throws -> Judge {
-        // A configuration's hosts say which CRLs they check; the fetcher serves those that do.
-        let fetcher = try revocationOptions.fetcher(timeout: fetchTimeout)
         if let config {
+            // A configuration's hosts say which CRLs they check; the fetcher serves those that do.
+            let fetcher = try revocationOptions.fetcher(timeout: fetchTimeout)
             let anchors = caFiles.isEmpty ? (privateAnchors ? TrustAnchors.system.classified(as: .privatePKI) : nil) : try caFileAnchors()
             // --ct-log-list serves the file's CT requirements in place of its own lists.
             let configured = try Configuration.load(contentsOf: config, anchors: anchors, androidRawFolder: androidRaw, format: configFormat,
@@ -153,7 +153,11 @@ struct PolicyOptions: ParsableArguments {
             return Judge(.manager(manager), fetcher: fetcher)
         }
         let policy = try makePolicy(defaultRevocation: defaultRevocation)
-        return Judge(.policy(Evaluator(policy: policy)), fetcher: policy.validation.revocation.distributionPointCRLs == nil ? nil : fetcher)
+        // Made only when something may be fetched, or to check a --crl-cache given anyway (a wrong
+        // folder is named, never ignored): a fetcher and its transports cost a start 1 %.
+        let fetches = policy.validation.revocation.distributionPointCRLs != nil
+        let fetcher = fetches || revocationOptions.crlCache != nil ? try revocationOptions.fetcher(timeout: fetchTimeout) : nil
+        return Judge(.policy(Evaluator(policy: policy)), fetcher: fetches ? fetcher : nil)
     }
 
     /// The `--ca-file` certificates: public or private by root-program membership, unless

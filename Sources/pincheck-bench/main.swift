@@ -515,8 +515,15 @@ if let pincheckPath {
                    "-verify_hostname", host, "-attime", "1906502400", rsa.leafFile]
     _ = spawnMicroseconds(pincheck, runs: 2)
     _ = spawnMicroseconds(openssl, runs: 2)
-    let pincheckProcess = spawnMicroseconds(pincheck, runs: runs)
-    let opensslProcess = spawnMicroseconds(openssl, runs: runs)
+    // Interleaved, one run of each in turn: this machine's speed drifts by a quarter over
+    // seconds, and two blocks run one after the other measured the drift as much as the commands.
+    var pincheckRuns: [Double] = [], opensslRuns: [Double] = []
+    for _ in 0..<runs {
+        pincheckRuns.append(spawnMicroseconds(pincheck, runs: 1))
+        opensslRuns.append(spawnMicroseconds(openssl, runs: 1))
+    }
+    let pincheckProcess = pincheckRuns.sorted()[runs / 2]
+    let opensslProcess = opensslRuns.sorted()[runs / 2]
     print("whole process (median of \(runs) runs, chain rsa-3)")
     print("  pincheck verify (public-key, 2 pins): \(format(pincheckProcess / 1000)) ms")
     print("  openssl verify -verify_hostname:       \(format(opensslProcess / 1000)) ms")

@@ -1,4 +1,5 @@
 import Foundation
+import PincheckOpenSSL
 import PincheckTestSupport
 import Testing
 @testable import TrustEvaluatorCore
@@ -7,6 +8,14 @@ import Testing
 @Suite("Certificate: parsing and accessors")
 struct CertificateTests {
     private static func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
+
+    @Test("the OIDs written out for the extensions certificates carry most are OpenSSL's own dotted forms")
+    func knownOIDsAreOpenSSLs() {
+        #expect(X509Handle.knownOIDs.count == 24)
+        for (nid, text) in X509Handle.knownOIDs {
+            #expect(X509Handle.formattedOID(nid: nid) == text, "NID \(nid)")
+        }
+    }
 
     // MARK: Parsing
 
