@@ -136,8 +136,16 @@ public struct Pincheck: ParsableCommand {
         guard let command = try? subcommand.parseAsRoot(Array(arguments.dropFirst())),
               // A request for help parses into argument-parser's own help command, whose usage
               // line would name the subcommand without "pincheck": the whole tree answers it.
-              !String(reflecting: type(of: command)).hasPrefix("ArgumentParser.") else { return nil }
+              // Compared by identity: describing the type costs the runtime a conformance scan
+              // of the whole binary per protocol it asks about (8 of `verify`'s 83).
+              isCommand(type(of: command), in: subcommand) else { return nil }
         return command
+    }
+
+    /// Whether `type` is `command` or one of its subcommands, at any depth.
+    private static func isCommand(_ type: any ParsableCommand.Type, in command: any ParsableCommand.Type) -> Bool {
+        ObjectIdentifier(type) == ObjectIdentifier(command)
+            || command.configuration.subcommands.contains { isCommand(type, in: $0) }
     }
 
     /// The code of command-line usage errors (unknown options, missing arguments, invalid values).

@@ -202,7 +202,9 @@ struct RootProgramOptions: ParsableArguments {
 
     @Option(name: .customLong("root-program"),
             help: ArgumentHelp("Whose distrust dates and removals apply: both (refused if Mozilla or Chrome refuses; the default), mozilla, chrome, or none (not applied; each verdict then says what would have been refused).", valueName: "program"))
-    var program: ProgramArgument = .both
+    var programArgument: ProgramArgument?
+    /// `--root-program`, `both` when not given (optional for the reason `Verify.purposeArgument` is).
+    var program: ProgramArgument { programArgument ?? .both }
 
     @Option(name: .customLong("root-store-data"),
             help: ArgumentHelp("A newer root-program file read over the bundled data: Mozilla's certdata.txt, CCADB records (JSON lines) or Chrome Root Store constraints (JSON); repeatable, one of each kind. An older one is refused.", valueName: "file"))
@@ -249,13 +251,16 @@ struct TransparencyOptions: ParsableArguments {
     var listDate: Date?
 
     @Option(name: .customLong("ct-enforcement"), help: ArgumentHelp("enforce (a non-compliant certificate is not trusted; the default) or report-only (a warning).", valueName: "mode"))
-    var enforcement: CertificateTransparency.Enforcement = .enforce
+    var enforcementArgument: CertificateTransparency.Enforcement?
+    var enforcement: CertificateTransparency.Enforcement { enforcementArgument ?? .enforce }
 
     @Option(name: .customLong("ct-scope"), help: ArgumentHelp("public-anchors (paths to a private anchor are exempt, as in browsers; the default) or every-anchor.", valueName: "scope"))
-    var scope: CertificateTransparency.Scope = .publiclyTrustedAnchors
+    var scopeArgument: CertificateTransparency.Scope?
+    var scope: CertificateTransparency.Scope { scopeArgument ?? .publiclyTrustedAnchors }
 
     @Option(name: .customLong("ct-when-unenforceable"), help: ArgumentHelp("What stale or undated log lists do: fail (the default) or allow (a warning, as Chrome does).", valueName: "action"))
-    var whenUnenforceable: CertificateTransparency.WhenUnenforceable = .fail
+    var whenUnenforceableArgument: CertificateTransparency.WhenUnenforceable?
+    var whenUnenforceable: CertificateTransparency.WhenUnenforceable { whenUnenforceableArgument ?? .fail }
 
     func validate() throws {
         if policy != nil, logLists.isEmpty { throw ValidationError("--ct needs at least one --ct-log-list: the log lists are the only source of logs") }
@@ -308,7 +313,8 @@ package struct RevocationOptions: ParsableArguments {
     var revocation: RevocationArgument?
 
     @Option(name: .customLong("revocation-failure"), help: ArgumentHelp("What a CRL that cannot be fetched, is stale or does not cover the certificate does: soft (a warning) or hard (not trusted). Default: soft.", valueName: "soft|hard"))
-    var revocationFailure: RevocationFailureArgument = .soft
+    var revocationFailureArgument: RevocationFailureArgument?
+    var revocationFailure: RevocationFailureArgument { revocationFailureArgument ?? .soft }
 
     @Option(name: .customLong("crl-cache"), help: ArgumentHelp("A folder that keeps fetched CRLs that verified until their nextUpdate, across runs. It must exist, be yours and not be writable by others.", valueName: "folder"))
     var crlCache: String?

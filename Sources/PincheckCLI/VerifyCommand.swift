@@ -25,8 +25,12 @@ struct Verify: ConsoleCommand {
     @Option(help: ArgumentHelp("The OCSP response the server stapled (DER), judged with the chain.", valueName: "file"))
     var staple: String?
 
-    @Option(help: ArgumentHelp("Whose chain this is: server (the default) or client (judged as an mTLS server judges its clients: purpose sslclient, no host).", valueName: "purpose"))
-    var purpose: PurposeArgument = .server
+    // Optional, with the default applied below (each default is named in its help): an option
+    // declared with a default value makes argument-parser ask at every start whether the type is
+    // CaseIterable and RawRepresentable, two runtime scans of the binary's conformance table.
+    @Option(name: .customLong("purpose"), help: ArgumentHelp("Whose chain this is: server (the default) or client (judged as an mTLS server judges its clients: purpose sslclient, no host).", valueName: "purpose"))
+    var purposeArgument: PurposeArgument?
+    var purpose: PurposeArgument { purposeArgument ?? .server }
 
     @OptionGroup var policy: PolicyOptions
     @OptionGroup var output: OutputOptions
