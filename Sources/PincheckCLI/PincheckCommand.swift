@@ -5,6 +5,7 @@ import Glibc
 #endif
 import ServerTrust
 import TrustEvaluator
+import PincheckOpenSSL
 
 /// The exit codes of every `pincheck` command.
 public enum ExitStatus: Int32, Sendable {
@@ -179,6 +180,7 @@ public struct Pincheck: ParsableCommand {
 
     /// The entry point of a program whose root command is `root`.
     package static func runAsMain(_ root: any ParsableCommand.Type) -> Never {
+        OpenSSLLibrary.keepTablesAtExit()
         WatchLauncher.mayReplaceProcess.withLock { $0 = true }
         Glibc.exit(run(root, Array(CommandLine.arguments.dropFirst())))
     }

@@ -71,6 +71,15 @@ package enum OpenSSLLibrary {
     package static func isAtLeast(_ major: UInt32, _ minor: UInt32) -> Bool {
         (OPENSSL_version_major(), OPENSSL_version_minor()) >= (major, minor)
     }
+
+    /// Tells OpenSSL not to free its tables when the process exits: for a command that exits with
+    /// its answer, the kernel takes the memory back anyway, and `OPENSSL_cleanup` walking every
+    /// table cost about 0.15 ms of `pincheck verify`'s 9 (the time from `exit` to `exit_group`).
+    /// It takes effect only before OpenSSL's first initialisation, so it is the first call a
+    /// program makes; afterwards it changes nothing.
+    package static func keepTablesAtExit() {
+        _ = OPENSSL_init_crypto(UInt64(OPENSSL_INIT_NO_ATEXIT), nil)
+    }
 }
 
 extension X509Handle {
