@@ -9,19 +9,26 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
 
     /// The SHA-256 of ``derBytes``: the certificate's fingerprint.
     public var sha256Fingerprint: [UInt8] { fingerprint.bytes }
-    /// The same, inline: what equality, hashing and the caches use.
-    let fingerprint: SHA256Digest
+    /// The same, inline: what equality, hashing and the caches use. Given when the parser's caller
+    /// had already hashed the DER (``CertificateCache`` looks certificates up by it), and read
+    /// without a lock then; otherwise the handle hashes the DER at first use.
+    var fingerprint: SHA256Digest { knownFingerprint ?? handle.sha256 }
+    private let knownFingerprint: SHA256Digest?
     /// The RFC 7469 pin of this certificate's public key: SHA-256 over its DER SubjectPublicKeyInfo.
     public let publicKeyPin: PublicKeyPin
 
     package init(handle: X509Handle) {
-        self.init(handle: handle, fingerprint: SHA256Digest(hashing: handle.der))
+        self.init(handle: handle, knownFingerprint: nil)
     }
 
     /// - Parameter fingerprint: The SHA-256 of `handle.der`, when the caller already computed it.
     init(handle: X509Handle, fingerprint: SHA256Digest) {
+        self.init(handle: handle, knownFingerprint: fingerprint)
+    }
+
+    private init(handle: X509Handle, knownFingerprint: SHA256Digest?) {
         self.handle = handle
-        self.fingerprint = fingerprint
+        self.knownFingerprint = knownFingerprint
         self.publicKeyPin = PublicKeyPin(algorithm: .sha256, unchecked: Digest.sha256(handle.spkiDER))
     }
 
@@ -226,7 +233,11 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     public var pemEncoded: String { PEM.encode(derBytes, label: "CERTIFICATE") }
 
     public static func == (lhs: Certificate, rhs: Certificate) -> Bool {
-        lhs.handle === rhs.handle || lhs.fingerprint == rhs.fingerprint && lhs.handle.der == rhs.handle.der
+        if lhs.handle === rhs.handle { return true }
+        // Fingerprints already known settle most inequalities at once; otherwise the bytes are
+        // compared (lengths first) rather than hashed, which costs more than the comparison.
+        if let left = lhs.knownFingerprint, let right = rhs.knownFingerprint, left != right { return false }
+        return lhs.handle.der == rhs.handle.der
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(fingerprint) }

@@ -200,6 +200,23 @@ struct CachingTests {
         #expect(cache.count == 1)
     }
 
+    @Test("a certificate hashed at first use equals, and hashes as, the one the cache hashed, read from many threads at once")
+    func fingerprintAtFirstUse() async throws {
+        let der = Fixtures.certificate("rsa-leaf").derBytes
+        let cached = try CertificateCache(capacity: 2).certificate(derEncoded: der)
+        let fresh = try Certificate(derEncoded: der)
+        #expect(fresh.handle !== cached.handle)
+        let fingerprints = await withTaskGroup(of: [UInt8].self) { group in
+            for _ in 0..<16 { group.addTask { fresh.sha256Fingerprint } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(fingerprints.count == 16)
+        #expect(Set(fingerprints) == Set([cached.sha256Fingerprint]))
+        #expect(fresh == cached && fresh.hashValue == cached.hashValue)
+        #expect(Set<Certificate>([fresh, cached]).count == 1)
+        #expect(try Certificate(derEncoded: Fixtures.rsaIntermediate.derBytes) != fresh)
+    }
+
     @Test("malformed DER is rejected every time and never cached")
     func certificateCacheRejects() throws {
         let cache = CertificateCache()
