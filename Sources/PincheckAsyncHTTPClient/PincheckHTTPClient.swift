@@ -252,25 +252,39 @@ public struct PincheckHTTPClient: Sendable {
     /// What this road says of the leaf in its verdicts.
     private static let road = "AsyncHTTPClient shows Pincheck the leaf only"
 
+    /// The leaf a connection presented, from the shared certificate cache; a connection whose leaf
+    /// is missing or does not parse is refused.
+    private static func presentedLeaf(_ der: [UInt8]?) -> Result<Certificate, PincheckTrustError> {
+        guard let der, let leaf = try? CertificateCache.shared.chain(derEncoded: [der]).first else {
+            let error = ServerTrustError(.evaluationFailed, "AsyncHTTPClient's connection showed no readable peer certificate")
+            return .failure(PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed, error: error),
+                                               underlying: nil))
+        }
+        return .success(leaf)
+    }
+
+    /// A connection refused with `verdict`, the error saying `message`.
+    private static func refused(_ verdict: Verdict, _ message: String) -> PincheckTrustError {
+        let error = ServerTrustError(.untrusted, message, verdict: verdict)
+        return PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted, error: error, verdict: verdict),
+                                  underlying: nil)
+    }
+
     /// The revocation status of the leaf a connection presented, when the policy checks
     /// distribution-point CRLs. Nil when it passes: good, or unavailable under soft failure.
     func revocationRefusal(leafDER: [UInt8]) async -> PincheckTrustError? {
         guard let revocationEvaluator, let settings = policy.validation.revocation.distributionPointCRLs else { return nil }
         let time = now()
-        guard let leaf = try? CertificateCache.shared.chain(derEncoded: [leafDER]).first else {
-            let error = ServerTrustError(.evaluationFailed, "AsyncHTTPClient's connection showed no readable peer certificate")
-            return PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed, error: error), underlying: nil)
+        let leaf: Certificate
+        switch Self.presentedLeaf(leafDER) {
+        case .success(let parsed): leaf = parsed
+        case .failure(let refusal): return refusal
         }
         let fetcher = revocationLists ?? .processWide
-        func refused(_ verdict: Verdict, _ message: String) -> PincheckTrustError {
-            let error = ServerTrustError(.untrusted, message, verdict: verdict)
-            return PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted, error: error, verdict: verdict),
-                                      underlying: nil)
-        }
         func unavailable(_ why: String) -> PincheckTrustError? {
             guard settings.failure == .hard else { return nil }
-            return refused(Verdict.leafOnlyRevocationUnavailable(leaf: leaf, why: why, at: time, road: Self.road),
-                           "the server's revocation status is unavailable and the policy fails hard: \(why)")
+            return Self.refused(Verdict.leafOnlyRevocationUnavailable(leaf: leaf, why: why, at: time, road: Self.road),
+                                "the server's revocation status is unavailable and the policy fails hard: \(why)")
         }
         let validation = policy.validation
         let issuers: [IssuerLookup.Fetched]
@@ -287,7 +301,7 @@ public struct PincheckHTTPClient: Sendable {
             return unavailable("the path above the leaf could not be evaluated: \(error.message)")
         }
         if verdict.failures.contains(where: { $0.requirement == .revocation }) {
-            return refused(verdict, "the server's certificate is refused: \(verdict.failures.map(\.message).joined(separator: "; "))")
+            return Self.refused(verdict, "the server's certificate is refused: \(verdict.failures.map(\.message).joined(separator: "; "))")
         }
         guard verdict.isTrusted else {
             // BoringSSL verified the chain the server sent; the path made here from the policy and
@@ -302,17 +316,16 @@ public struct PincheckHTTPClient: Sendable {
     func refusal(leafDER: [UInt8]?) -> PincheckTrustError? {
         guard leafPins != nil || !pinSets.isEmpty else { return nil }
         let time = now()
-        guard let leafDER, let leaf = try? CertificateCache.shared.chain(derEncoded: [leafDER]).first else {
-            let error = ServerTrustError(.evaluationFailed, "AsyncHTTPClient's connection showed no readable peer certificate")
-            return PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed, error: error), underlying: nil)
+        let leaf: Certificate
+        switch Self.presentedLeaf(leafDER) {
+        case .success(let parsed): leaf = parsed
+        case .failure(let refusal): return refusal
         }
         let road = "\(Self.road): a pin of an intermediate never matches on this road"
         func matches(_ pins: Set<PublicKeyPin>) -> Bool { pins.contains(leaf.publicKeyPin) || pins.contains(leaf.publicKeySHA1Pin) }
         func refused(_ pins: Set<PublicKeyPin>) -> PincheckTrustError {
-            let verdict = Verdict.leafOnlyPinMismatch(leaf: leaf, configured: pins.sorted(), at: time, road: road)
-            let error = ServerTrustError(.untrusted, "the server's leaf matches none of the pins", verdict: verdict)
-            return PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted, error: error, verdict: verdict),
-                                      underlying: nil)
+            Self.refused(Verdict.leafOnlyPinMismatch(leaf: leaf, configured: pins.sorted(), at: time, road: road),
+                         "the server's leaf matches none of the pins")
         }
         if let leafPins, !matches(leafPins) { return refused(leafPins) }
         // Every pin set that has not expired: enforced ones must match; report-only ones are told.

@@ -48,7 +48,8 @@ struct StapledOCSPGRPCTests {
         for decision in seen {
             #expect(decision.verdict?.failures.map(\.code) == [.revoked], "\(String(describing: decision.verdict?.failures))")
         }
-        #expect(PinnedGRPCTests.pincheckError(in: try #require(error))?.codes == [.revoked], "\(String(describing: error))")
+        let failure = try #require(error)
+        #expect(PinnedGRPCTests.pincheckError(in: failure)?.codes == [.revoked], "\(failure)")
     }
 
     @Test("required by the policy (default retrieval), or fetched always", arguments: [
