@@ -126,4 +126,26 @@ struct IssuerLookupTests {
         #expect(problem.text.contains("under way"), "\(problem.text)")
         #expect(transport.counts.withLock { $0 } == ["http://aia.pincheck.test/ca-1.cer": 1])
     }
+
+    @Test("a caIssuers server that trickles is cut at the fetcher's timeout, and the failure is remembered",
+          .timeLimit(.minutes(1)))
+    func trickleIsCut() async throws {
+        let ladder = try Ladder(depth: 1)
+        // One byte every half second: the certificate would take minutes to arrive.
+        let server = try TestCRLServer(["/ca-1.cer": .trickle(ladder.cas[0].certificate.derBytes, chunk: 1, pause: 0.5)])
+        defer { server.stop() }
+        var limits = RevocationListFetcher.Limits(maximumBytes: 1 << 20, timeout: .seconds(1))
+        limits.failureMemory = .seconds(600)
+        let lookup = RevocationListFetcher(limits: limits, proxy: .url(server.proxyURL)).issuers
+        for attempt in 1...2 {
+            let found = await lookup.certificates(above: ladder.leaf.certificate, anchors: [ladder.root.certificate], intermediates: [])
+            guard case .failure(let problem) = found else {
+                Issue.record("attempt \(attempt): a trickling server's certificate was taken")
+                return
+            }
+            #expect(problem.text.contains("took too long"), "\(problem.text)")
+            #expect(attempt == 1 || problem.text.contains("not asked again yet"), "\(problem.text)")
+        }
+        #expect(server.requests(for: "/ca-1.cer") == 1, "the second lookup meets the remembered failure")
+    }
 }
