@@ -148,4 +148,31 @@ struct IssuerLookupTests {
         }
         #expect(server.requests(for: "/ca-1.cer") == 1, "the second lookup meets the remembered failure")
     }
+
+    @Test("a kept issuer that did not issue the next leaf naming its URL is dropped, and the URL fetched again once")
+    func keptMismatchIsFetchedAgain() async throws {
+        // Two PKIs with the same names and URLs: the CA replaced the intermediate it publishes.
+        let before = try Ladder(depth: 1), after = try Ladder(depth: 1)
+        let serving = Locked(before.served)
+        let fetches = Locked(0)
+        let lookup = RevocationListFetcher(limits: .init(), cacheDirectory: nil, transport: { url in
+            fetches.withLock { $0 += 1 }
+            return serving.withLock { $0[url] }.map { .success($0) } ?? .failure(.unavailable("404"))
+        }).issuers
+        let found = try await lookup.certificates(above: before.leaf.certificate, anchors: [before.root.certificate], intermediates: []).get()
+        lookup.keep(found)
+        serving.withLock { $0 = after.served }
+        let again = try await lookup.certificates(above: after.leaf.certificate, anchors: [after.root.certificate], intermediates: []).get()
+        #expect(again.map(\.certificate) == [after.cas[0].certificate])
+        #expect(fetches.withLock { $0 } == 2)
+        // The old leaf now meets the new intermediate: dropped in turn, fetched again, and refused
+        // by what the URL serves, not by what was kept.
+        let old = await lookup.certificates(above: before.leaf.certificate, anchors: [before.root.certificate], intermediates: [])
+        guard case .failure(let problem) = old else {
+            Issue.record("the old leaf was given an issuer the URL no longer serves")
+            return
+        }
+        #expect(problem.text.contains("holds no certificate whose key signed"), "\(problem.text)")
+        #expect(fetches.withLock { $0 } == 3)
+    }
 }

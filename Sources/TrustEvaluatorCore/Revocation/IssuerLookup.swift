@@ -107,10 +107,21 @@ package final class IssuerLookup: Sendable {
     /// The issuer of `subject` at `url`: kept, or fetched (once per URL at a time).
     private func issuer(of subject: Certificate, at url: String) async -> Result<Certificate, Problem> {
         var answer: Answer? = nil
+        var droppedKept = false
         while answer == nil {
             switch state.withLock({ state in next(url, &state) }) {
             case .kept(let certificate) where certificate.handle.mayHaveIssued(subject.handle): return .success(certificate)
-            case .kept: return .failure(Problem("the certificate kept for \(url) did not issue \(subject.subject)"))
+            case .kept(let certificate):
+                // What the URL served before did not issue this certificate: the CA may have
+                // changed what it publishes there (a new intermediate under the same name). The
+                // old answer is dropped and the URL asked again, once.
+                guard !droppedKept else { return .failure(Problem("the certificate kept for \(url) did not issue \(subject.subject)")) }
+                droppedKept = true
+                state.withLock { state in
+                    guard state.kept[url]?.handle === certificate.handle else { return }
+                    state.kept[url] = nil
+                    state.keptOrder.removeAll { $0 == url }
+                }
             case .failed(let why): return .failure(Problem(why))
             case .wait(let launch): answer = await wait(url, launch: launch)
             }
