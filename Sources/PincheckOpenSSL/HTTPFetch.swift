@@ -328,6 +328,15 @@ package enum HTTPFetch {
         return .body(body)
     }
 
+    /// Whether OpenSSL says time ran out: its HTTP client's retry timeout, or a BIO's connect or
+    /// transfer timeout. OpenSSL keeps its own clock, in whole seconds, which can run out just
+    /// before the deadline here; a fetch it cut for time is still a timeout, not "unavailable".
+    private static func saysTimedOut(_ entry: OpenSSLErrorEntry) -> Bool {
+        let library = ERR_GET_LIB(entry.code), reason = ERR_GET_REASON(entry.code)
+        return (library == ERR_LIB_HTTP && reason == HTTP_R_RETRY_TIMEOUT)
+            || (library == ERR_LIB_BIO && (reason == BIO_R_TRANSFER_TIMEOUT || reason == BIO_R_CONNECT_TIMEOUT))
+    }
+
     private static func failure(_ entries: [OpenSSLErrorEntry], maximumBytes: Int, deadline: ContinuousClock.Instant, seconds: Int) -> Failure {
         if entries.contains(where: { ERR_GET_LIB($0.code) == ERR_LIB_HTTP && [HTTP_R_MAX_RESP_LEN_EXCEEDED, HTTP_R_ASN1_LEN_EXCEEDS_MAX_RESP_LEN].contains(ERR_GET_REASON($0.code)) }) {
             return .tooLarge(limit: maximumBytes)
@@ -335,7 +344,7 @@ package enum HTTPFetch {
         if entries.contains(where: { ERR_GET_LIB($0.code) == ERR_LIB_HTTP && [HTTP_R_MISSING_ASN1_ENCODING, HTTP_R_ERROR_PARSING_ASN1_LENGTH].contains(ERR_GET_REASON($0.code)) }) {
             return .notDER
         }
-        if ContinuousClock.now >= deadline || entries.contains(where: { ERR_GET_REASON($0.code) == HTTP_R_RETRY_TIMEOUT }) {
+        if ContinuousClock.now >= deadline || entries.contains(where: saysTimedOut) {
             return .timedOut(seconds: seconds)
         }
         return .unavailable(entries.isEmpty ? "no response" : entries.map(\.description).joined(separator: "; "))
