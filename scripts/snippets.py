@@ -85,6 +85,10 @@ def render(path, index, line, directive, body, imports):
     out += imports
     out += ["", f"func snippet_{identifier(path, index)}({given}) async throws {{"]
     out += [("    " + l) if l.strip() else "" for l in lines]
+    # A sample ends where the reader's own code would go on with what it made: the values it
+    # binds at the top level are used here, so the snippet build warns only about real problems.
+    bound = [m.group(2) for m in (re.match(r"(let|var) ([A-Za-z_][A-Za-z0-9_]*)\b", l) for l in lines) if m]
+    out += [f"    _ = {name}" for name in dict.fromkeys(bound)]
     out += ["}"]
     if trait:
         out.append("#endif")

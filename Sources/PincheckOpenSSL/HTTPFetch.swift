@@ -337,7 +337,9 @@ package enum HTTPFetch {
             || (library == ERR_LIB_BIO && (reason == BIO_R_TRANSFER_TIMEOUT || reason == BIO_R_CONNECT_TIMEOUT))
     }
 
-    private static func failure(_ entries: [OpenSSLErrorEntry], maximumBytes: Int, deadline: ContinuousClock.Instant, seconds: Int) -> Failure {
+    /// What a fetch that OpenSSL ended with `entries` failed of. Internal for the tests, which
+    /// raise OpenSSL's own errors: the race between its clock and `deadline` is not reproducible.
+    static func failure(_ entries: [OpenSSLErrorEntry], maximumBytes: Int, deadline: ContinuousClock.Instant, seconds: Int) -> Failure {
         if entries.contains(where: { ERR_GET_LIB($0.code) == ERR_LIB_HTTP && [HTTP_R_MAX_RESP_LEN_EXCEEDED, HTTP_R_ASN1_LEN_EXCEEDS_MAX_RESP_LEN].contains(ERR_GET_REASON($0.code)) }) {
             return .tooLarge(limit: maximumBytes)
         }

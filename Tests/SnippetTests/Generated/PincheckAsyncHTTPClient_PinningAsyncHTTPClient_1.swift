@@ -12,5 +12,10 @@ func snippet_PincheckAsyncHTTPClient_PinningAsyncHTTPClient_1(privateRoot: Certi
     let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: try .pinned(by: policy))
     let response = try await client.execute(HTTPClientRequest(url: "https://api.example.com/"), timeout: .seconds(15))
     // a wrong key: throws PincheckTrustError, codes == [.pinMismatch]; the server received no request
+    print(response.status)
+    try await client.shutdown()
+    _ = policy
+    _ = client
+    _ = response
 }
 #endif

@@ -15,5 +15,7 @@ func snippet_PincheckHummingbird_PincheckHummingbird_0(verifier: PincheckClientC
     }
     let app = Application(router: router, server: try .tls(.http1(), configuration:
         verifier.hummingbirdTLSConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))))
+    _ = router
+    _ = app
 }
 #endif

@@ -16,5 +16,6 @@ func snippet_PincheckVapor_PincheckVapor_0(app: Application, chain: [NIOSSLCerti
     app.get("whoami") { req in
         req.pincheckClientIdentities(from: verifier).map(\.description).joined(separator: ", ")  // "URI:spiffe://…"
     }
+    _ = verifier
 }
 #endif

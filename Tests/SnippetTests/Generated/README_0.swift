@@ -12,4 +12,7 @@ func snippet_README_0() async throws {
     if !verdict.isTrusted {
         for reason in verdict.failures { print(reason.code, reason.message) }  // e.g. pin.mismatch
     }
+    _ = served
+    _ = policy
+    _ = verdict
 }

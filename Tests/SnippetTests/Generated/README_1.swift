@@ -24,4 +24,6 @@ func snippet_README_1(group: any EventLoopGroup, host: String, port: Int, pin: S
                                                      // no chain could be judged) has the evidence
         throw refused
     }
+    _ = verifier
+    _ = tls
 }

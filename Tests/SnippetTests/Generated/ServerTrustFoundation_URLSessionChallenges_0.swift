@@ -14,4 +14,7 @@ func snippet_ServerTrustFoundation_URLSessionChallenges_0(manager: TrustManager,
     let delegate = RoutingURLSessionDelegate(session: ChallengeSession(router: ChallengeRouter(
         sessionHandler: .adapter(adapter), taskHandler: .adapter(adapter))))
     let session = URLSession(configuration: .default, delegate: delegate, delegateQueue: nil)
+    _ = adapter
+    _ = delegate
+    _ = session
 }

@@ -6,6 +6,9 @@ func snippet_TrustEvaluatorCore_PortingFromAFNetworking_0(served: [Certificate])
     let policy = SecurityPolicy(pinningMode: .certificate,
                                 pinnedCertificates: try SecurityPolicy.certificates(inDirectory: "pins"))
     policy.anchors = try TrustAnchors(contentsOf: ["private-root.pem"])  // the anchor step (below)
-    policy.evaluateServerTrust(served, forDomain: "api.example.com")   // Bool, same answers as TrustPolicy
+    let trusted = policy.evaluateServerTrust(served, forDomain: "api.example.com")  // Bool, same answers as TrustPolicy
     let verdict = try policy.evaluate(served, forDomain: "api.example.com")  // the same, with its reasons
+    _ = policy
+    _ = trusted
+    _ = verdict
 }

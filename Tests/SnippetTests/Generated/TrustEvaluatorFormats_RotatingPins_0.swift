@@ -13,4 +13,6 @@ func snippet_TrustEvaluatorFormats_RotatingPins_0(applicationSupport: String, lo
         events: TrustLogging.updateEvents(to: logger))         // accepted: notice; refused: warning + code
     try manager.apply(document: updateBytes, signature: signatureBytes)   // throws PinSetUpdateError
     let verifier = PincheckNIOVerifier(updatableTrustManager: manager)    // or ChallengeAdapter(updatableTrustManager:)
+    _ = manager
+    _ = verifier
 }

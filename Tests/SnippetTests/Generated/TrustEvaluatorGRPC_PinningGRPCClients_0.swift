@@ -11,4 +11,6 @@ func snippet_TrustEvaluatorGRPC_PinningGRPCClients_0(verifier: PincheckNIOVerifi
     try await withGRPCClient(transport: transport) { client in
         // your generated client on it: try await Greeter.Client(wrapping: client).sayHello(…)
     }
+    _ = settings
+    _ = transport
 }

@@ -14,4 +14,7 @@ func snippet_TrustEvaluatorGRPC_PinningGRPCClients_1(context: ServerContext) asy
             privateKey: .file(path: "server.key", format: .pem)))
     // in a handler (its ServerContext): who is calling
     let identities = verifier.decision(in: context)?.clientIdentities ?? []
+    _ = verifier
+    _ = transport
+    _ = identities
 }

@@ -25,4 +25,6 @@ func snippet_TrustEvaluatorNIO_PinningWithSwiftNIO_0(group: any EventLoopGroup, 
                                                      // no chain could be judged) has the evidence
         throw refused
     }
+    _ = verifier
+    _ = tls
 }

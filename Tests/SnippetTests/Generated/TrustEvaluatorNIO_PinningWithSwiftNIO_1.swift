@@ -10,4 +10,5 @@ import TrustEvaluatorNIO
 func snippet_TrustEvaluatorNIO_PinningWithSwiftNIO_1(manager: TrustManager) async throws {
     var verifier = PincheckNIOVerifier(trustManager: manager)
     verifier.staples = .always      // or PincheckNIOVerifier(adapter:…, staples: .always)
+    _ = verifier
 }

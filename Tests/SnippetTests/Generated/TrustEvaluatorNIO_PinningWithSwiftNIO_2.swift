@@ -12,4 +12,6 @@ func snippet_TrustEvaluatorNIO_PinningWithSwiftNIO_2() async throws {
     let verifier = PincheckNIOVerifier(trustManager: configuration.trustManager,
                                        reporter: FileReporter(path: "pin-reports.jsonl"))
     // then exactly as above: addClientHandlers(to:context:host:port:), await the handshake future
+    _ = configuration
+    _ = verifier
 }

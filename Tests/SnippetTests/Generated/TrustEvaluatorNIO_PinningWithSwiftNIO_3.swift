@@ -17,4 +17,7 @@ func snippet_TrustEvaluatorNIO_PinningWithSwiftNIO_3(clientCA: Certificate, serv
     try verifier.addServerHandlers(to: channel.pipeline.syncOperations, context: context)
     // in a request handler: the decision, its verdict and verified path
     let decision = try await PincheckClientCertificateVerifier.decision(on: channel).get()
+    _ = verifier
+    _ = context
+    _ = decision
 }

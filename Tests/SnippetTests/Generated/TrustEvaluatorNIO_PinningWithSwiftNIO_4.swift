@@ -11,4 +11,5 @@ func snippet_TrustEvaluatorNIO_PinningWithSwiftNIO_4() async throws {
     let verifier = try PincheckClientCertificateVerifier(
         trustDomains: try SPIFFETrustDomain.bundles(inFolder: "/run/spire/bundles"),  // a.test.trust-bundle.pem, …
         requiredIdentities: [.uri("spiffe://a.test/ns/prod/sa/api")])               // optional, as before
+    _ = verifier
 }

@@ -10,4 +10,5 @@ import TrustEvaluatorNIO
 func snippet_TrustEvaluatorNIO_PinningWithSwiftNIO_5(logger: Logger) async throws {
     let verifier = try PincheckClientCertificateVerifier(watchingBundleFolder: "/run/spire/bundles",
                                                          interval: .seconds(5), logger: logger)
+    _ = verifier
 }

@@ -9,5 +9,9 @@ func snippet_docs_certificate_transparency_0(served: [Certificate], appleListDat
     var policy = TrustPolicy()
     policy.validation.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CertificateTransparency.Logs(lists))
     let verdict = try Evaluator(policy: policy).evaluate(served, host: "example.com", at: Date())
-    verdict.certificateTransparency   // the answer, every SCT, counted or why not
+    let transparency = verdict.certificateTransparency  // the answer, every SCT, counted or why not
+    _ = lists
+    _ = policy
+    _ = verdict
+    _ = transparency
 }

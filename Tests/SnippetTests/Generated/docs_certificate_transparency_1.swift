@@ -13,4 +13,7 @@ func snippet_docs_certificate_transparency_1(lists: [CertificateTransparency.Log
     let fresh = try CertificateTransparency.LogList(json: listBytes, source: "log_list.json",
                                                     signature: signatureBytes, publisherKey: googleKeyPEM)
     try store.update(CertificateTransparency.Logs([fresh, appleList]))
+    _ = store
+    _ = configuration
+    _ = fresh
 }

@@ -18,4 +18,8 @@ func snippet_docs_recipes_0(group: any EventLoopGroup, host: String, port: Int, 
             }
         }
         .connect(host: host, port: port).get()
+    _ = policy
+    _ = verifier
+    _ = tls
+    _ = channel
 }

@@ -17,5 +17,9 @@ func snippet_docs_recipes_1(pin: String) async throws {
     let response = try await client.execute(HTTPClientRequest(url: "https://api.example.com/"), timeout: .seconds(15))
     print(response.status)
     try await client.shutdown()
+    _ = tls
+    _ = policy
+    _ = client
+    _ = response
 }
 #endif

@@ -9,5 +9,7 @@ func snippet_docs_recipes_2(app: Application, pin: String) async throws {
     let policy = TrustPolicy(pinning: .publicKeys(try PinnedPublicKeys(parsing: [pin])), anchors: .system)
     app.http.client.configuration = try .pinned(by: policy, base: app.http.client.configuration)
     let response = try await app.client.get("https://api.example.com/status")
+    _ = policy
+    _ = response
 }
 #endif

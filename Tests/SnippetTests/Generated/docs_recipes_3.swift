@@ -22,5 +22,8 @@ func snippet_docs_recipes_3(pin: String, serverURL: URL, call: @Sendable (AsyncH
         }
     }
     try await httpClient.shutdown()
+    _ = policy
+    _ = httpClient
+    _ = transport
 }
 #endif

@@ -10,5 +10,6 @@ func snippet_docs_recipes_5(verifier: PincheckClientCertificateVerifier) async t
     router.get("whoami") { _, context in
         await verifier.clientIdentities(in: context).map(\.description).joined(separator: ", ")
     }
+    _ = router
 }
 #endif

@@ -20,4 +20,10 @@ func snippet_docs_recipes_6(pin: String, context: ServerContext) async throws {
             certificateChain: [.file(path: "server.pem", format: .pem)], privateKey: .file(path: "server.key", format: .pem)))
     // in a handler, with its ServerContext:
     let caller = clients.decision(in: context)?.clientIdentities ?? []
+    _ = pinned
+    _ = settings
+    _ = transport
+    _ = clients
+    _ = server
+    _ = caller
 }
