@@ -6,10 +6,6 @@ package struct OpenSSLErrorEntry: Sendable, Hashable, CustomStringConvertible {
     package let detail: String?
 
     package var description: String {
-        // OpenSSL has its error strings only once asked to load them (libssl's initialisation
-        // does); without them a message reads "lib(32)::reason(105)". Loaded at the first
-        // rendering, so a process that shows no OpenSSL error never pays for them.
-        _ = OPENSSL_init_crypto(UInt64(OPENSSL_INIT_LOAD_CRYPTO_STRINGS), nil)
         var buffer = [CChar](repeating: 0, count: 256)
         ERR_error_string_n(code, &buffer, buffer.count)
         let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
