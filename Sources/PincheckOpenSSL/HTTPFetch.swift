@@ -331,22 +331,26 @@ package enum HTTPFetch {
     /// Whether OpenSSL says time ran out: its HTTP client's retry timeout, or a BIO's connect or
     /// transfer timeout. OpenSSL keeps its own clock, in whole seconds, which can run out just
     /// before the deadline here; a fetch it cut for time is still a timeout, not "unavailable".
-    private static func saysTimedOut(_ entry: OpenSSLErrorEntry) -> Bool {
-        let library = ERR_GET_LIB(entry.code), reason = ERR_GET_REASON(entry.code)
-        return (library == ERR_LIB_HTTP && reason == HTTP_R_RETRY_TIMEOUT)
-            || (library == ERR_LIB_BIO && (reason == BIO_R_TRANSFER_TIMEOUT || reason == BIO_R_CONNECT_TIMEOUT))
+    private static func saysTimedOut(_ entries: [OpenSSLErrorEntry]) -> Bool {
+        say(entries, library: ERR_LIB_HTTP, [HTTP_R_RETRY_TIMEOUT])
+            || say(entries, library: ERR_LIB_BIO, [BIO_R_TRANSFER_TIMEOUT, BIO_R_CONNECT_TIMEOUT])
+    }
+
+    /// Whether one of `entries` is from `library` for one of `reasons`.
+    private static func say(_ entries: [OpenSSLErrorEntry], library: Int32, _ reasons: [Int32]) -> Bool {
+        entries.contains { ERR_GET_LIB($0.code) == library && reasons.contains(ERR_GET_REASON($0.code)) }
     }
 
     /// What a fetch that OpenSSL ended with `entries` failed of. Internal for the tests, which
     /// raise OpenSSL's own errors: the race between its clock and `deadline` is not reproducible.
     static func failure(_ entries: [OpenSSLErrorEntry], maximumBytes: Int, deadline: ContinuousClock.Instant, seconds: Int) -> Failure {
-        if entries.contains(where: { ERR_GET_LIB($0.code) == ERR_LIB_HTTP && [HTTP_R_MAX_RESP_LEN_EXCEEDED, HTTP_R_ASN1_LEN_EXCEEDS_MAX_RESP_LEN].contains(ERR_GET_REASON($0.code)) }) {
+        if say(entries, library: ERR_LIB_HTTP, [HTTP_R_MAX_RESP_LEN_EXCEEDED, HTTP_R_ASN1_LEN_EXCEEDS_MAX_RESP_LEN]) {
             return .tooLarge(limit: maximumBytes)
         }
-        if entries.contains(where: { ERR_GET_LIB($0.code) == ERR_LIB_HTTP && [HTTP_R_MISSING_ASN1_ENCODING, HTTP_R_ERROR_PARSING_ASN1_LENGTH].contains(ERR_GET_REASON($0.code)) }) {
+        if say(entries, library: ERR_LIB_HTTP, [HTTP_R_MISSING_ASN1_ENCODING, HTTP_R_ERROR_PARSING_ASN1_LENGTH]) {
             return .notDER
         }
-        if ContinuousClock.now >= deadline || entries.contains(where: saysTimedOut) {
+        if ContinuousClock.now >= deadline || saysTimedOut(entries) {
             return .timedOut(seconds: seconds)
         }
         return .unavailable(entries.isEmpty ? "no response" : entries.map(\.description).joined(separator: "; "))

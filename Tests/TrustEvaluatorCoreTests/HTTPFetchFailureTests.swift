@@ -11,12 +11,14 @@ struct HTTPFetchFailureTests {
     /// The codes are OpenSSL's published ones (err.h, bioerr.h, httperr.h); each test also
     /// checks OpenSSL's own text for the code, so a wrong number fails here, not in the field.
     static func entry(library: UInt, reason: UInt) -> OpenSSLErrorEntry {
-        // A real entry comes from a call into libcrypto, whose first call initialises it and
-        // loads its error strings; these are made by hand, so make that call first (run alone,
-        // this suite would otherwise read "lib(32)::reason(105)").
-        _ = try? X509Handle(der: [0x30, 0x00], position: "a first call into libcrypto")
+        _ = libcryptoStarted
         return OpenSSLErrorEntry(code: (library << 23) | reason, detail: nil)
     }
+
+    /// A real entry comes from a call into libcrypto, whose first call initialises it and loads
+    /// its error strings; these are made by hand, so one such call is made first (run alone, the
+    /// suite would otherwise read "lib(32)::reason(105)").
+    static let libcryptoStarted: Void = { _ = try? X509Handle(der: [0x30, 0x00], position: "a first call into libcrypto") }()
 
     static let bio: UInt = 32, http: UInt = 61
     static let farDeadline = ContinuousClock.now + .seconds(3_600)
