@@ -30,7 +30,12 @@ func exchange(group: any EventLoopGroup, port: Int, host: String, verifier: Pinc
         }
         .connect(host: "127.0.0.1", port: port).get()
     channel.writeAndFlush(ByteBuffer(string: message), promise: nil)
-    let timeout = channel.eventLoop.scheduleTask(in: .seconds(15)) { promise.fail(ChannelError.connectTimeout(.seconds(15))) }
+    // Generous, and still a bound: the verifier evaluates in a detached task, on the cooperative
+    // pool that the whole test run shares. At the run's start that pool holds hundreds of queued
+    // tests (on 2 cores trivial ones report 20–33 s there), and a 15 s budget once ran out before
+    // the evaluation got a thread (Debian 13 leg, 2026-11-29).
+    let budget = TimeAmount.seconds(60)
+    let timeout = channel.eventLoop.scheduleTask(in: budget) { promise.fail(ChannelError.connectTimeout(budget)) }
     defer { timeout.cancel(); channel.close(promise: nil) }
     return try await promise.futureResult.get()
 }
