@@ -24,6 +24,9 @@
 #      --concurrency N), against `xargs -P N curl --pinnedpubkey` over HANDSHAKES/5 entries and
 #      `openssl s_time -new` (one process, sequential full handshakes, no name or pin check) for
 #      10 s, each on the same core. Its last lines are ratios.
+#   6. the metrics server under hostile peers (BENCH=watch, not in "all"): a release pincheck-watch,
+#      then scripts/watch-load.py: 50,000 pipelined requests never read, and 300 slow connections;
+#      resident memory after each (budget 64 MiB) and a normal scrape's time beside them.
 #   BENCH=evaluation scripts/bench.sh     only part 2 (BENCH=live: only part 1, BENCH=handshake: only
 #                                         part 3, BENCH=stack: only part 4, BENCH=throughput: part 5)
 set -euo pipefail
@@ -47,6 +50,31 @@ stack() {
   swift build -c release --enable-all-traits --product pincheck-stack-bench >&2
   .build/release/pincheck-stack-bench --certificates Certificates ${QUICK:+--quick}
 }
+watch_load() {
+  echo
+  echo "== pincheck-watch's /metrics under hostile peers: scripts/watch-load.py"
+  swift build -c release --static-swift-stdlib --product pincheck-watch >&2
+  local work pin pid port
+  work=$(mktemp -d)
+  pin=$(openssl x509 -in Certificates/rsa-leaf.pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64)
+  printf '{"version":1,"anchors":["%s"],"hosts":[{"pattern":"www.example.test","pins":["sha256/%s"]}]}\n' \
+    "$PWD/Certificates/rsa-root.pem" "$pin" > "$work/config.json"
+  # Nothing listens on port 9: each round is one quick network failure, and /metrics has series.
+  echo "www.example.test 127.0.0.1:9" > "$work/hosts.txt"
+  .build/release/pincheck-watch "$work/config.json" --hosts "$work/hosts.txt" --interval 1 --timeout 1 \
+    --listen 127.0.0.1:0 2> "$work/watch.err" &
+  pid=$!
+  for _ in $(seq 100); do
+    port=$(grep -o 'http://127.0.0.1:[0-9]*/metrics' "$work/watch.err" | grep -o ':[0-9]*/' | tr -d ':/' || true)
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+  [ -n "$port" ] || { cat "$work/watch.err" >&2; kill "$pid"; return 1; }
+  python3 scripts/watch-load.py --port "$port" --pid "$pid" --pipelined 50000 --slow 300 --budget-mib 64 || true
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+if [ "$BENCH" = watch ]; then watch_load; exit 0; fi
 if [ "$BENCH" = handshake ]; then handshake; exit 0; fi
 if [ "$BENCH" = stack ]; then stack; exit 0; fi
 

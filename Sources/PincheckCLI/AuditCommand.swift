@@ -53,7 +53,7 @@ struct Audit: ConsoleCommand {
         let fetcher = try revocation.fetcher(timeout: app.timeout)
         // This job's share of the hosts, without those its resume file already records.
         let shard = try fleet.resolvedShard()
-        let resume = try fleet.resume.map { path throws(PincheckError) in try ResumeFile(path: path, key: AuditPlan.Entry.recordKey) }
+        let resume = try fleet.resumeFile(command: "audit", key: AuditPlan.Entry.recordKey)
         if let resume, resume.cutBytes > 0 {
             Console.standardError.line("pincheck: note: cut a half-written last record (\(resume.cutBytes) bytes) off \(resume.path); its host is audited again")
         }

@@ -20,16 +20,32 @@ struct FleetOptions: ParsableArguments {
     var shardFromEnv = false
 
     @Option(help: ArgumentHelp(
-        "Append each host's JSON record to this file, and skip the hosts it already records: a killed run started again with the same file checks only the rest. A half-written last line is cut off, never trusted.",
+        "Append each host's JSON record to this file, and skip the hosts it already records: a killed run started again with the same file and options checks only the rest. A half-written last record is cut off, never trusted; a file this command reads, another job's file (locked) or records made with other options are refused.",
         valueName: "file"))
     var resume: String?
+
+    @Flag(help: ArgumentHelp("Wait for another job's lock on the --resume file instead of refusing it."))
+    var waitLock = false
 
     @Option(help: ArgumentHelp("Start at most this many handshakes per second, over all workers (default: no cap).", valueName: "n"))
     var rate: Double?
 
     func validate() throws {
         if shard != nil && shardFromEnv { throw ValidationError("give --shard or --shard-from-env, not both") }
-        if let rate, !(rate > 0 && rate <= 100_000) { throw ValidationError("--rate must be more than 0 and at most 100000 handshakes per second") }
+        if let rate, !(rate >= Self.minimumRate && rate <= 100_000) {
+            throw ValidationError("--rate must be at least 0.0167 (one handshake a minute) and at most 100000 handshakes per second")
+        }
+        if waitLock && resume == nil { throw ValidationError("--wait-lock waits for the --resume file's lock: give --resume") }
+    }
+
+    /// The slowest --rate: one handshake a minute (a slower one would look like a hang).
+    static let minimumRate = 1.0 / 60
+
+    /// The `--resume` file, opened for `command` (its run fingerprint from the invocation).
+    func resumeFile(command: String, key: ([UInt8]) -> String?) throws(PincheckError) -> ResumeFile? {
+        guard let resume else { return nil }
+        return try ResumeFile(path: resume, run: RunFingerprint(command: command, arguments: Invocation.arguments),
+                              waitForLock: waitLock, key: key)
     }
 
     /// The shard this run checks: `--shard`, or the environment's with `--shard-from-env`, or nil (every host).
@@ -37,7 +53,11 @@ struct FleetOptions: ParsableArguments {
     func resolvedShard(environment: [String: String] = ProcessInfo.processInfo.environment) throws(PincheckError) -> Shard? {
         guard shardFromEnv else { return shard }
         let indexVariables = ["JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"]
-        guard let (name, indexText) = indexVariables.lazy.compactMap({ name in environment[name].map { (name, $0) } }).first else {
+        let present = indexVariables.compactMap { name in environment[name].map { (name, $0) } }
+        guard present.count <= 1 else {
+            throw PincheckError(.invalidPolicy, "--shard-from-env: both JOB_COMPLETION_INDEX and AWS_BATCH_JOB_ARRAY_INDEX are set (\(present.map { "\($0.0)=\($0.1)" }.joined(separator: ", "))): unset the one that is not this job's index")
+        }
+        guard let (name, indexText) = present.first else {
             throw PincheckError(.invalidPolicy, "--shard-from-env: neither JOB_COMPLETION_INDEX (Kubernetes Indexed Job) nor AWS_BATCH_JOB_ARRAY_INDEX is set")
         }
         guard let countText = environment["PINCHECK_SHARD_COUNT"] else {
@@ -80,110 +100,6 @@ struct Shard: ExpressibleByArgument, Equatable, Sendable {
         let digest = Digest.sha256(Array(key.utf8))
         let word = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         return Int(word % UInt64(count))
-    }
-}
-
-/// The JSON-lines file of `--resume`: the keys of the records already in it, and the records this
-/// run appends. A last line without its newline (a job killed while writing it) is cut off before
-/// anything is appended; any other line that is not a record refuses the file.
-package final class ResumeFile: @unchecked Sendable {
-    // @unchecked Sendable: `descriptor` is written once; appends are single write(2) calls under `lock`.
-    private let lock = Lock()
-    private let descriptor: Int32
-    let path: String
-    /// The keys of the records the file held when it was opened.
-    let recorded: Set<String>
-    /// Bytes of a half-written last line that were cut off.
-    let cutBytes: Int
-
-    /// The longest record line read back (a chain of many large certificates fits).
-    static let maximumLineLength = 16 << 20
-
-    /// Opens (or creates) `path`.
-    /// - Parameter key: A record line's key (`HOST:PORT` for scan), or nil when the line is not a record.
-    /// - Throws: ``PincheckError`` `input.unreadable-file` when the file cannot be opened or holds a
-    ///   line that is not a record, `input.too-large` for a line over ``maximumLineLength``.
-    package init(path: String, key: ([UInt8]) -> String?) throws(PincheckError) {
-        self.path = path
-        let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard opened >= 0 else {
-            throw PincheckError(.unreadableFile, "cannot open the resume file: \(String(cString: strerror(errno)))", source: path)
-        }
-        var status = stat()
-        guard fstat(opened, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-            close(opened)
-            throw PincheckError(.unreadableFile, "the resume file is not a regular file", source: path)
-        }
-        var keys = Set<String>()
-        var pending: [UInt8] = []
-        var completeBytes = 0
-        var lineNumber = 0
-        var chunk = [UInt8](repeating: 0, count: 256 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(opened, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else {
-                close(opened)
-                throw PincheckError(.unreadableFile, "cannot read the resume file: \(String(cString: strerror(errno)))", source: path)
-            }
-            if count == 0 { break }
-            var start = 0
-            while let newline = chunk[start..<count].firstIndex(of: 0x0A) {
-                pending += chunk[start..<newline]
-                lineNumber += 1
-                if !pending.isEmpty {
-                    guard let recordKey = key(pending) else {
-                        close(opened)
-                        throw PincheckError(.unreadableFile, "line \(lineNumber) of the resume file is not a record of this command: give a file that only this command writes", source: path)
-                    }
-                    keys.insert(recordKey)
-                }
-                completeBytes += pending.count + 1
-                pending.removeAll(keepingCapacity: true)
-                start = newline + 1
-            }
-            pending += chunk[start..<count]
-            guard pending.count <= Self.maximumLineLength else {
-                close(opened)
-                throw PincheckError(.tooLarge, "line \(lineNumber + 1) of the resume file is longer than \(Self.maximumLineLength >> 20) MiB", source: path)
-            }
-        }
-        // Whatever follows the last newline was being written when the job stopped: cut off.
-        if !pending.isEmpty {
-            guard ftruncate(opened, off_t(completeBytes)) == 0 else {
-                close(opened)
-                throw PincheckError(.unreadableFile, "cannot cut the half-written last line off the resume file: \(String(cString: strerror(errno)))", source: path)
-            }
-        }
-        guard lseek(opened, 0, SEEK_END) >= 0 else {
-            close(opened)
-            throw PincheckError(.unreadableFile, "cannot append to the resume file: \(String(cString: strerror(errno)))", source: path)
-        }
-        descriptor = opened
-        recorded = keys
-        cutBytes = pending.count
-    }
-
-    deinit { close(descriptor) }
-
-    /// Appends one record line (a newline is added) in one write: a job killed mid-record leaves at
-    /// most that line half-written, which the next run cuts off.
-    /// - Throws: ``PincheckError`` `input.unreadable-file` when the write fails (a full disk).
-    package func append(_ line: String) throws(PincheckError) {
-        let bytes = Array((line + "\n").utf8)
-        let failure: Int32? = lock.withLock {
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-                if written < 0 && errno == EINTR { continue }
-                guard written > 0 else { return errno }
-                offset += written
-            }
-            return nil
-        }
-        if let failure {
-            throw PincheckError(.unreadableFile, "cannot write to the resume file: \(String(cString: strerror(failure)))", source: path)
-        }
     }
 }
 

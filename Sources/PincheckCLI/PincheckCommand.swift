@@ -94,7 +94,7 @@ public struct Pincheck: ParsableCommand {
         do {
             let command = try parseSubcommandAlone(root, arguments) ?? root.parseAsRoot(arguments)
             if let command = command as? any ConsoleCommand {
-                status = try command.execute(output).rawValue
+                status = try Invocation.$arguments.withValue(arguments) { try command.execute(output).rawValue }
             } else {
                 var other = command
                 try other.run()

@@ -40,7 +40,7 @@ struct Scan: ConsoleCommand {
     func execute(_ console: Console) throws -> ExitStatus {
         let runner = HostCheck(judge: try policy.makeJudge(defaultRevocation: .crl, fetchTimeout: connection.timeout), connection: connection, policy: policy)
         let selection = ScanSelection(shard: try fleet.resolvedShard(), defaultPort: connection.port,
-                                      resume: try fleet.resume.map { path throws(PincheckError) in try ResumeFile(path: path, key: ScanSelection.recordKey) })
+                                      resume: try fleet.resumeFile(command: "scan", key: ScanSelection.recordKey))
         if let resume = selection.resume, resume.cutBytes > 0 {
             Console.standardError.line("pincheck: note: cut a half-written last record (\(resume.cutBytes) bytes) off \(resume.path); its host is checked again")
         }

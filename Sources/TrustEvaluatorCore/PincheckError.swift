@@ -21,6 +21,7 @@ public struct PincheckError: Error, Sendable, Hashable, CustomStringConvertible 
             case network = "network.failure"
             case malformedRootProgramData = "input.root-program-data"
             case staleRootProgramData = "input.root-program-data-older"
+            case addressUnavailable = "input.address-unavailable"
         }
 
         private let base: Base
@@ -64,6 +65,9 @@ public struct PincheckError: Error, Sendable, Hashable, CustomStringConvertible 
         /// A root-program data file older than the data it would replace: refused, so a stale
         /// copy cannot undo a distrust (``RootPrograms/init(files:over:allowingOlder:)``).
         public static let staleRootProgramData = Code(.staleRootProgramData)
+        /// An address to listen on that cannot be had: taken by another process, or not one of
+        /// this machine's (`pincheck watch --listen`).
+        public static let addressUnavailable = Code(.addressUnavailable)
     }
 
     /// What kind of failure this is.

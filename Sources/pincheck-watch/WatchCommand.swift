@@ -1,4 +1,8 @@
 import ArgumentParser
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 import FoundationEssentials
 import Logging
 import PincheckCLI
@@ -19,7 +23,7 @@ struct Watch: ConsoleCommand {
             outcome (docs/watch.md, with alerting rules). --records FILE appends each check's audit \
             record (JSON Lines, with checkedAt).
             SIGTERM or SIGINT: no new host is started, the hosts in flight finish and are recorded, \
-            /metrics closes, exit 0. With --rounds N it stops by itself after N rounds; the exit code \
+            /metrics closes, exit 0. SIGHUP is ignored (logged): restart to read a changed configuration. With --rounds N it stops by itself after N rounds; the exit code \
             is then the last round's worst, as audit's: 0 allowed · 1 refused · 3 network or handshake \
             failure · 2 bad input (also a --listen address that cannot be bound).
             """)
@@ -65,6 +69,17 @@ struct Watch: ConsoleCommand {
         return (String(host), number)
     }
 
+    /// SIGHUP ignored, with a log line each time it comes.
+    static func ignoreHangUp(logger: Logger) -> any DispatchSourceSignal {
+        signal(SIGHUP, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        source.setEventHandler {
+            logger.notice("SIGHUP ignored: the configuration is read at start; restart pincheck-watch to read a changed one")
+        }
+        source.resume()
+        return source
+    }
+
     func execute(_ console: Console) throws -> ExitStatus {
         let configuration = try app.load()
         let plan = try audited.plan(configuration)
@@ -76,15 +91,23 @@ struct Watch: ConsoleCommand {
         for pattern in plan.unaudited {
             logger.notice("not watched: no host name given for this pattern (--hosts)", metadata: ["pattern": "\(pattern)"])
         }
-        let records = try records.map { path throws(PincheckError) in try ResumeFile(path: path, key: AuditPlan.Entry.recordKey) }
+        // A log of every check, not a resume file: records of an earlier configuration stay.
+        let records = try records.map { path throws(PincheckError) in
+            try ResumeFile(path: path, run: RunFingerprint(command: "watch", arguments: Invocation.arguments), sameRunOnly: false,
+                           key: AuditPlan.Entry.recordKey)
+        }
         let metrics = WatchMetrics()
         let (host, port) = try Self.listenAddress(listen)
         let server: MetricsServer
         do {
-            server = try MetricsServer.bind(host: host, port: port, metrics: metrics)
+            server = try MetricsServer.bind(host: host, port: port, respond: MetricsServer.routes(metrics: metrics))
         } catch {
-            throw PincheckError(.network, "cannot serve /metrics on \(listen): \(error)")
+            throw PincheckError(.addressUnavailable, "cannot serve /metrics on \(listen): \(error)")
         }
+        // SIGHUP (a terminal closed, or a reload asked for) would end the process by default: the
+        // configuration is read once, so it is ignored and said.
+        let hangUp = Self.ignoreHangUp(logger: logger)
+        defer { hangUp.cancel() }
         let checker = WatchChecker(
             settings: .init(entries: plan.entries, concurrency: audited.concurrency, interval: .milliseconds(Int64(interval * 1000)),
                             rounds: rounds, fixedTime: app.fixedTime, json: app.json),

@@ -37,7 +37,34 @@ final class WatchMetrics: Sendable {
     }
 
     /// The exposition, as `/metrics` serves it.
-    func exposition() -> [UInt8] { registry.emitToBuffer() }
+    func exposition() -> [UInt8] { Self.exposition(registry.emitToBuffer()) }
+
+    /// The registry's text with its special values spelled as the exposition format spells them:
+    /// swift-prometheus writes Swift's `nan`, `inf` and `-inf`; the format says `NaN`, `+Inf`, `-Inf`.
+    static func exposition(_ emitted: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(emitted.count + 64)
+        for line in emitted.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast(emitted.last == UInt8(ascii: "\n") ? 1 : 0) {
+            if line.first != UInt8(ascii: "#"), let space = line.lastIndex(of: UInt8(ascii: " ")) {
+                let value = line[line.index(after: space)...]
+                let spelled: String? = switch String(decoding: value, as: UTF8.self) {
+                case "nan", "-nan": "NaN"
+                case "inf", "+inf": "+Inf"
+                case "-inf": "-Inf"
+                default: nil
+                }
+                if let spelled {
+                    out += line[...space]
+                    out += Array(spelled.utf8)
+                    out.append(UInt8(ascii: "\n"))
+                    continue
+                }
+            }
+            out += line
+            out.append(UInt8(ascii: "\n"))
+        }
+        return out
+    }
 
     func roundFinished() {
         Counter(label: Name.rounds, dimensions: [], factory: factory).increment()

@@ -117,10 +117,11 @@ struct FleetScanTests {
         let beforeResume = try Self.records(shardFiles[1]).count
         #expect(beforeResume >= 1)
         #expect(beforeResume < list.count / 3, "the kill came before shard 1 was done, or the test proves nothing")
-        // As if the kill had landed in the middle of a record.
+        // As if the kill had landed in the middle of a record: the first half of one of its lines.
+        let firstRecord = try #require(try String(contentsOfFile: shardFiles[1], encoding: .utf8).split(separator: "\n").first)
         let handle = try #require(FileHandle(forWritingAtPath: shardFiles[1]))
         handle.seekToEndOfFile()
-        handle.write(Data("{\"target\":\"127.0.0.9:".utf8))
+        handle.write(Data(firstRecord.utf8.prefix(firstRecord.utf8.count / 2)))
         try handle.close()
 
         for index in 0..<3 {
@@ -195,7 +196,8 @@ struct FleetScanTests {
         let notOurs = try F.runBinary(base + ["--resume", foreign])
         #expect(notOurs.status == 2)
         #expect(notOurs.errors.contains("input.unreadable-file"))
-        #expect(notOurs.errors.contains("line 2 of the resume file is not a record"))
+        // A bare {"target":…} line is not a record: records carry the run that wrote them.
+        #expect(notOurs.errors.contains("line 1 of the records file is not a scan record"), "\(notOurs.errors)")
         #expect(try String(contentsOfFile: foreign, encoding: .utf8).hasSuffix("{\"target\":\"b:1\"}\n"), "a refused file is left as it was")
         let noCount = try F.runBinary(base + ["--shard-from-env"], environment: ["JOB_COMPLETION_INDEX": "0", "PINCHECK_SHARD_COUNT": ""])
         #expect(noCount.status == 2)
@@ -207,7 +209,7 @@ struct FleetScanTests {
         #expect(both.status == 2)
         let directory = try F.runBinary(base + ["--resume", FileManager.default.temporaryDirectory.path])
         #expect(directory.status == 2)
-        #expect(directory.errors.contains("input.unreadable-file") && directory.errors.contains("resume file"), "\(directory.errors)")
+        #expect(directory.errors.contains("input.unreadable-file") && directory.errors.contains("records file"), "\(directory.errors)")
     }
 
     @Test("audit: two shards with resume files hold every host's record exactly once")

@@ -96,6 +96,16 @@ struct WatchCommandTests {
     enum Exposition {
         struct Malformed: Error, CustomStringConvertible { let line: String; var description: String { "not exposition format: \(line)" } }
 
+        /// A sample value as the format spells it: a number, `NaN`, `+Inf` or `-Inf` (not Swift's `nan`).
+        static func value(_ text: String) -> Double? {
+            switch text {
+            case "NaN": return .nan
+            case "+Inf": return .infinity
+            case "-Inf": return -.infinity
+            default: return text.contains(where: { $0.isLetter && $0 != "e" && $0 != "E" }) ? nil : Double(text)
+            }
+        }
+
         /// Samples by series (`name{labels}` as written).
         static func parse(_ text: String) throws -> [String: Double] {
             var typed = Set<String>()
@@ -111,7 +121,7 @@ struct WatchCommandTests {
                 } else if let match = try sample.wholeMatch(in: line) {
                     let metric = String(match.output[1].substring!)
                     let valueText = String(match.output[match.output.count - 1].substring!)
-                    guard typed.contains(metric), let value = Double(valueText) ?? (valueText.lowercased() == "nan" ? .nan : nil) else {
+                    guard typed.contains(metric), let value = Self.value(valueText) else {
                         throw Malformed(line: String(line))
                     }
                     samples[String(line[..<line.lastIndex(of: " ")!])] = value
@@ -240,6 +250,7 @@ struct WatchCommandTests {
         let busy = try F.runBinary(["watch", config, "--listen", "127.0.0.1:\(taken.port)"])
         #expect(busy.status == 2)
         #expect(busy.errors.contains("cannot serve /metrics on 127.0.0.1:\(taken.port)"))
+        #expect(busy.errors.contains("error[input.address-unavailable]"), "an address error, not a network failure: \(busy.errors)")
         for arguments in [["--listen", "localhost"], ["--listen", "127.0.0.1:70000"], ["--interval", "0"], ["--rounds", "0"]] {
             #expect(try F.runBinary(["watch", config] + arguments).status == 2, "\(arguments)")
         }
