@@ -207,10 +207,10 @@ struct RootProgramOptions: ParsableArguments {
     var program: ProgramArgument { programArgument ?? .both }
 
     @Option(name: .customLong("root-store-data"),
-            help: ArgumentHelp("A newer root-program file read over the bundled data: Mozilla's certdata.txt, CCADB records (JSON lines) or Chrome Root Store constraints (JSON); repeatable, one of each kind. An older one is refused.", valueName: "file"))
+            help: ArgumentHelp("A newer root-program file read over the bundled data: Mozilla's certdata.txt, CCADB records (JSON lines) or Chrome Root Store constraints (JSON); repeatable, one of each kind. An older one, or one with under three quarters of the bundled data's roots (a file cut short), is refused.", valueName: "file"))
     var dataFiles: [String] = []
 
-    @Flag(name: .customLong("allow-older-root-store-data"), help: "Accept a --root-store-data file older than the bundled data of its kind.")
+    @Flag(name: .customLong("allow-older-root-store-data"), help: "Accept a --root-store-data file older, or with far fewer roots, than the bundled data of its kind.")
     var allowOlder = false
 
     /// The data: bundled, or the files read over it.

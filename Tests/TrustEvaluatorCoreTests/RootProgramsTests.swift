@@ -71,6 +71,32 @@ struct RootProgramDataTests {
         #expect(chrome.anchors.first { $0.name == "GLOBALTRUST 2020" }?.distrustAfter == .some(Date(timeIntervalSince1970: 1_719_791_999)))
     }
 
+    @Test("root-program files cut short at a line boundary are refused with input.root-program-data; the whole files load",
+          .enabled(if: SharedData.has("rootstores")))
+    func cutFilesRefused() throws {
+        for name in ["ccadb-records.jsonl", "nss-certdata.txt"] {
+            let whole = try Self.file(name)
+            let loaded = try RootPrograms(files: [(whole, name)])
+            #expect(loaded.sources.contains { $0.revision == "file \(name)" })
+            // The first half of its lines: each line whole, so every record parses.
+            let lines = whole.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            var half = Array(lines.prefix(lines.count / 2).joined(separator: [UInt8(ascii: "\n")])) + [UInt8(ascii: "\n")]
+            if name.hasSuffix(".txt") {
+                // certdata.txt cut after an object's END line, so the cut text is itself well formed.
+                let end = Array("\nEND\n".utf8)
+                let last = (0...(half.count - end.count)).last { half[$0..<($0 + end.count)].elementsEqual(end) }
+                half = Array(half[..<(try #require(last) + end.count)])
+            }
+            do {
+                _ = try RootPrograms(files: [(half, name)])
+                Issue.record("\(name) cut in half was accepted")
+            } catch {
+                #expect(error.code == .malformedRootProgramData, "\(name): \(error)")
+                #expect(error.message.contains("where the data in use holds") || name.hasSuffix(".txt"), "\(error.message)")
+            }
+        }
+    }
+
     @Test("a root re-issued with the same subject and key is the program's root; another key under the same name is not")
     func subjectAndKey() {
         let root = Fixtures.rsaRoot

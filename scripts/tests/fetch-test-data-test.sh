@@ -3,8 +3,9 @@
 # an ephemeral port): a dataset made for the test, with its own manifest, so the test needs
 # neither ../shared nor the network. A good archive is kept; a tampered one, one with a member
 # outside its folder, one with a link, one over its download budget, one that unpacks beyond its
-# size and a missing one are refused,
-# each leaving nothing behind.
+# size (also behind an owner name with a space, which shifts `tar -tv`'s columns) and a missing
+# one are refused, each leaving nothing behind, not even an empty destination. A folder a killed
+# run left half-moved is verified and fetched again; two runs at once leave one copy.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
@@ -38,6 +39,8 @@ expect() { # name, wanted exit status, what must be left in the destination (yes
   local status=0
   PINCHECK_DATA_DIR="$work/dest" scripts/fetch-test-data.sh sample > "$work/out" 2>&1 || status=$?
   local kept=no; [ -d "$work/dest/sample" ] && kept=yes
+  # Nothing kept means nothing at all: no empty destination folder, no scratch, no lock.
+  if [ "$kept" = no ] && [ -e "$work/dest" ] && [ -z "${KEEP_DEST:-}" ]; then kept="no, but $(ls -A "$work/dest" | tr '\n' ' ')left in $work/dest"; fi
   if [ "$status" = "$2" ] && [ "$kept" = "$3" ]; then
     echo "fetch-test-data-test: $1: exit $status, kept $kept: $(tail -1 "$work/out")"
   else
@@ -79,6 +82,34 @@ repack "$work/bomb"
 expect "a small archive that unpacks beyond its size is refused before unpacking" 1 no
 grep -q 'more than the manifest' "$work/out" || { echo "fetch-test-data-test: FAILED the size refusal does not name the size" >&2; fails=$((fails + 1)); }
 
+mkdir -p "$work/owner" && tar -C "$work/owner" -xzf "$work/good/sample.tar.gz"
+head -c 2000000 /dev/zero > "$work/owner/sub/b.txt"
+tar -C "$work/owner" --owner='evil user:0' --group='some group:0' -czf "$work/mirror/sample.tar.gz" .
+expect "an owner name with a space does not void the size budget" 1 no
+grep -q 'more than the manifest' "$work/out" || { echo "fetch-test-data-test: FAILED the size refusal behind an odd owner name does not name the size" >&2; fails=$((fails + 1)); }
+
+cp "$work/good/sample.tar.gz" "$work/mirror/sample.tar.gz"
+# A run killed during the move: one of the two files there, no marker. Verified, found short, fetched again.
+mkdir -p "$work/dest/sample" && printf 'one\n' > "$work/dest/sample/a.txt"
+expect "a folder a killed run left is verified and fetched again" 0 yes
+# Two runs at once: one waits for the other's lock; one copy, no copy nested in another.
+( PINCHECK_DATA_DIR="$work/dest" scripts/fetch-test-data.sh sample > "$work/out1" 2>&1; echo $? > "$work/status1" ) &
+first=$!
+( PINCHECK_DATA_DIR="$work/dest" scripts/fetch-test-data.sh sample > "$work/out2" 2>&1; echo $? > "$work/status2" ) &
+second=$!
+wait "$first" "$second"
+nested=$(find "$work/dest" -mindepth 2 -name sample | wc -l)
+if [ "$(cat "$work/status1")$(cat "$work/status2")" = 00 ] && [ "$nested" = 0 ] && \
+   [ "$(cd "$work/dest/sample" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)" = "$digest" ]; then
+  echo "fetch-test-data-test: two runs at once: both exit 0, one verified copy"
+else
+  echo "fetch-test-data-test: FAILED two runs at once: exits $(cat "$work/status1") $(cat "$work/status2"), $nested nested copies" >&2
+  cat "$work/out1" "$work/out2" >&2
+  fails=$((fails + 1))
+fi
+rm -rf "$work/dest"
+scripts/fetch-test-data.sh --help | grep -q 'PINCHECK_DATA_URL' || { echo "fetch-test-data-test: FAILED --help" >&2; fails=$((fails + 1)); }
+
 rm -f "$work/mirror/sample.tar.gz"
 expect "a dataset the mirror does not have is refused" 1 no
 
@@ -86,4 +117,4 @@ cp "$work/good/sample.tar.gz" "$work/mirror/sample.tar.gz"
 PINCHECK_DATA_URL= expect "without PINCHECK_DATA_URL nothing is fetched" 3 no
 
 [ "$fails" = 0 ] || { echo "fetch-test-data-test: $fails failed" >&2; exit 1; }
-echo "fetch-test-data-test: 8 cases passed"
+echo "fetch-test-data-test: 12 cases passed"

@@ -21,18 +21,21 @@ extension RootPrograms {
     ///   - files: Each file's bytes and its name (for messages and ``Source/revision``).
     ///   - base: The data the files update; ``bundled`` by default.
     ///   - allowingOlder: Accept a file whose data ends before `base`'s of the same kind (its
-    ///     newest root or date is older): false by default, so a stale copy cannot quietly undo a
-    ///     distrust.
-    /// - Throws: ``PincheckError``: `input.root-program-data` for a file that is none of the three
-    ///   or is malformed; `input.root-program-data-older` for an older one; `policy.invalid` when
+    ///     newest root or date is older), or that holds far fewer roots (under
+    ///     ``completenessShare`` of them): false by default, so a stale copy cannot quietly undo a
+    ///     distrust and a file cut short cannot make the roots it lost private.
+    /// - Throws: ``PincheckError``: `input.root-program-data` for a file that is none of the three,
+    ///   is malformed, or holds under ``completenessShare`` of the roots `base` has of its kind; `input.root-program-data-older` for an older one; `policy.invalid` when
     ///   `base` was not made from files, or two files are of one kind.
     public init(files: [(bytes: [UInt8], name: String)], over base: RootPrograms = .bundled, allowingOlder: Bool = false) throws(PincheckError) {
         guard var facts = base.facts else {
             throw PincheckError(.invalidPolicy, "these root programs were not made from the programs' files: load files over RootPrograms.bundled")
         }
         var seen: Set<Source.Kind> = []
+        let before = facts
         for file in files {
             let (kind, source) = try Self.read(file.bytes, name: file.name, into: &facts)
+            if !allowingOlder { try Self.checkComplete(kind, read: facts, replacing: before, name: file.name) }
             guard seen.insert(kind).inserted else {
                 throw PincheckError(.invalidPolicy, "two \(kind.rawValue) files given; give one of each kind", source: file.name)
             }
@@ -103,6 +106,30 @@ extension RootPrograms {
         facts.intermediates = records.intermediates
         let asOf = records.roots.compactMap(\.validFrom).max() ?? .distantPast
         return (.ccadb, Source(kind: .ccadb, revision: revision, asOf: asOf))
+    }
+
+    /// The least share of the data in use that a file of the same kind must hold: a program adds
+    /// and removes a handful of roots a year, so a file with under three quarters of them (CCADB
+    /// records cut at a line boundary parse, and make every missing root private) is refused.
+    public static let completenessShare = 0.75
+
+    /// Refuses a file whose counts fall far below those of the data it replaces.
+    private static func checkComplete(_ kind: Source.Kind, read facts: RootProgramFacts, replacing base: RootProgramFacts,
+                                      name: String) throws(PincheckError) {
+        let counts: [(what: String, read: Int, inUse: Int)] = switch kind {
+        case .mozillaCertdata: [("Mozilla roots", facts.mozilla.count, base.mozilla.count)]
+        case .chromeConstraints: [("Chrome Root Store anchors", facts.chrome.count, base.chrome.count)]
+        case .ccadb: [
+            ("Chrome roots", facts.ccadb.filter { $0.chrome == "Included" }.count, base.ccadb.filter { $0.chrome == "Included" }.count),
+            ("Mozilla roots", facts.ccadb.filter { $0.mozilla == "Included" }.count, base.ccadb.filter { $0.mozilla == "Included" }.count),
+            ("TLS intermediates", facts.intermediates?.count ?? 0, base.intermediates?.count ?? 0),
+        ]
+        }
+        for count in counts where Double(count.read) < Double(count.inUse) * completenessShare {
+            throw PincheckError(.malformedRootProgramData,
+                                "it holds \(count.read) \(count.what) where the data in use holds \(count.inUse): a file cut short is refused (under \(Int(completenessShare * 100)) % of the data it would replace), so missing roots cannot quietly become private ones",
+                                source: name)
+        }
     }
 
     /// "…, version_major 17 (commit c076418d…)" → "v17 c076418d…"; anything else as it is.
