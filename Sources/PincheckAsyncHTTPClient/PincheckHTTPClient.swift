@@ -288,8 +288,11 @@ public struct PincheckHTTPClient: Sendable {
         }
         let validation = policy.validation
         let issuers: [IssuerLookup.Fetched]
+        // Anchors from the system's store: a public-facing server, whose issuers are public, so
+        // no caIssuers URL of its (not yet verified) leaf is fetched from a private network.
+        let publicFacing = if case .system = validation.anchors.origin { true } else { false }
         switch await fetcher.issuers.certificates(above: leaf, anchors: validation.anchors.certificates,
-                                                  intermediates: validation.additionalIntermediates) {
+                                                  intermediates: validation.additionalIntermediates, publicFacing: publicFacing) {
         case .success(let found): issuers = found
         case .failure(let problem): return unavailable("the leaf's issuer, which its CRL is verified with, was not found: \(problem.text)")
         }

@@ -334,8 +334,12 @@ package struct RevocationOptions: ParsableArguments {
     /// The fetcher, keeping CRLs in `--crl-cache` when given, each fetch bounded by `timeout`
     /// seconds (the command's `--timeout`) when given.
     /// - Throws: ``PincheckError`` when `--crl-cache` is missing, not a folder, or writable by others.
+    @Flag(help: ArgumentHelp("Fetch no CRL or issuer from a private network (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7), where an enterprise PKI's CRLs usually are: for a run that must not reach the internal network."))
+    var refusePrivateFetches = false
+
     package func fetcher(timeout: Double? = nil) throws(PincheckError) -> RevocationListFetcher {
         var limits = RevocationListFetcher.Limits()
+        limits.allowsPrivateNetworks = !refusePrivateFetches
         if let timeout { limits.timeout = .milliseconds(Int64((timeout * 1000).rounded(.up))) }
         guard let crlCache else { return RevocationListFetcher(limits: limits) }
         return try RevocationListFetcher(limits: limits, cachingIn: crlCache)

@@ -149,14 +149,21 @@ package struct IPAddress: Sendable, Hashable {
     /// unspecified, multicast and reserved addresses are refused always; loopback unless allowed.
     /// IPv4 carried in IPv6 (mapped, NAT64) is judged as the IPv4 address it carries.
     package func forbidden(allowingLoopback: Bool) -> String? {
+        forbidden(allowingLoopback: allowingLoopback, allowingPrivate: true)
+    }
+
+    /// The same, and private networks (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) refused
+    /// unless `allowingPrivate`.
+    package func forbidden(allowingLoopback: Bool, allowingPrivate: Bool) -> String? {
         if isV6 {
             let b = bytes
             if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xFF && b[11] == 0xFF {
-                return IPAddress(bytes: Array(b[12...])).forbidden(allowingLoopback: allowingLoopback)
+                return IPAddress(bytes: Array(b[12...])).forbidden(allowingLoopback: allowingLoopback, allowingPrivate: allowingPrivate)
             }
             if b[0..<12] == [0x00, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0] {
-                return IPAddress(bytes: Array(b[12...])).forbidden(allowingLoopback: allowingLoopback)
+                return IPAddress(bytes: Array(b[12...])).forbidden(allowingLoopback: allowingLoopback, allowingPrivate: allowingPrivate)
             }
+            if !allowingPrivate && (b[0] & 0xFE) == 0xFC { return "a private (unique local) address" }
             if b.allSatisfy({ $0 == 0 }) { return "the unspecified address" }
             if b[0..<15].allSatisfy({ $0 == 0 }) && b[15] == 1 { return allowingLoopback ? nil : "a loopback address" }
             if b[0] == 0xFE && (b[1] & 0xC0) == 0x80 { return "a link-local address" }
@@ -176,7 +183,23 @@ package struct IPAddress: Sendable, Hashable {
         }
         // Alibaba Cloud's metadata service, outside the link-local range.
         if b == [100, 100, 100, 200] { return "a cloud metadata address" }
+        if !allowingPrivate {
+            if b[0] == 10 || (b[0] == 172 && (b[1] & 0xF0) == 16) || (b[0] == 192 && b[1] == 168) { return "a private address" }
+            if b[0] == 100 && (b[1] & 0xC0) == 64 { return "a shared (carrier-grade NAT) address" }
+        }
         return nil
+    }
+
+    /// An IPv4 address in any spelling the resolver and proxies accept for one: `2130706433`,
+    /// `0x7f000001`, `0177.0.0.1`, `127.1` (inet_aton's forms); nil for anything else.
+    package init?(legacyIPv4 text: String) {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "x") || $0 == UInt8(ascii: "X")
+                                                     || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                                                     || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+                                                     || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains($0) }) else { return nil }
+        var v4 = in_addr()
+        guard inet_aton(text, &v4) != 0 else { return nil }
+        bytes = withUnsafeBytes(of: &v4) { Array($0) }
     }
 
     package var description: String {
@@ -208,13 +231,51 @@ package enum HTTPFetch {
         case refused(String)
     }
 
-    /// Which destinations a fetch may reach.
+    /// Which destinations a fetch may reach. The rule, in one place (docs/revocation.md says it
+    /// too): never a link-local, metadata, unspecified, multicast or reserved address, nor a
+    /// cloud metadata name; loopback (and `localhost`) only when allowed; private networks unless
+    /// refused. Names are vetted as the URL spells them, whether or not a proxy is used (a proxy
+    /// resolves what it is handed, so an IP literal in any spelling is judged as its address);
+    /// without a proxy every address a name resolves to is vetted too.
     package struct Destinations: Sendable, Hashable {
         /// Loopback addresses: only when the certificates come from this machine (a test, a
         /// local server); never for a remote peer's certificate.
         package var loopback: Bool
+        /// Private networks (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7): where enterprise
+        /// CRLs live, so allowed unless an operator or a public-facing road refuses them.
+        package var privateNetworks: Bool
 
-        package init(loopback: Bool = false) { self.loopback = loopback }
+        package init(loopback: Bool = false, privateNetworks: Bool = true) {
+            self.loopback = loopback
+            self.privateNetworks = privateNetworks
+        }
+
+        /// Names of cloud metadata services (the addresses they answer at are refused by address).
+        static let metadataNames: Set<String> = ["metadata", "metadata.google.internal", "metadata.goog", "instance-data",
+                                                 "instance-data.ec2.internal", "metadata.azure.internal", "metadata.oraclecloud.com"]
+
+        /// Why a URL naming `host` must not be fetched; nil when it may be tried.
+        package func forbidden(host: String) -> String? {
+            var name = host.lowercased()
+            while name.hasSuffix(".") { name.removeLast() }
+            if let address = IPAddress(name) ?? IPAddress(legacyIPv4: name) {
+                return address.forbidden(allowingLoopback: loopback, allowingPrivate: privateNetworks)
+            }
+            if name == "localhost" || name.hasSuffix(".localhost") { return loopback ? nil : "a loopback name" }
+            if Self.metadataNames.contains(name) { return "a cloud metadata name" }
+            return nil
+        }
+    }
+
+    /// The end of a refusal's sentence: what is never fetched, and what can be allowed, with its knob.
+    static func refusal(_ why: String) -> String {
+        if why.contains("loopback") {
+            return "Pincheck fetches only when loopback is allowed (RevocationListFetcher.Limits.allowsLoopback; certificates from this machine only)"
+        }
+        if why.contains("private") || why.contains("shared (carrier") {
+            return "this fetcher refuses (RevocationListFetcher.Limits.allowsPrivateNetworks, or the command's --refuse-private-fetches)"
+        }
+        return "Pincheck never fetches from"
     }
 
     /// The most redirects followed (same host and port only).
@@ -224,7 +285,7 @@ package enum HTTPFetch {
     /// - Parameters:
     ///   - timeout: For resolving (when no proxy is used), connecting and the transfer together.
     ///   - proxy: nil honours `http_proxy`/`no_proxy` from the environment; "" uses none. Through
-    ///     a proxy the proxy resolves names: only IP literals in the URL are vetted here.
+    ///     a proxy the proxy resolves names: the URL's name is vetted here (``Destinations``).
     package static func get(_ url: String, maximumBytes: Int, timeout: Duration, proxy: String?,
                             destinations: Destinations = Destinations()) -> Result<[UInt8], Failure> {
         if let why = HTTPURL.problem(url) { return .failure(.refused(why)) }
@@ -272,8 +333,8 @@ package enum HTTPFetch {
             guard let proxy else { return OSSL_HTTP_adapt_proxy(nil, nil, host, 0).map { String(cString: $0) } }
             return proxy.withCString { given in OSSL_HTTP_adapt_proxy(given, nil, host, 0).map { String(cString: $0) } }
         }
-        if let literal = IPAddress(url.host), let why = literal.forbidden(allowingLoopback: destinations.loopback) {
-            return .failure(.refused("\(url.host) is \(why), which Pincheck never fetches from"))
+        if let why = destinations.forbidden(host: url.host) {
+            return .failure(.refused("\(url.host) is \(why), which \(Self.refusal(why))"))
         }
         var socketBIO: OpaquePointer? = nil
         if viaProxy == nil {
@@ -392,8 +453,8 @@ package enum HTTPFetch {
                 }
             default: continue
             }
-            if let why = ip.forbidden(allowingLoopback: destinations.loopback) {
-                return .failure(.refused("\(url.host) resolves to \(ip.description), \(why), which Pincheck never fetches from"))
+            if let why = ip.forbidden(allowingLoopback: destinations.loopback, allowingPrivate: destinations.privateNetworks) {
+                return .failure(.refused("\(url.host) resolves to \(ip.description), \(why), which \(Self.refusal(why))"))
             }
             candidates.append((current.pointee.ai_family, bytes, ip))
         }

@@ -96,7 +96,7 @@ struct IssuerLookupTests {
         #expect(transport.total == IssuerLookup.maximumFetchesPerLeaf)
     }
 
-    @Test("fetches in flight are bounded; connections waiting for the same URL share one fetch")
+    @Test("fetches in flight are bounded, and a lookup past them waits for a slot; connections waiting for the same URL share one fetch")
     func inFlightBounded() async throws {
         let first = try Ladder(depth: 1)
         let second = try Ladder(depth: 1)
@@ -114,17 +114,78 @@ struct IssuerLookupTests {
         let url = "http://aia.pincheck.test/ca-1.cer"
         for _ in 0..<2000 where lookup.waiters(for: url) < 2 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(lookup.waiters(for: url) == 2)
-        let refused = await lookup.certificates(above: other.certificate, anchors: [second.root.certificate], intermediates: [])
+        async let c = lookup.certificates(above: other.certificate, anchors: [second.root.certificate], intermediates: [])
+        for _ in 0..<2000 where lookup.queuedLookups < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(lookup.queuedLookups == 1, "the third lookup waits for the one slot")
+        #expect(transport.counts.withLock { $0 } == [url: 1], "nothing else fetched while the slot is taken")
         gate.signal()
-        let (ra, rb) = await (a, b)
+        let (ra, rb, rc) = await (a, b, c)
         #expect(try ra.get().map(\.certificate) == [first.cas[0].certificate])
         #expect(try rb.get().map(\.certificate) == [first.cas[0].certificate])
-        guard case .failure(let problem) = refused else {
-            Issue.record("expected the second URL to be refused while one fetch is under way, got \(refused)")
-            return
+        #expect(try rc.get().map(\.certificate) == [second.cas[0].certificate], "the queued lookup ran once the slot was free")
+        #expect(transport.counts.withLock { $0 } == [url: 1, otherURL: 1])
+    }
+
+    /// A leaf forged under the ladder's CA: the CA's name and key identifier, another key's signature.
+    static func forgedLeaf(under ladder: Ladder, url: String) throws -> Certificate {
+        let identifier = try #require(ladder.cas[0].certificate.handle.facts.subjectKeyIdentifier)
+        let impostor = try ladder.pki.make("Ladder CA 1", ca: 0, signedBy: ladder.root,
+                                           extensions: ["subjectKeyIdentifier=" + identifier.map { String(format: "%02X", $0) }.joined(separator: ":")])
+        return try ladder.pki.make("victim.example.test", dnsNames: ["victim.example.test"], signedBy: impostor,
+                                   extensions: ["authorityInfoAccess=caIssuers;URI:\(url)"]).certificate
+    }
+
+    @Test("a hostile leaf naming a CA's caIssuers URL blinds nobody: the CA's leaves still find their issuer, a kept issuer stays, and the hostile leaf costs no fetch the second time")
+    func hostileLeafCannotBlind() async throws {
+        let ladder = try Ladder(depth: 1)
+        let url = "http://aia.pincheck.test/ca-1.cer"
+        let forged = try Self.forgedLeaf(under: ladder, url: url)
+        #expect(forged.issuer == ladder.leaf.certificate.issuer)
+        #expect(forged.handle.facts.authorityKeyIdentifier == ladder.leaf.certificate.handle.facts.authorityKeyIdentifier)
+        // Another hostile leaf names the URL for an issuer it does not serve at all.
+        let stranger = try ladder.pki.make("Stranger CA", ca: 0, signedBy: ladder.root)
+        let misnamed = try ladder.pki.make("misnamed.example.test", signedBy: stranger, extensions: ["authorityInfoAccess=caIssuers;URI:\(url)"]).certificate
+        let transport = Transport(ladder.served)
+        let lookup = Self.lookup(transport)
+        let anchors = [ladder.root.certificate]
+
+        for hostile in [forged, misnamed] {
+            guard case .failure = await lookup.certificates(above: hostile, anchors: anchors, intermediates: []) else {
+                Issue.record("a hostile leaf found an issuer")
+                return
+            }
         }
-        #expect(problem.text.contains("under way"), "\(problem.text)")
-        #expect(transport.counts.withLock { $0 } == ["http://aia.pincheck.test/ca-1.cer": 1])
+        #expect(transport.total == 2)
+        // The CA's own leaf: its issuer is fetched (no failure of another leaf stands in its way) and kept.
+        let found = try await lookup.certificates(above: ladder.leaf.certificate, anchors: anchors, intermediates: []).get()
+        #expect(found.map(\.certificate) == [ladder.cas[0].certificate])
+        #expect(transport.total == 3)
+        lookup.keep(found)
+        // The hostile leaves again: remembered as failed, no fetch; and the kept issuer is not dropped for them.
+        for hostile in [forged, misnamed] {
+            guard case .failure(let problem) = await lookup.certificates(above: hostile, anchors: anchors, intermediates: []) else {
+                Issue.record("a hostile leaf found an issuer the second time")
+                return
+            }
+            #expect(problem.text.contains("not tried again yet"), "\(problem.text)")
+        }
+        #expect(transport.total == 3)
+        #expect(try await lookup.certificates(above: ladder.leaf.certificate, anchors: anchors, intermediates: []).get().map(\.certificate)
+                == [ladder.cas[0].certificate])
+        #expect(transport.total == 3, "the kept issuer answered")
+    }
+
+    @Test("every caIssuers URL of a certificate is tried, in order, until one serves its issuer")
+    func everyURLTried() async throws {
+        let ladder = try Ladder(depth: 1)
+        let dead = "http://dead.pincheck.test/ca.cer", good = "http://aia.pincheck.test/ca-1.cer"
+        let leaf = try ladder.pki.make("two.example.test", dnsNames: ["two.example.test"], signedBy: ladder.cas[0],
+                                       extensions: ["authorityInfoAccess=caIssuers;URI:\(dead),caIssuers;URI:\(good)"]).certificate
+        #expect(leaf.handle.caIssuersURLs == [dead, good])
+        let transport = Transport(ladder.served)
+        let found = try await Self.lookup(transport).certificates(above: leaf, anchors: [ladder.root.certificate], intermediates: []).get()
+        #expect(found.map(\.url) == [good])
+        #expect(transport.counts.withLock { $0 } == [dead: 1, good: 1])
     }
 
     @Test("a caIssuers server that trickles is cut at the fetcher's timeout, and the failure is remembered",
@@ -144,12 +205,13 @@ struct IssuerLookupTests {
                 return
             }
             #expect(problem.text.contains("took too long"), "\(problem.text)")
-            #expect(attempt == 1 || problem.text.contains("not asked again yet"), "\(problem.text)")
+            // The second time the leaf's own failure answers (or the URL's, for another leaf).
+            #expect(attempt == 1 || problem.text.contains("again yet"), "\(problem.text)")
         }
         #expect(server.requests(for: "/ca-1.cer") == 1, "the second lookup meets the remembered failure")
     }
 
-    @Test("a kept issuer that did not issue the next leaf naming its URL is dropped, and the URL fetched again once")
+    @Test("a CA that replaces what its URL serves: the new intermediate is fetched beside the kept one, and the kept one still answers its own leaves")
     func keptMismatchIsFetchedAgain() async throws {
         // Two PKIs with the same names and URLs: the CA replaced the intermediate it publishes.
         let before = try Ladder(depth: 1), after = try Ladder(depth: 1)
@@ -165,14 +227,77 @@ struct IssuerLookupTests {
         let again = try await lookup.certificates(above: after.leaf.certificate, anchors: [after.root.certificate], intermediates: []).get()
         #expect(again.map(\.certificate) == [after.cas[0].certificate])
         #expect(fetches.withLock { $0 } == 2)
-        // The old leaf now meets the new intermediate: dropped in turn, fetched again, and refused
-        // by what the URL serves, not by what was kept.
-        let old = await lookup.certificates(above: before.leaf.certificate, anchors: [before.root.certificate], intermediates: [])
-        guard case .failure(let problem) = old else {
-            Issue.record("the old leaf was given an issuer the URL no longer serves")
+        lookup.keep(again)
+        // Both kept under the one URL: each leaf finds its own, with no fetch.
+        #expect(try await lookup.certificates(above: before.leaf.certificate, anchors: [before.root.certificate], intermediates: []).get()
+                .map(\.certificate) == [before.cas[0].certificate])
+        #expect(try await lookup.certificates(above: after.leaf.certificate, anchors: [after.root.certificate], intermediates: []).get()
+                .map(\.certificate) == [after.cas[0].certificate])
+        #expect(fetches.withLock { $0 } == 2)
+    }
+
+    @Test("destinations, whatever the route: through a proxy, loopback and metadata names and IP literals in any spelling are refused before the proxy sees them; private networks go unless refused")
+    func destinationsThroughProxy() throws {
+        let proxy = try TestCRLServer(["/ca.cer": .bytes([0x30, 0x03, 0x02, 0x01, 0x01])])
+        defer { proxy.stop() }
+        func get(_ url: String, _ destinations: HTTPFetch.Destinations = .init()) -> Result<[UInt8], HTTPFetch.Failure> {
+            HTTPFetch.get(url, maximumBytes: 1024, timeout: .seconds(5), proxy: proxy.proxyURL, destinations: destinations)
+        }
+        for host in ["localhost", "LOCALHOST.", "api.localhost", "2130706433", "0x7f000001", "0177.0.0.1", "127.1", "127.0.0.1", "[::1]",
+                     "metadata.google.internal", "metadata.goog", "169.254.169.254", "2852039166", "0", "[::ffff:127.0.0.1]"] {
+            guard case .failure(.refused(let why)) = get("http://\(host)/ca.cer") else {
+                Issue.record("\(host) was handed to the proxy")
+                continue
+            }
+            #expect(!why.isEmpty)
+        }
+        #expect(proxy.totalRequests == 0, "the proxy saw none of them")
+        // The refusal names the knob that allows loopback.
+        if case .failure(.refused(let why)) = get("http://localhost/ca.cer") { #expect(why.contains("Limits.allowsLoopback"), "\(why)") }
+        // Private networks: fetched (through the proxy) by default, refused when the operator says so.
+        guard case .success = get("http://10.1.2.3/ca.cer") else {
+            Issue.record("a private address was refused by default")
             return
         }
-        #expect(problem.text.contains("holds no certificate whose key signed"), "\(problem.text)")
-        #expect(fetches.withLock { $0 } == 3)
+        #expect(proxy.totalRequests == 1)
+        for host in ["10.1.2.3", "172.16.0.9", "192.168.1.1", "100.64.0.1", "[fd00::1]", "012.1.2.3"] {
+            guard case .failure(.refused(let why)) = get("http://\(host)/ca.cer", .init(privateNetworks: false)) else {
+                Issue.record("\(host) was fetched with private networks refused")
+                continue
+            }
+            #expect(why.contains("--refuse-private-fetches"), "\(why)")
+        }
+        #expect(proxy.totalRequests == 1)
+        // Allowed loopback names go through.
+        guard case .success = get("http://localhost/ca.cer", .init(loopback: true)) else {
+            Issue.record("localhost was refused with loopback allowed")
+            return
+        }
+        #expect(proxy.totalRequests == 2)
+    }
+
+    @Test("a public-facing lookup (the system's anchors) fetches no caIssuers URL of an unverified leaf from a private network")
+    func publicFacingRefusesPrivate() async throws {
+        let pki = try MadePKI()
+        let root = try pki.make("Private Root", ca: 9)
+        let url = "http://10.20.30.40/ca.cer"
+        let ca = try pki.make("Private CA", ca: 0, signedBy: root)
+        let leaf = try pki.make("internal.example.test", dnsNames: ["internal.example.test"], signedBy: ca,
+                                extensions: ["authorityInfoAccess=caIssuers;URI:\(url)"]).certificate
+        let proxy = try TestCRLServer(["/ca.cer": .bytes(ca.certificate.derBytes)])
+        defer { proxy.stop() }
+        let fetcher = RevocationListFetcher(limits: .init(maximumBytes: 1 << 20, timeout: .seconds(5)), proxy: .url(proxy.proxyURL))
+        guard case .failure(let problem) = await fetcher.issuers.certificates(above: leaf, anchors: [root.certificate], intermediates: [],
+                                                                             publicFacing: true) else {
+            Issue.record("a public-facing lookup fetched from a private network")
+            return
+        }
+        #expect(problem.text.contains("private"), "\(problem.text)")
+        #expect(proxy.totalRequests == 0)
+        // The same lookup for a private PKI (its own anchors) fetches it.
+        let found = try await RevocationListFetcher(limits: .init(maximumBytes: 1 << 20, timeout: .seconds(5)), proxy: .url(proxy.proxyURL))
+            .issuers.certificates(above: leaf, anchors: [root.certificate], intermediates: []).get()
+        #expect(found.map(\.certificate) == [ca.certificate])
+        #expect(proxy.totalRequests == 1)
     }
 }

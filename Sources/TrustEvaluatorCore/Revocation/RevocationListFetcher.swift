@@ -51,6 +51,12 @@ public final class RevocationListFetcher: Sendable {
         /// remote peer's certificate cannot make a server send requests to its own loopback
         /// services. Allow it only where the certificates come from this machine.
         public var allowsLoopback: Bool = false
+        /// Whether private networks (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) are fetched
+        /// from: true by default, since that is where an enterprise PKI publishes its CRLs. Set it
+        /// false where no fetch should reach the internal network. Whatever it says, a caIssuers
+        /// URL of a leaf not yet verified is never fetched from one when the policy's anchors are
+        /// the system's (a public-facing server: its issuers are public).
+        public var allowsPrivateNetworks: Bool = true
 
         public init(maximumBytes: Int = 64 << 20, timeout: Duration = .seconds(10)) {
             self.maximumBytes = maximumBytes
@@ -196,7 +202,7 @@ public final class RevocationListFetcher: Sendable {
         }
         self.init(limits: limits, cacheDirectory: problem == nil ? cacheDirectory : nil, problem: problem,
                   transport: Self.httpTransport(limits: limits, proxy: proxy),
-                  issuerTransport: Self.httpTransport(limits: limits, proxy: proxy, maximumBytes: IssuerLookup.maximumBytes))
+                  issuerTransport: Self.issuerTransport(limits: limits, proxy: proxy, maximumBytes: IssuerLookup.maximumBytes))
     }
 
     /// A fetcher keeping verified CRLs in `folder`, which must pass ``checkCacheDirectory(_:)``.
@@ -204,31 +210,39 @@ public final class RevocationListFetcher: Sendable {
     public convenience init(limits: Limits = Limits(), cachingIn folder: String, proxy: Proxy = .environment) throws(PincheckError) {
         try Self.checkCacheDirectory(folder)
         self.init(limits: limits, cacheDirectory: folder, problem: nil, transport: Self.httpTransport(limits: limits, proxy: proxy),
-                  issuerTransport: Self.httpTransport(limits: limits, proxy: proxy, maximumBytes: IssuerLookup.maximumBytes))
+                  issuerTransport: Self.issuerTransport(limits: limits, proxy: proxy, maximumBytes: IssuerLookup.maximumBytes))
     }
 
     /// HTTP GETs under `limits` (bytes: `maximumBytes` when given and smaller).
-    private static func httpTransport(limits: Limits, proxy: Proxy, maximumBytes: Int? = nil) -> @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure> {
+    private static func httpTransport(limits: Limits, proxy: Proxy) -> @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure> {
+        let issuers = issuerTransport(limits: limits, proxy: proxy, maximumBytes: limits.maximumBytes)
+        return { url in issuers(url, false) }
+    }
+
+    /// HTTP GETs under `limits`, at most `maximumBytes`; the second argument refuses private
+    /// networks for that fetch whatever `limits` allows.
+    private static func issuerTransport(limits: Limits, proxy: Proxy, maximumBytes: Int) -> IssuerLookup.Transport {
         let proxyText: String? = switch proxy {
         case .environment: nil
         case .none: ""
         case .url(let url): url
         }
-        let destinations = HTTPFetch.Destinations(loopback: limits.allowsLoopback)
-        let bytes = min(limits.maximumBytes, maximumBytes ?? .max)
-        return { url in
-            HTTPFetch.get(url, maximumBytes: bytes, timeout: limits.timeout, proxy: proxyText, destinations: destinations)
+        let bytes = min(limits.maximumBytes, maximumBytes)
+        return { url, publicOnly in
+            let destinations = HTTPFetch.Destinations(loopback: limits.allowsLoopback,
+                                                      privateNetworks: limits.allowsPrivateNetworks && !publicOnly)
+            return HTTPFetch.get(url, maximumBytes: bytes, timeout: limits.timeout, proxy: proxyText, destinations: destinations)
         }
     }
 
     /// A fetcher over another transport (the tests' and the benchmark's seam), for CRLs and issuers alike.
     package convenience init(limits: Limits, cacheDirectory: String?, transport: @escaping @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>) {
-        self.init(limits: limits, cacheDirectory: cacheDirectory, problem: nil, transport: transport, issuerTransport: transport)
+        self.init(limits: limits, cacheDirectory: cacheDirectory, problem: nil, transport: transport, issuerTransport: { url, _ in transport(url) })
     }
 
     private init(limits: Limits, cacheDirectory: String?, problem: PincheckError?,
                  transport: @escaping @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>,
-                 issuerTransport: @escaping @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>) {
+                 issuerTransport: @escaping IssuerLookup.Transport) {
         self.limits = limits
         self.cacheDirectory = cacheDirectory
         self.cacheDirectoryProblem = problem

@@ -35,7 +35,6 @@ extension RootPrograms {
         let before = facts
         for file in files {
             let (kind, source) = try Self.read(file.bytes, name: file.name, into: &facts)
-            if !allowingOlder { try Self.checkComplete(kind, read: facts, replacing: before, name: file.name) }
             guard seen.insert(kind).inserted else {
                 throw PincheckError(.invalidPolicy, "two \(kind.rawValue) files given; give one of each kind", source: file.name)
             }
@@ -44,6 +43,7 @@ extension RootPrograms {
                                     "its data ends \(Timestamp.day(source.asOf)), before the \(kind.rawValue) data in use (\(previous)): refused, so an older copy cannot undo a distrust",
                                     source: file.name)
             }
+            if !allowingOlder { try Self.checkComplete(kind, read: facts, replacing: before, name: file.name) }
             let taken = max(source.asOf, base.sources.first { $0.kind == kind }?.date ?? source.asOf)
             facts.sources.removeAll { $0.kind == kind }
             facts.sources.append(Source(kind: kind, revision: source.revision, asOf: source.asOf, date: taken))
