@@ -13,6 +13,23 @@ struct RecordsFileTests {
 
     static func temporary(_ name: String) -> String { FleetScanTests.temporary(name) }
 
+    /// `scan` of one host that refuses connections, resumed from a records file of its own.
+    struct OneHostScan {
+        let refusing: TestRawServer
+        let hosts = RecordsFileTests.temporary("hosts.txt"), records = RecordsFileTests.temporary("records.jsonl")
+        var arguments: [String] { ["scan", "--hosts", hosts, "--timeout", "1", "--resume", records] }
+
+        init() throws {
+            refusing = try TestRawServer(.refuse)
+            try refusing.target.write(toFile: hosts, atomically: true, encoding: .utf8)
+        }
+
+        func remove() {
+            refusing.stop()
+            for file in [hosts, records] { try? FileManager.default.removeItem(atPath: file) }
+        }
+    }
+
     static func contents(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "<unreadable>" }
 
     /// A configuration as `jq -c` writes it: one line, no final newline.
@@ -57,12 +74,9 @@ struct RecordsFileTests {
 
     @Test("a last line without its newline is cut only when it is the start of this command's record")
     func foreignLastLineKept() throws {
-        let refusing = try TestRawServer(.refuse)
-        defer { refusing.stop() }
-        let hosts = Self.temporary("hosts.txt"), records = Self.temporary("records.jsonl")
-        try refusing.target.write(toFile: hosts, atomically: true, encoding: .utf8)
-        defer { for file in [hosts, records] { try? FileManager.default.removeItem(atPath: file) } }
-        let arguments = ["scan", "--hosts", hosts, "--timeout", "1", "--resume", records]
+        let scan = try OneHostScan()
+        defer { scan.remove() }
+        let (records, arguments) = (scan.records, scan.arguments)
         for foreign in [#"{"version":1,"hosts":[]}"#, #"{"run":"audit/0123"#, "plain text"] {
             try foreign.write(toFile: records, atomically: true, encoding: .utf8)
             let run = try F.runBinary(arguments)
@@ -82,12 +96,9 @@ struct RecordsFileTests {
 
     @Test("another job's lock refuses the file, naming its process; --wait-lock waits for it")
     func lockedByAnotherJob() throws {
-        let refusing = try TestRawServer(.refuse)
-        defer { refusing.stop() }
-        let hosts = Self.temporary("hosts.txt"), records = Self.temporary("records.jsonl")
-        try refusing.target.write(toFile: hosts, atomically: true, encoding: .utf8)
-        defer { for file in [hosts, records] { try? FileManager.default.removeItem(atPath: file) } }
-        let arguments = ["scan", "--hosts", hosts, "--timeout", "1", "--resume", records]
+        let scan = try OneHostScan()
+        defer { scan.remove() }
+        let (records, arguments) = (scan.records, scan.arguments)
         var holder: ResumeFile? = try ResumeFile(path: records, run: RunFingerprint(command: "scan", arguments: arguments), inputs: [],
                                                  key: ScanSelection.recordKey)
         #expect(holder != nil)

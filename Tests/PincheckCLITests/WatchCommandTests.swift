@@ -66,18 +66,22 @@ struct WatchCommandTests {
 
     /// One HTTP/1.1 GET over a plain socket, `Connection: close`; nil when nothing answers.
     static func get(_ path: String, port: UInt16, method: String = "GET") -> (status: Int, body: String)? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = port.bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return nil }
         let request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-        _ = request.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        guard let response = exchange(port: port, send: Array(request.utf8)) else { return nil }
+        let text = String(decoding: response, as: UTF8.self)
+        guard let headerEnd = text.range(of: "\r\n\r\n"),
+              let status = text.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap({ Int($0) }) else { return nil }
+        return (status, String(text[headerEnd.upperBound...]))
+    }
+
+    /// Sends `bytes` on a new connection to 127.0.0.1:`port` and reads until the server closes it
+    /// (10 s without a byte ends the read); nil when nothing accepts the connection.
+    static func exchange(port: UInt16, send bytes: [UInt8]) -> [UInt8]? {
+        guard let fd = connectLoopback(port: port) else { return nil }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = bytes.withUnsafeBytes { Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var response: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
@@ -85,10 +89,24 @@ struct WatchCommandTests {
             if count <= 0 { break }
             response += buffer[0..<count]
         }
-        let text = String(decoding: response, as: UTF8.self)
-        guard let headerEnd = text.range(of: "\r\n\r\n"),
-              let status = text.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap({ Int($0) }) else { return nil }
-        return (status, String(text[headerEnd.upperBound...]))
+        return response
+    }
+
+    /// A TCP connection to 127.0.0.1:`port`; nil when nothing accepts it.
+    static func connectLoopback(port: UInt16) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
     }
 
     /// The Prometheus text exposition format (0.0.4), read strictly: every line a `# TYPE`/`# HELP`
