@@ -143,6 +143,13 @@ swift test --skip-build "${traits[@]}" 2>&1 | tee "$results"
 log "demo"
 swift run "${traits[@]}" pincheck demo
 
+if [ "${PINCHECK_TARGET_SUBSET:-}" != second-leg ]; then
+  # Prometheus's own tool judges the shipped rules (unit tests of every alert) and a live
+  # scrape; the same on both legs (no OpenSSL in it), so the first leg alone runs it.
+  log "alerting rules and exposition: promtool check rules, test rules, check metrics (Debian's prometheus)"
+  scripts/tests/watch-rules-test.sh .build/debug/pincheck-watch
+fi
+
 if [ "${DOCS:-1}" != 0 ]; then
   log "documentation: every module's DocC catalogue builds with warnings as errors, into one static site (.build/docs-site)"
   scripts/docs.sh

@@ -1,12 +1,11 @@
-import CoreMetrics
 import FoundationEssentials
 import PincheckCLI
 import Prometheus
 import ServerTrust
 import TrustEvaluator
 
-/// What `pincheck watch` exports: per host, through swift-metrics into a Prometheus registry
-/// (swift-prometheus), which `/metrics` renders in the text exposition format.
+/// What `pincheck watch` exports: per host, into swift-prometheus's registry (with each metric's
+/// HELP), which `/metrics` renders in the text exposition format.
 ///
 /// Every series carries `host` (the name the configuration pins) and `address` (where it
 /// connects). Values that a check could not establish are NaN (Prometheus's "no value": an alert
@@ -29,12 +28,31 @@ final class WatchMetrics: Sendable {
         static let rounds = "pincheck_watch_rounds_total"
     }
 
-    let registry = PrometheusCollectorRegistry()
-    private let factory: PrometheusMetricsFactory
+    /// Each metric's HELP line (docs/watch.md's table says the same).
+    static let help: [String: String] = [
+        Name.leafExpiryDays: "Days from the evaluation time to the served leaf's notAfter (negative: expired).",
+        Name.pinExpiryDays: "Days until the last certificate a pin matches expires; NaN when no pin matches.",
+        Name.pinned: "1 when the host's policy has active pins, else 0.",
+        Name.pinsMatch: "1 when a pin matches the verified path, else 0 (also 0 for a host without pins).",
+        Name.allowed: "1 when the app would connect (Pincheck's disposition), else 0 (also 0 when not reached).",
+        Name.reachable: "1 when the last check completed a handshake, else 0.",
+        Name.ctCompliant: "1 compliant with the policy's CT rules, 0 not (or not judgeable), NaN when no CT policy applies.",
+        Name.revocation: "Worst revocation status over the path: 0 good, 1 revoked, 2 unknown; NaN when not checked.",
+        Name.lastCheck: "Unix time the last check of the host started.",
+        Name.lastSuccess: "Unix time of the last check that completed a handshake.",
+        Name.checkSeconds: "How long the last check took: resolution, handshake, evaluation, CRL fetches.",
+        Name.checks: "Checks of the host, by outcome (allowed, refused, network-failure).",
+        Name.rounds: "Rounds finished: every host checked once.",
+    ]
 
-    init() {
-        factory = PrometheusMetricsFactory(registry: registry)
+    /// A metric's whole name (its unit already in it) with its HELP text.
+    static func descriptor(_ name: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help[name] ?? "")
     }
+
+    let registry = PrometheusCollectorRegistry()
+
+    init() {}
 
     /// The exposition, as `/metrics` serves it.
     func exposition() -> [UInt8] { Self.exposition(registry.emitToBuffer()) }
@@ -67,14 +85,14 @@ final class WatchMetrics: Sendable {
     }
 
     func roundFinished() {
-        Counter(label: Name.rounds, dimensions: [], factory: factory).increment()
+        registry.makeCounter(descriptor: Self.descriptor(Name.rounds), labels: []).increment()
     }
 
     /// Records one host's check. `checkedAt` is the wall clock (when it ran); expiries are counted
     /// from the verdict's evaluation time (`--at`, else the time of the check).
     func record(_ result: AuditResult, checkedAt: Date, duration: Duration) {
         let labels = [("host", result.name), ("address", result.address)]
-        func gauge(_ name: String, _ value: Double) { Gauge(label: name, dimensions: labels, factory: factory).record(value) }
+        func gauge(_ name: String, _ value: Double) { registry.makeGauge(descriptor: Self.descriptor(name), labels: labels).set(value) }
         let (seconds, attoseconds) = duration.components
         gauge(Name.checkSeconds, Double(seconds) + Double(attoseconds) / 1e18)
         gauge(Name.lastCheck, checkedAt.timeIntervalSince1970)
@@ -100,7 +118,7 @@ final class WatchMetrics: Sendable {
             gauge(Name.ctCompliant, values.ctCompliant)
             gauge(Name.revocation, values.revocation)
         }
-        Counter(label: Name.checks, dimensions: labels + [("outcome", outcome)], factory: factory).increment()
+        registry.makeCounter(descriptor: Self.descriptor(Name.checks), labels: labels + [("outcome", outcome)]).increment()
     }
 
     /// The certificate gauges of one verdict.
