@@ -19,6 +19,17 @@ cd "$(dirname "$0")/.."
 # Each step is stamped with the minutes and seconds since the script started, so a CI log shows
 # where the time goes.
 log() { printf '\n==> [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+# Runs a long, quiet step with a line every minute, so a log (and a person) sees it is alive.
+with_progress() {
+  local label=$1 started=$SECONDS status=0
+  shift
+  ( while sleep 60; do printf '    … %s: still running (%d s)\n' "$label" $((SECONDS - started)); done ) &
+  local ticker=$!
+  "$@" || status=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  return "$status"
+}
 
 source scripts/setup.sh
 system=$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-$ID}" || uname -s)
@@ -72,6 +83,8 @@ if [ "${PINCHECK_TARGET_SUBSET:-}" != second-leg ]; then
 fi
 
 # --- Build and test ---------------------------------------------------------------------------
+# The gates a switch (or missing data) left out, said again in the closing lines.
+not_run=()
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 
@@ -87,6 +100,16 @@ fi
 if [ "${OPENSSL4_CHECK:-1}" != 0 ]; then
   log "OpenSSL 4.0 readiness: the C module type-checks against the newest headers in Debian's registry"
   scripts/openssl4-check.sh
+else
+  not_run+=("OpenSSL 4.0 header check (OPENSSL4_CHECK=0)")
+fi
+
+log "skips: every test that can be skipped says why (SharedData.requires, or a reason string)"
+bare=$(grep -rn '\.enabled(if:' Tests | grep -v 'Comment(' | grep -v ', "' || true)
+if [ -n "$bare" ]; then
+  echo "these tests can be skipped without a reason; use SharedData.requires(...) or give .enabled(if:_:) a comment:" >&2
+  echo "$bare" >&2
+  exit 1
 fi
 
 log "locks: no Synchronization.Mutex in the engine or the C module (ThreadSanitizer reports false races on it on Linux)"
@@ -108,7 +131,9 @@ if [ "${TRAITS:-}" = none ]; then traits=(); elif [ -n "${TRAITS:-}" ]; then tra
 
 if [ "${DEPENDENCY_CHECK:-1}" != 0 ]; then
   log "dependencies: no integration stack for engine-only packages; TrustEvaluatorCore alone; 0.9.0 code builds unchanged; a consumer of every product and trait sees no warning from Pincheck"
-  scripts/dependency-check.sh
+  with_progress "consumer-package check" scripts/dependency-check.sh
+else
+  not_run+=("consumer-package check (DEPENDENCY_CHECK=0)")
 fi
 
 log "build (a warning from the project's own sources or examples fails it: users build them too)"
@@ -152,19 +177,24 @@ fi
 
 if [ "${DOCS:-1}" != 0 ]; then
   log "documentation: every module's DocC catalogue builds with warnings as errors, into one static site (.build/docs-site)"
-  scripts/docs.sh
+  with_progress "DocC build" scripts/docs.sh
+else
+  not_run+=("DocC build (DOCS=0)")
 fi
 
 if [ "${API_CHECK:-1}" != 0 ]; then
   log "public API against the baseline release (api/baseline): no unannounced break"
-  scripts/api-check.sh
+  with_progress "public-API check" scripts/api-check.sh
+else
+  not_run+=("public-API check (API_CHECK=0)")
 fi
 
 log "x509-limbo conformance (zero false accepts, passes >= conformance/limbo-ratchet.txt)"
 if [ -f "$PINCHECK_SHARED/limbo/data/limbo.json" ] || [ -n "${LIMBO_SUITE:-}" ]; then
-  LIMBO_SUITE="${LIMBO_SUITE:-$PINCHECK_SHARED/limbo/data/limbo.json}" scripts/limbo.sh
+  with_progress "x509-limbo" env LIMBO_SUITE="${LIMBO_SUITE:-$PINCHECK_SHARED/limbo/data/limbo.json}" scripts/limbo.sh
 else
   echo "no x509-limbo suite at $PINCHECK_SHARED/limbo/data/limbo.json (set PINCHECK_SHARED or LIMBO_SUITE): conformance gate not run"
+  not_run+=("x509-limbo conformance gate (no suite at $PINCHECK_SHARED/limbo)")
 fi
 
 # 50,000 evaluations: the 1 MiB limit still catches a leak of 21 bytes per evaluation.
@@ -193,17 +223,24 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
     PINCHECK_TARGET_SUBSET=engine swift test --scratch-path .build-asan --sanitize=address --filter 'TrustEvaluatorCoreTests|TrustEvaluatorFormatsTests|PincheckTLSTests|PincheckFuzzingTests'
   discard_in_ci .build-asan
+else
+  not_run+=("ThreadSanitizer and AddressSanitizer runs (SANITIZERS=0)")
 fi
 
 if [ "${FUZZ_SECONDS:-10}" != 0 ]; then
   # The corpora were replayed by the tests above; here each target explores for a bounded time.
   log "fuzz smoke: ${FUZZ_SECONDS:-10} s per target"
   scripts/fuzz.sh all "${FUZZ_SECONDS:-10}"
+else
+  not_run+=("fuzz smoke (FUZZ_SECONDS=0)")
 fi
 
-# One closing line that counts the main run (Swift Testing prints its own above).
-passed=$(grep -Eo 'Test run with [0-9]+ tests?' "$results" | grep -Eo '[0-9]+' | tail -1)
-this_leg="tests: ${passed:-0} passed, 0 failed (OpenSSL $openssl_version, $system)"
+# The closing lines count each leg's tests, skipped apart from passed (Swift Testing's count
+# includes the skipped ones; each is a "➜ Test … skipped" line with its reason above).
+total=$(grep -Eo 'Test run with [0-9]+ tests?' "$results" | grep -Eo '[0-9]+' | tail -1)
+skipped=$(grep -cE '^➜ Test .* skipped' "$results" || true)
+passed=$(( ${total:-0} - ${skipped:-0} ))
+this_leg="$passed passed, 0 failed, ${skipped:-0} skipped"
 
 if [ "${SECOND_LEG:-1}" != 0 ]; then
   # The same build, suites, demo and conformance gate on the other OpenSSL that users deploy on
@@ -218,13 +255,28 @@ if [ "${SECOND_LEG:-1}" != 0 ]; then
   second_started=$SECONDS
   scripts/debian13.sh env PINCHECK_TARGET_SUBSET=second-leg SECOND_LEG=0 SANITIZERS=0 FUZZ_SECONDS=0 API_CHECK=0 OPENSSL4_CHECK=0 DOCS=0 DEPENDENCY_CHECK=0 \
     TRAITS=none bash scripts/test.sh 2>&1 | tee "$results"
-  second_leg=$(grep -E '^tests: [0-9]+ passed' "$results" | tail -1)
+  second_leg=$(grep -E '^tests: [0-9]+ passed, 0 failed, [0-9]+ skipped$' "$results" | tail -1)
+  second_system=$(grep -E '^this leg: ' "$results" | tail -1 | sed 's/^this leg: //')
   [ -n "$second_leg" ] || { echo "the second leg printed no test count" >&2; exit 1; }
   echo "second leg: $((SECONDS - second_started)) s"
   discard_in_ci .build-debian13
+else
+  not_run+=("second leg, Debian 13 with OpenSSL 3.5 (SECOND_LEG=0)")
 fi
 
 echo
 log "done"
-echo "$this_leg"
-if [ "${SECOND_LEG:-1}" != 0 ]; then echo "$second_leg"; fi
+if [ ${#missing_data[@]} -gt 0 ]; then
+  echo "datasets missing at $PINCHECK_SHARED: ${missing_data[*]}: the suites that read them were skipped (docs/test-data.md says what each is; scripts/fetch-test-data.sh fetches them)"
+fi
+if [ ${#not_run[@]} -gt 0 ]; then
+  printf 'not run: %s\n' "${not_run[@]}"
+fi
+echo "this leg: OpenSSL $openssl_version, $system: $this_leg"
+if [ "${SECOND_LEG:-1}" != 0 ]; then
+  echo "second leg: $second_system: ${second_leg#tests: }"
+  read -r second_passed second_skipped < <(echo "$second_leg" | sed -E 's/^tests: ([0-9]+) passed, 0 failed, ([0-9]+) skipped$/\1 \2/')
+  echo "tests: $((passed + second_passed)) passed, 0 failed, $((skipped + second_skipped)) skipped"
+else
+  echo "tests: $this_leg"
+fi

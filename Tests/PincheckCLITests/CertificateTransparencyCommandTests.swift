@@ -4,7 +4,7 @@ import Testing
 @testable import PincheckCLI
 
 /// `pincheck verify --ct`, on a real Let's Encrypt chain of 2024 and the log lists in ../shared/ct.
-@Suite("pincheck verify --ct", .enabled(if: SharedData.has("ct") && SharedData.has("realworld"), Comment(rawValue: SharedData.needs("ct"))))
+@Suite("pincheck verify --ct", SharedData.requires("ct", "realworld"))
 struct CertificateTransparencyCommandTests {
     static let shared = SharedData.root
     static let chain = shared.appendingPathComponent("realworld/chains/rpv-letsencrypt_org_valid-04e9d2d4.pem").path

@@ -39,7 +39,7 @@ struct ClientPurposeCommandTests {
         #expect(result.errors.contains("names no host"))
     }
 
-    @Test("lint --client-ca: a private CA has no finding; a public root is client-anchor-public-root", .enabled(if: SharedData.has("realworld")))
+    @Test("lint --client-ca: a private CA has no finding; a public root is client-anchor-public-root", SharedData.requires("realworld"))
     func lintClientAnchors() throws {
         let privateCA = F.run(["lint", "--client-ca", F.path("rsa-root.pem")])
         #expect(privateCA.status == 0)

@@ -34,7 +34,7 @@ struct PlanCommandTests {
     }
 
     @Test("a pin on Let's Encrypt's E6 covers 1 of the 5 intermediates of ISRG Root X2: plan names the family, its expiry and its CRL partitions",
-          .enabled(if: SharedData.has("realworld")))
+          SharedData.requires("realworld"))
     func caFamily() throws {
         let chain = SharedData.url("realworld/chains/rpv-letsencrypt_org_valid-04e9d2d4.pem").path
         let root = SharedData.url("realworld/roots/ISRG-Root-X2-69729b8e.pem").path

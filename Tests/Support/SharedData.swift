@@ -1,10 +1,11 @@
 import Foundation
+import Testing
 
 /// The third-party test data (x509-limbo, the real-world chains, the CT log lists, the peers'
 /// fixtures), which the repository does not carry: one setting says where it is,
 /// `PINCHECK_SHARED`, by default `../shared` beside the repository, or else the repository's
 /// `.test-data` (what `scripts/fetch-test-data.sh` fetches). A suite that needs a dataset
-/// is enabled only when it is there (`.enabled(if: SharedData.has("ct"), SharedData.needs("ct"))`),
+/// is enabled only when it is there, and skipped with the reason otherwise (`SharedData.requires("ct")`),
 /// so a clone without it runs every other suite; `scripts/test.sh` names what is missing, and with
 /// `CI=true` refuses to run without it.
 public enum SharedData {
@@ -30,8 +31,20 @@ public enum SharedData {
         return FileManager.default.fileExists(atPath: url(dataset).path, isDirectory: &isFolder) && isFolder.boolValue
     }
 
-    /// Why a suite was skipped, for its trait.
-    public static func needs(_ dataset: String) -> String {
-        "needs the third-party data at \(url(dataset).path) (PINCHECK_SHARED; see that folder's README)"
+    /// Why a suite was skipped, for its trait: what is missing, where it was looked for, and where
+    /// to get it (the page and the script, both in this repository: the missing folder's README is
+    /// not there to read).
+    public static func needs(_ datasets: String...) -> String { needs(datasets) }
+
+    static func needs(_ datasets: [String]) -> String {
+        let missing = datasets.filter { !has($0) }
+        let named = (missing.isEmpty ? datasets : missing).map { "\($0) (\(url($0).path))" }.joined(separator: ", ")
+        return "third-party test data missing: \(named). docs/test-data.md says what it is; scripts/fetch-test-data.sh fetches it (PINCHECK_DATA_URL), or PINCHECK_SHARED names a copy"
+    }
+
+    /// The trait of a suite or test that reads these datasets: enabled only when every one is
+    /// there, and skipped with ``needs(_:)-swift.type.method`` as its reason otherwise.
+    public static func requires(_ datasets: String...) -> ConditionTrait {
+        .enabled(if: datasets.allSatisfy(has), Comment(rawValue: needs(datasets)))
     }
 }

@@ -36,7 +36,7 @@ struct RootProgramDataTests {
         #expect(data.roots == RootPrograms.bundled.roots)
     }
 
-    @Test("a public root given as a certificate is found in the text not decoded yet (by its fingerprint)", .enabled(if: SharedData.has("realworld")))
+    @Test("a public root given as a certificate is found in the text not decoded yet (by its fingerprint)", SharedData.requires("realworld"))
     func bundledFindsPublicRootLazily() throws {
         let x1 = try Certificate.load(contentsOf: RealWorldCorpus.folder.appendingPathComponent("roots/ISRG-Root-X1-96bcec06.pem").path)[0]
         let data = RootPrograms(lazilyDecoding: BundledRootPrograms.encoded)
@@ -45,7 +45,7 @@ struct RootProgramDataTests {
     }
 
     @Test("Mozilla's certdata.txt: 167 certificate objects, 121 trusted for servers, 6 distrust dates (Izenpe's on its trust object)",
-          .enabled(if: SharedData.has("rootstores")))
+          SharedData.requires("rootstores"))
     func certdata() throws {
         let parsed = try MozillaCertdata(try Self.file("nss-certdata.txt"), source: "certdata.txt")
         #expect(parsed.roots.count == 167)
@@ -59,7 +59,7 @@ struct RootProgramDataTests {
         #expect(dated.count { $0.label.contains("Entrust") } == 4)
     }
 
-    @Test("the checked-in data is what the generator makes of the shared files", .enabled(if: SharedData.has("rootstores")))
+    @Test("the checked-in data is what the generator makes of the shared files", SharedData.requires("rootstores"))
     func generatedIsCurrent() throws {
         let files = try ["nss-certdata.txt", "ccadb-records.jsonl", "chrome-root-store-v17-constraints.json"].map { (bytes: try Self.file($0), name: $0) }
         let revisions = Dictionary(uniqueKeysWithValues: RootPrograms.bundled.sources.map { ($0.kind.rawValue, $0.revision) })
@@ -72,7 +72,7 @@ struct RootProgramDataTests {
     }
 
     @Test("root-program files cut short at a line boundary are refused with input.root-program-data; the whole files load",
-          .enabled(if: SharedData.has("rootstores")))
+          SharedData.requires("rootstores"))
     func cutFilesRefused() throws {
         for name in ["ccadb-records.jsonl", "nss-certdata.txt"] {
             let whole = try Self.file(name)
@@ -305,7 +305,7 @@ struct RootProgramClassificationTests {
         #expect(declaredPrivate.isTrusted, "declared private wins over membership")
     }
 
-    @Test("a real public root given as a file is public: CT applies without declaring it", .enabled(if: SharedData.has("ct") && SharedData.has("realworld")))
+    @Test("a real public root given as a file is public: CT applies without declaring it", SharedData.requires("ct", "realworld"))
     func publicRootAsFile() throws {
         let subject = CTPolicyTests.subject
         let chain = try Certificate.load(contentsOf: RealWorldCorpus.folder.appendingPathComponent("chains/\(subject.file)").path)
@@ -317,7 +317,7 @@ struct RootProgramClassificationTests {
         #expect(verdict.failures.contains { $0.code == .ctNotCompliant }, "not exempt: \(String(describing: verdict.certificateTransparency?.compliance))")
     }
 
-    @Test("Chrome's date against the earliest verified SCT, when the policy verifies SCTs", .enabled(if: SharedData.has("ct") && SharedData.has("realworld")))
+    @Test("Chrome's date against the earliest verified SCT, when the policy verifies SCTs", SharedData.requires("ct", "realworld"))
     func chromeDateAgainstSCT() throws {
         let subject = CTPolicyTests.subject
         let chain = try Certificate.load(contentsOf: RealWorldCorpus.folder.appendingPathComponent("chains/\(subject.file)").path)
@@ -340,7 +340,7 @@ struct RootProgramClassificationTests {
         #expect(withoutCT.failures.first { $0.code == .rootDistrusted }?.evidence.rootProgram?.compared ?? .notBefore == .notBefore)
     }
 
-    @Test("real public chains whose roots carry a program's date, issued before it, stay trusted", .enabled(if: SharedData.has("realworld")))
+    @Test("real public chains whose roots carry a program's date, issued before it, stay trusted", SharedData.requires("realworld"))
     func realChainsUnchanged() throws {
         var dated = 0
         for file in RealWorldCorpus.chainFiles {
@@ -361,7 +361,7 @@ struct RootProgramClassificationTests {
 @Suite("root programs: CA families")
 struct CAFamilyTests {
     @Test("Let's Encrypt's E6 has 5 siblings under ISRG Root X2 (E5–E9), expires 2027-03-12 and publishes partitioned CRLs",
-          .enabled(if: SharedData.has("realworld")))
+          SharedData.requires("realworld"))
     func letsEncrypt() throws {
         let chain = try Certificate.load(contentsOf: RealWorldCorpus.folder.appendingPathComponent("chains/rpv-letsencrypt_org_valid-04e9d2d4.pem").path)
         let families = RootPrograms.bundled.families
@@ -379,7 +379,7 @@ struct CAFamilyTests {
 
 @Suite("root programs: successors")
 struct RootSuccessorTests {
-    @Test("ISRG Root X1 cross-signs its successor ISRG Root X2: the CCADB lists X2 (its TLS-capable cross-certificate of 2026) among what X1 issued", .enabled(if: SharedData.has("realworld")))
+    @Test("ISRG Root X1 cross-signs its successor ISRG Root X2: the CCADB lists X2 (its TLS-capable cross-certificate of 2026) among what X1 issued", SharedData.requires("realworld"))
     func crossSignedSuccessor() throws {
         let x1 = try Certificate.load(contentsOf: RealWorldCorpus.folder.appendingPathComponent("roots/ISRG-Root-X1-96bcec06.pem").path)[0]
         let issued = RootPrograms.bundled.families.issued(by: x1.sha256Fingerprint, at: Timestamp.parse("2026-06-01")!).map(\.name)

@@ -137,7 +137,7 @@ struct StrictWebPKITests {
         #expect(verdict.isTrusted, "\(verdict.failures)")
     }
 
-    @Test("the public-suffix cases are read from ../shared/limbo", .enabled(if: SharedData.has("limbo"), Comment(rawValue: SharedData.needs("limbo"))))
+    @Test("the public-suffix cases are read from ../shared/limbo", SharedData.requires("limbo"))
     func publicSuffixCasesPresent() {
         #expect(StrictVector.publicSuffixCases.count == 4)
     }

@@ -19,7 +19,7 @@ import Testing
 ///
 /// Where Android checks something Pincheck does not model (cleartext traffic, HSTS) or a debug
 /// build (debug-overrides), the README's Android rows say so; those assertions are not transcribed.
-@Suite("AOSP: NetworkSecurityConfigTest's XmlConfigTests, transcribed", .serialized, .enabled(if: SharedData.has("peers/fixtures/android"), Comment(rawValue: SharedData.needs("peers/fixtures/android"))))
+@Suite("AOSP: NetworkSecurityConfigTest's XmlConfigTests, transcribed", .serialized, SharedData.requires("peers/fixtures/android"))
 struct AOSPXmlConfigTests {
     static let fixtures = SharedData.url("peers/fixtures/android/res/xml")
     static let goodPin = "od4ExHUXm9LayTtm8sgxJsmooHjLt2O1wdxiaq7+P9g="

@@ -125,7 +125,7 @@ struct OkHttpChainValidationTests {
         #expect(verdict.matchedPins.map(\.depth) == [0])
     }
 
-    @Test("the fixtures in ../shared/peers name the same tests (pin lists of another PKI)", .enabled(if: SharedData.has("peers/fixtures/okhttp"), Comment(rawValue: SharedData.needs("peers/fixtures/okhttp"))))
+    @Test("the fixtures in ../shared/peers name the same tests (pin lists of another PKI)", SharedData.requires("peers/fixtures/okhttp"))
     func fixtures() throws {
         let folder = SharedData.url("peers/fixtures/okhttp")
         let names = Set(try FileManager.default.contentsOfDirectory(atPath: folder.path))

@@ -8,7 +8,7 @@ import Testing
 @Suite("root programs: CA families in lint")
 struct CAFamilyLintTests {
     @Test("a pinned Let's Encrypt intermediate is 1 of the 5 its CA rotates between: lint says so; a pin on a test CA says nothing",
-          .enabled(if: SharedData.has("realworld")))
+          SharedData.requires("realworld"))
     func partlyPinnedFamily() throws {
         let chain = SharedData.url("realworld").appendingPathComponent("chains/rpv-letsencrypt_org_valid-04e9d2d4.pem").path
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-family-\(UUID().uuidString)")

@@ -7,7 +7,7 @@ import Testing
 /// TrustKit's `TSKPinConfigurationTests` (datatheorem/TrustKit, TrustKitTests), over the
 /// configurations in `../shared/peers/fixtures/trustkit/` (TrustKit's shapes, another PKI's pins):
 /// which configurations TrustKit refuses to load, and which policy each host gets.
-@Suite("TrustKit: TSKPinConfigurationTests, transcribed", .enabled(if: SharedData.has("peers/fixtures/trustkit"), Comment(rawValue: SharedData.needs("peers/fixtures/trustkit"))))
+@Suite("TrustKit: TSKPinConfigurationTests, transcribed", SharedData.requires("peers/fixtures/trustkit"))
 struct TrustKitConfigurationTests {
     static let folder = SharedData.url("peers/fixtures/trustkit")
 

@@ -15,7 +15,7 @@ import Testing
 /// TrustKit's `evaluateTrust:forHostname:` decision maps onto the verdict's disposition:
 /// allow → `useCredential`, block → `cancelAuthenticationChallenge`, domain not pinned → the
 /// unlisted-host rule (`performDefaultHandling` once default validation passes).
-@Suite("TrustKit: TSKPinningValidatorTests, transcribed", .enabled(if: SharedData.has("peers/fixtures/trustkit"), Comment(rawValue: SharedData.needs("peers/fixtures/trustkit"))))
+@Suite("TrustKit: TSKPinningValidatorTests, transcribed", SharedData.requires("peers/fixtures/trustkit"))
 struct TrustKitPinningValidatorTests {
     static let folder = TrustKitConfigurationTests.folder
     static let time = Fixtures.time

@@ -4,7 +4,7 @@ import Testing
 @testable import TrustEvaluatorCore
 
 /// The policies' rules, shown on a real leaf whose log entries are changed one rule at a time.
-@Suite("Certificate Transparency: the policies' rules, one at a time", .enabled(if: SharedData.has("ct") && SharedData.has("realworld"), Comment(rawValue: SharedData.needs("ct"))))
+@Suite("Certificate Transparency: the policies' rules, one at a time", SharedData.requires("ct", "realworld"))
 struct CTPolicyTests {
     typealias CT = CertificateTransparency
 
@@ -183,7 +183,7 @@ struct CTPolicyTests {
 }
 
 /// CT on the evaluation road: a policy's requirement decides, on the anchors' path.
-@Suite("Certificate Transparency in an evaluation", .enabled(if: SharedData.has("ct") && SharedData.has("realworld"), Comment(rawValue: SharedData.needs("ct"))))
+@Suite("Certificate Transparency in an evaluation", SharedData.requires("ct", "realworld"))
 struct CTEvaluationTests {
     typealias CT = CertificateTransparency
     static let subject = CTPolicyTests.subject

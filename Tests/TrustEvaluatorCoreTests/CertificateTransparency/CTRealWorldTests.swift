@@ -33,7 +33,7 @@ struct RealWorldLeaf {
     }
 }
 
-@Suite("Certificate Transparency against the real world", .enabled(if: SharedData.has("ct") && SharedData.has("realworld"), Comment(rawValue: SharedData.needs("ct"))))
+@Suite("Certificate Transparency against the real world", SharedData.requires("ct", "realworld"))
 struct CTRealWorldTests {
     @Test("both lists load whole: every log with a key whose hash is its ID")
     func listsLoad() {

@@ -66,7 +66,7 @@ struct AFRow: Sendable, CustomTestStringConvertible {
     }
 }
 
-@Suite("AFNetworking's AFSecurityPolicyTests, transcribed", .enabled(if: SharedData.has("afnetworking"), Comment(rawValue: SharedData.needs("afnetworking"))))
+@Suite("AFNetworking's AFSecurityPolicyTests, transcribed", SharedData.requires("afnetworking"))
 struct AFSecurityPolicyMatrixTests {
     typealias F = AFFixtures
 

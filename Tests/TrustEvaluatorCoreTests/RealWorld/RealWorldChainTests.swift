@@ -49,7 +49,7 @@ enum RealWorldCorpus {
     }
 }
 
-@Suite("The real world: chains public CAs issued, judged by the default policy", .enabled(if: SharedData.has("realworld"), Comment(rawValue: SharedData.needs("realworld"))))
+@Suite("The real world: chains public CAs issued, judged by the default policy", SharedData.requires("realworld"))
 struct RealWorldChainTests {
     @Test("the corpus is there and whole")
     func corpusPresent() {

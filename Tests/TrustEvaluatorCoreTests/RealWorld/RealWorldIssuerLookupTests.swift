@@ -9,7 +9,7 @@ import Testing
 /// those URLs alone. This reads the URLs real leaves carry (Let's Encrypt's `http://r11.i.lencr.org/`,
 /// DigiCert's `.crt` paths, …) and checks real signatures (RSA, ECDSA, both hash sizes).
 @Suite("The real world: a leaf's issuers found at its caIssuers URLs",
-       .enabled(if: SharedData.has("realworld"), Comment(rawValue: SharedData.needs("realworld"))))
+       SharedData.requires("realworld"))
 struct RealWorldIssuerLookupTests {
     /// The certificate of `pool` that issued `subject` (by name and signature).
     static func issuer(of subject: Certificate, in pool: [Certificate]) -> Certificate? {
