@@ -11,6 +11,7 @@
 #   OPENSSL4_CHECK=0 scripts/test.sh   skip type-checking the C module against OpenSSL 4.0's headers
 #   DOCS=0 scripts/test.sh         skip building the DocC catalogues (scripts/docs.sh)
 #   TRAITS=AsyncHTTPClient scripts/test.sh   build these package traits instead of all of them (none: no trait)
+#   INSTALL_CHECK=0 scripts/test.sh  skip building the .deb and running it in a Debian root without Swift
 # With CI=true each sanitizer build folder is deleted once its suite has run: a fresh clone then
 # peaks at 3.1 GiB instead of 5.2 GiB with all four build folders kept (measured on this script).
 set -euo pipefail
@@ -155,6 +156,11 @@ if [ -n "$own_warnings" ]; then
   exit 1
 fi
 
+if [ "${PINCHECK_TARGET_SUBSET:-}" != second-leg ]; then
+  log "man pages: docs/man is what swift-argument-parser's generate-manual makes of the commands' help"
+  scripts/man.sh --check
+fi
+
 log "impossible states: the code in api/impossible/ does not compile (a pin set without pins, …)"
 scripts/impossible.sh
 log "documentation snippets: Tests/SnippetTests/Generated is every swift block of README, docs/ and the DocC guides"
@@ -167,6 +173,16 @@ swift test --skip-build "${traits[@]}" 2>&1 | tee "$results"
 
 log "demo"
 swift run "${traits[@]}" pincheck demo
+
+if [ "${INSTALL_CHECK:-1}" != 0 ] && [ "${PINCHECK_TARGET_SUBSET:-}" != second-leg ]; then
+  # What a user installs, where a user installs it: the release build with the Swift runtime
+  # linked in, packaged, installed into a Debian root that has no Swift, and run there.
+  log "install: scripts/package-deb.sh (release, --static-swift-stdlib), installed and run in a Debian 12 root without Swift"
+  with_progress "release build and package" scripts/package-deb.sh .build/deb
+  scripts/tests/deb-install-test.sh
+elif [ "${INSTALL_CHECK:-1}" = 0 ]; then
+  not_run+=("the .deb installed in a root without Swift (INSTALL_CHECK=0)")
+fi
 
 if [ "${PINCHECK_TARGET_SUBSET:-}" != second-leg ]; then
   # Prometheus's own tool judges the shipped rules (unit tests of every alert) and a live

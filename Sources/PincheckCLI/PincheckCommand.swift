@@ -182,6 +182,13 @@ public struct Pincheck: ParsableCommand {
     package static func runAsMain(_ root: any ParsableCommand.Type) -> Never {
         OpenSSLLibrary.keepTablesAtExit()
         WatchLauncher.mayReplaceProcess.withLock { $0 = true }
+        // Swift reads a program's arguments from /proc/self/cmdline on Linux: where /proc is not
+        // mounted (a bare chroot) there are none, not even the program's name, and the command
+        // would answer a `verify` with the root's help and exit 0. Refused instead.
+        guard !CommandLine.arguments.isEmpty else {
+            Console.standardError.line("pincheck: error[\(usageCode)]: the command line cannot be read (is /proc mounted? Swift reads the arguments from /proc/self/cmdline)")
+            Glibc.exit(ExitStatus.badInput.rawValue)
+        }
         Glibc.exit(run(root, Array(CommandLine.arguments.dropFirst())))
     }
 }
