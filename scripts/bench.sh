@@ -79,9 +79,13 @@ if [ "$BENCH" = handshake ]; then handshake; exit 0; fi
 if [ "$BENCH" = stack ]; then stack; exit 0; fi
 
 echo "==> release build of pincheck and pincheck-bench (--static-swift-stdlib)" >&2
-swift build -c release --static-swift-stdlib --product pincheck >&2
 [ "$BENCH" = throughput ] || swift build -c release --static-swift-stdlib --product pincheck-bench >&2
-pincheck=.build/release/pincheck
+# The command as users install it (scripts/install.sh: the same release build, stripped), so the
+# whole-process figures are the installed binary's.
+installed=$(mktemp -d)
+trap 'rm -rf "$installed"' EXIT
+DESTDIR="$installed" scripts/install.sh /usr >&2
+pincheck=$installed/usr/bin/pincheck
 
 # A CRL of 100,000 entries from rsa-intermediate (openssl ca), for the one-off cost of parsing and
 # indexing a large CRL; `openssl crl -noout` reads the same file as a whole process.
@@ -122,7 +126,7 @@ pin=$(grep '^rsa-leaf ' $C/pins.txt | cut -d' ' -f2)
 curlpin="sha256//${pin#sha256/}"
 work=$(mktemp -d)
 pids=()
-cleanup() { for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+cleanup() { for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done; rm -rf "$work" "$installed"; }
 trap cleanup EXIT
 
 # N servers on free loopback ports, serving rsa-leaf + rsa-intermediate.

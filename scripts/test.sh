@@ -290,7 +290,7 @@ if [ ${#not_run[@]} -gt 0 ]; then
 fi
 echo "this leg: OpenSSL $openssl_version, $system: $this_leg"
 if [ "${SECOND_LEG:-1}" != 0 ]; then
-  echo "second leg: $second_system: ${second_leg#tests: }"
+  echo "second leg: $second_system"
   read -r second_passed second_skipped < <(echo "$second_leg" | sed -E 's/^tests: ([0-9]+) passed, 0 failed, ([0-9]+) skipped$/\1 \2/')
   echo "tests: $((passed + second_passed)) passed, 0 failed, $((skipped + second_skipped)) skipped"
 else
