@@ -344,6 +344,11 @@ package struct AuditResult {
         return activePins(verdict).filter { pin in !onChain.contains { pin.matches($0) } }
     }
 
+    /// The engine's backup-pin finding for this host (``BackupPinCheck``), if it has one.
+    static func backupPinWarning(_ verdict: Verdict) -> Reason? {
+        verdict.warnings.first { $0.code == .noBackupPin }
+    }
+
     /// What the root programs say that will hurt: the chain ends at a root a program has
     /// distrusted or scheduled, or a pinned root is in no program while the host's chain is public.
     static func rootProgramNotes(_ verdict: Verdict) -> [String] {
@@ -404,8 +409,11 @@ package struct AuditResult {
                                                                : "not compared: the chain is refused before its pins are"])
                 }
                 let backups = Self.backupPins(verdict)
-                table.add(["backup", backups.isEmpty ? console.paint("no backup pin off the current chain", .yellow)
-                                                    : "\(backups.count) pin\(backups.count == 1 ? "" : "s") not on the current chain"])
+                if let warning = Self.backupPinWarning(verdict) {
+                    table.add(["backup", console.paint(warning.message, .yellow)])
+                } else {
+                    table.add(["backup", "\(backups.count) pin\(backups.count == 1 ? "" : "s") not on the current chain"])
+                }
                 for match in verdict.pinsFound {
                     table.add(["expires", "depth \(match.depth) in \(Format.daysLeft(match.certificate, at: verdict.evaluationTime)) days (\(Format.day(match.certificate.notAfter)))"])
                 }
@@ -444,6 +452,7 @@ package struct AuditResult {
             })
             object["pins"] = .array(Self.activePins(verdict).map { .string("\($0)") })
             object["backupPins"] = .array(Self.backupPins(verdict).map { .string("\($0)") })
+            object["noBackupPin"] = Self.backupPinWarning(verdict).map { .string($0.message) } ?? .null
             object["revocation"] = .array(verdict.revocationStatuses.map { status in
                 .object(["depth": .number(Double(status.depth)), "outcome": .string(status.outcome.rawValue),
                          "url": status.url.map(JSONValue.string) ?? .null, "detail": .string(status.detail)])

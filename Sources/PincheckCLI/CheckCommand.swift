@@ -33,7 +33,7 @@ struct Check: ConsoleCommand {
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
-        let runner = HostCheck(judge: try policy.makeJudge(defaultRevocation: .crl, fetchTimeout: connection.timeout), connection: connection, policy: policy)
+        let runner = HostCheck(judge: try policy.makeJudge(defaultRevocation: .crl, fetchTimeout: connection.timeout, advisories: .liveCheck), connection: connection, policy: policy)
         var worst = ExitStatus.trusted
         for (index, target) in targets.enumerated() {
             let outcome = try runner.run(connection.target(target))
@@ -128,74 +128,14 @@ struct HostCheck: Sendable {
             let verdict = try judge.judge(result.servedChain, host: name, port: Int(target.port), at: time,
                                           stapledOCSPResponse: result.stapledOCSPResponse,
                                           presentedSCTs: result.signedCertificateTimestamps.filter { $0.source == .tlsExtension })
-            return CheckOutcome(target: target, host: name, result: .evaluated(result, verdict),
-                                extraWarnings: Self.warnings(verdict, result, policy: judge.commandLinePolicy))
+            return CheckOutcome(target: target, host: name, result: .evaluated(result, verdict))
         } catch let error as ProbeError {
-            return CheckOutcome(target: target, host: name, result: .networkFailure(error), extraWarnings: [])
+            return CheckOutcome(target: target, host: name, result: .networkFailure(error))
         } catch let error as PincheckError {
             throw error
         } catch {
             throw PincheckError(.network, "\(error)")
         }
-    }
-
-    /// Warnings only a live check can give: how the chain was served, OCSP stapling, fragile pins.
-    static func warnings(_ verdict: Verdict, _ result: ProbeResult, policy: TrustPolicy?) -> [CheckWarning] {
-        var warnings: [CheckWarning] = []
-        let served = Set(result.servedChain)
-        if let path = verdict.verifiedPath, path.count > 1 {
-            let missing = path.certificates.dropFirst().dropLast().filter { !served.contains($0) }
-            for certificate in missing {
-                warnings.append(CheckWarning(code: .incompleteChain,
-                    message: "the server did not send the intermediate \(certificate.subject); clients that do not already hold it will fail"))
-            }
-        } else if verdict.failures.contains(where: { $0.code == .unknownIssuer }) {
-            warnings.append(CheckWarning(code: .incompleteChain,
-                message: "the server sent \(result.servedChain.count) certificate\(result.servedChain.count == 1 ? "" : "s") and no path to an anchor could be built: an intermediate is probably missing"))
-        }
-        // A stapled response is judged with the chain, on every route (its reasons are the
-        // verdict's); only its absence is a warning of the live check's own.
-        if result.stapledOCSPResponse == nil {
-            warnings.append(CheckWarning(code: .notStapled, message: "no stapled OCSP response: clients must fetch revocation status themselves, or go without"))
-        }
-        let existing = Set(verdict.warnings.map(\.code.description))
-        let pinCount: Int? = switch policy?.pinning {
-        case .some(.none), nil: nil
-        case .some(.certificates(let pinned)): pinned.certificates.count
-        case .some(.publicKeys(let pinned)): pinned.pins.count
-        }
-        if pinCount == 1, !existing.contains("pin.no-backup") {
-            warnings.append(CheckWarning(code: .noBackupPin, message: "only one pin is configured: a key rotation or a compromise locks clients out; add a backup pin"))
-        }
-        if !verdict.matchedPins.isEmpty, verdict.matchedPins.allSatisfy({ $0.depth == 0 }),
-           let leaf = verdict.matchedPins.first?.certificate {
-            let days = Format.daysLeft(leaf, at: verdict.evaluationTime)
-            if days < 30 {
-                warnings.append(CheckWarning(code: .leafExpiring,
-                    message: "only the leaf's key is pinned and the leaf expires in \(days) days: if the renewed certificate gets a new key, clients are locked out"))
-            }
-        }
-        return warnings
-    }
-}
-
-struct CheckWarning: Sendable, Hashable {
-    /// The warnings only a live check gives.
-    enum Code: String, CaseIterable {
-        case incompleteChain = "served.incomplete-chain"
-        case notStapled = "ocsp.not-stapled"
-        case noBackupPin = "pin.no-backup"
-        case leafExpiring = "pin.leaf-expiring"
-        /// `verify --purpose client`: a client anchor is a public root (or the system store).
-        case publicClientAnchor = "anchor.public-client-root"
-    }
-
-    let code: String
-    let message: String
-
-    init(code: Code, message: String) {
-        self.code = code.rawValue
-        self.message = message
     }
 }
 
@@ -209,7 +149,6 @@ struct CheckOutcome: Sendable {
     let target: ProbeTarget
     let host: String
     let result: Result
-    let extraWarnings: [CheckWarning]
 
     var status: ExitStatus {
         switch result {
@@ -237,8 +176,7 @@ struct CheckOutcome: Sendable {
         var document: CheckJSON
         switch result {
         case .evaluated(let probe, let verdict):
-            var evaluation = VerdictJSON(verdict, requestedHost: host)
-            evaluation.warnings += extraWarnings.map { ReasonJSON(code: $0.code, message: $0.message, evidence: nil) }
+            let evaluation = VerdictJSON(verdict, requestedHost: host)
             document = CheckJSON(target: target.description, status: statusName, body: .evaluated(
                 evaluation, ConnectionJSON(probe), probe.signedCertificateTimestamps.map(SignedCertificateTimestampJSON.init)))
         case .networkFailure(let error):
@@ -351,7 +289,6 @@ struct CheckReport {
         case .evaluated(let probe, let verdict):
             var report = VerdictReport(verdict: verdict, subject: "\(outcome.target)", console: console)
             report.allowed = outcome.status == .trusted
-            report.extraWarnings = outcome.extraWarnings.map { ($0.code, $0.message) }
             report.connection = probe
             report.render()
         }

@@ -40,10 +40,18 @@ struct Lint: ConsoleCommand {
             transform: TimeOption.parse)
     var ctListDate: Date?
 
+    @Option(help: ArgumentHelp("A chain a host serves (PEM or DER, leaf first): the backup-pin rule is also judged on it, as the engine judges it (every pin on the current chain is no backup). Needs --host.", valueName: "file"))
+    var chain: String?
+
+    @Option(help: ArgumentHelp("The host --chain is served for.", valueName: "name"))
+    var host: String?
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         if days < 0 { throw ValidationError("--days must not be negative") }
+        if (chain == nil) != (host == nil) { throw ValidationError("--chain and --host go together: the chain a host serves, and that host") }
+        if chain != nil && config == nil { throw ValidationError("--chain judges a configuration's pins: give the configuration") }
         if config == nil && clientCAs.isEmpty { throw ValidationError("give a configuration, --client-ca files, or both") }
     }
 
@@ -71,6 +79,10 @@ struct Lint: ConsoleCommand {
         var roots: [Certificate] = []
         if case .system(let file, _) = TrustAnchors.system.origin { roots = (try? Certificate.load(contentsOf: file)) ?? [] }
         findings = configuration.lint(at: time, expiringWithinDays: days, publicRoots: roots) + findings
+        if let chain, let host {
+            findings += try configuration.backupPinFindings(servedChain: try Certificate.load(contentsOf: chain), host: host, at: time,
+                                                            besides: findings)
+        }
         return report(findings, subject: "\(config): \(configuration.hosts.count) host\(configuration.hosts.count == 1 ? "" : "s")", console)
     }
 

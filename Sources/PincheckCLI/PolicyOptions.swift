@@ -135,7 +135,9 @@ struct PolicyOptions: ParsableArguments {
     /// `check` and `scan` read their files once for every host.
     /// - Parameter defaultRevocation: The command's `--revocation` when none is given.
     /// - Parameter fetchTimeout: The command's `--timeout`, which bounds its CRL fetches too.
-    func makeJudge(defaultRevocation: RevocationArgument = .staple, fetchTimeout: Double? = nil) throws -> Judge {
+    /// - Parameter advisories: The warnings about the peer's set-up the command asks the plans for.
+    func makeJudge(defaultRevocation: RevocationArgument = .staple, fetchTimeout: Double? = nil,
+                   advisories: EvaluationAdvisories = []) throws -> Judge {
         if let config {
             // A configuration's hosts say which CRLs they check; the fetcher serves those that do.
             let fetcher = try revocationOptions.fetcher(timeout: fetchTimeout)
@@ -148,11 +150,13 @@ struct PolicyOptions: ParsableArguments {
             let manager = revocationOptions.apply(to: configured, default: defaultRevocation).mappingValidation { validation in
                 var validation = validation
                 validation.rootPrograms = programs
+                validation.advisories = advisories
                 return validation
             }
             return Judge(.manager(manager), fetcher: fetcher)
         }
-        let policy = try makePolicy(defaultRevocation: defaultRevocation)
+        var policy = try makePolicy(defaultRevocation: defaultRevocation)
+        policy.validation.advisories = advisories
         // Made only when something may be fetched, or to check a --crl-cache given anyway (a wrong
         // folder is named, never ignored): a fetcher and its transports cost a start 1 %.
         let fetches = policy.validation.revocation.distributionPointCRLs != nil
@@ -384,12 +388,6 @@ struct Judge: Sendable {
     init(_ kind: Kind, fetcher: RevocationListFetcher? = nil) {
         self.kind = kind
         self.fetcher = fetcher
-    }
-
-    /// The command-line policy, when that is what decides.
-    var commandLinePolicy: TrustPolicy? {
-        if case .policy(let evaluator) = kind { return evaluator.policy }
-        return nil
     }
 
     /// - Parameters:

@@ -38,7 +38,7 @@ struct Scan: ConsoleCommand {
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
-        let runner = HostCheck(judge: try policy.makeJudge(defaultRevocation: .crl, fetchTimeout: connection.timeout), connection: connection, policy: policy)
+        let runner = HostCheck(judge: try policy.makeJudge(defaultRevocation: .crl, fetchTimeout: connection.timeout, advisories: .liveCheck), connection: connection, policy: policy)
         let selection = ScanSelection(shard: try fleet.resolvedShard(), defaultPort: connection.port,
                                       resume: try fleet.resumeFile(command: "scan", key: ScanSelection.recordKey))
         if let resume = selection.resume, resume.cutBytes > 0 {

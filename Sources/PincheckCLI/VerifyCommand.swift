@@ -47,26 +47,19 @@ struct Verify: ConsoleCommand {
     func execute(_ console: Console) throws -> ExitStatus {
         let chain = try Certificate.load(contentsOf: chainFile)
         let stapled = try staple.map { path throws(PincheckError) in try InputFile.read(path, limit: InputFile.certificateLimit, what: "stapled OCSP response") }
-        var extraWarnings: [CheckWarning] = []
         let verdict: Verdict
         if purpose == .client {
-            var clients = try policy.makePolicy()
-            clients.validation.purpose = .clientAuthentication
-            clients.validation.nameValidation = .disabled(because: "a client certificate names no host to check")
-            extraWarnings = clients.validation.anchors.clientAuthenticationWarnings().map { CheckWarning(code: .publicClientAnchor, message: $0) }
+            var clients = try policy.makePolicy().judgingClients
+            clients.validation.advisories = .clientAnchors
             verdict = try Evaluator(policy: clients).evaluate(chain, host: nil, at: policy.time, stapledOCSPResponse: stapled)
         } else {
             verdict = try policy.makeJudge().judge(chain, host: policy.host, at: policy.time, stapledOCSPResponse: stapled)
         }
         TrustLogging.log(verdict, host: policy.host ?? "(no host)", to: output.logger)
         if output.json {
-            var document = VerdictJSON(verdict, requestedHost: policy.host)
-            document.warnings += extraWarnings.map { ReasonJSON(code: $0.code, message: $0.message, evidence: nil) }
-            console.line(JSONLines.line(document))
+            console.line(JSONLines.line(VerdictJSON(verdict, requestedHost: policy.host)))
         } else {
-            var report = VerdictReport(verdict: verdict, subject: chainFile, console: console)
-            report.extraWarnings = extraWarnings.map { ($0.code, $0.message) }
-            report.render()
+            VerdictReport(verdict: verdict, subject: chainFile, console: console).render()
         }
         return ExitStatus(verdict)
     }

@@ -46,6 +46,11 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
             case pinSetExpired = "pin.set-expired"
             case noBackupPin = "pin.no-backup"
             case reportOnlyFailure = "pin.report-only-failure"
+            case leafPinExpiring = "pin.leaf-expiring"
+            // How the peer is set up (advisories a caller asks for).
+            case incompleteChain = "served.incomplete-chain"
+            case notStapled = "ocsp.not-stapled"
+            case publicClientAnchor = "anchor.public-client-root"
             // Revocation.
             case ocspStatusUnknown = "revocation.ocsp-unknown"
             case stapleUnusable = "revocation.staple-unusable"
@@ -143,6 +148,16 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public static let noBackupPin = Code(.noBackupPin)
         /// Warning: a report-only pin set failed; the connection is allowed and a report is due.
         public static let reportOnlyFailure = Code(.reportOnlyFailure)
+        /// Warning (a live check's): only the leaf's key matched and the leaf expires within 30
+        /// days; a renewal with a new key locks clients out.
+        public static let leafPinExpiring = Code(.leafPinExpiring)
+        /// Warning (a live check's): the peer did not send an intermediate of the verified path, or
+        /// sent a chain from which no path could be built.
+        public static let incompleteChain = Code(.incompleteChain)
+        /// Warning (a live check's): the peer stapled no OCSP response.
+        public static let notStapled = Code(.notStapled)
+        /// Warning (`verify --purpose client`): a client anchor is a public root, or the system store.
+        public static let publicClientAnchor = Code(.publicClientAnchor)
         /// The stapled OCSP response does not know the leaf (a failure only when stapling is required).
         public static let ocspStatusUnknown = Code(.ocspStatusUnknown)
         /// The stapled OCSP response is malformed, stale, not about the leaf, or wrongly signed.

@@ -144,3 +144,15 @@ public struct TrustPolicy: Sendable {
         self.validation = validation
     }
 }
+
+extension TrustPolicy {
+    /// This policy as a server judges its clients' certificates: purpose client authentication
+    /// (OpenSSL's sslclient), and no host name, since a client certificate names none. The one
+    /// client validation `pincheck verify --purpose client` and the mTLS servers both use.
+    package var judgingClients: TrustPolicy {
+        var clients = self
+        clients.validation.purpose = .clientAuthentication
+        clients.validation.nameValidation = .disabled(because: "a client certificate names no host to check")
+        return clients
+    }
+}

@@ -98,6 +98,8 @@ public struct ValidationPolicy: Sendable {
     public var rootPrograms: RootProgramPolicy = RootProgramPolicy()
     /// Key usages the leaf must allow when it has a keyUsage extension (none by default).
     public var requiredKeyUsages: Set<KeyUsage> = []
+    /// Warnings about the peer's set-up the plan adds as checks of its own (none by default).
+    package var advisories: EvaluationAdvisories = []
     /// Checks run over every verified path, after OpenSSL's (see ``PathCheck``): the profile's,
     /// whose failures count only while the chain is validated, then the policy's own, which
     /// always count (the host name, required key usages, revocation).

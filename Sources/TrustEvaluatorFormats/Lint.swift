@@ -56,18 +56,21 @@ extension Configuration {
                     add(level, code, message)
                 }
             }
-            guard let set = entry.policy.pinSets.first else {
+            let sets = entry.policy.pinSets
+            guard let set = sets.first else {
                 add(.warning, "no-pins", "no pins: this host gets default validation only")
                 continue
             }
-            if entry.enforce && set.pinCount < 2 {
-                add(.error, "no-backup-pin", "an enforced pin set has a single pin; add a backup pin for a key not in use yet (RFC 7469 §2.5)")
+            // The engine's rule, on what a set shows without a server (`lint --chain` adds the rest).
+            for (index, pinSet) in sets.enumerated() {
+                guard let finding = pinSet.backupPinFinding(onChain: nil) else { continue }
+                add(.error, "no-backup-pin", finding.message(naming: "the pin set for \(pattern)" + BackupPinFinding.setNumber(index, of: sets.count)))
             }
             if let expires = set.expires, expires <= time {
                 add(.error, "pin-set-expired", "the pin set expired on \(Timestamp.day(expires)); the host is effectively unpinned")
             }
-            let certificates = set.pinnedCertificates
-            let pins = set.keyPins
+            let certificates = sets.flatMap(\.pinnedCertificates)
+            let pins = sets.flatMap(\.keyPins)
             for pin in pins where pin.algorithm == .sha1 {
                 add(.warning, "sha1-pin", "\(pin) is a SHA-1 pin; use sha256/")
             }
@@ -98,6 +101,22 @@ extension Configuration {
             }
         }
         return findings.sorted { ($0.level, $1.path) > ($1.level, $0.path) }
+    }
+
+    /// The backup-pin findings a server's chain shows that the configuration alone does not: the
+    /// engine's own warning (``BackupPinFinding/everyPinOnChain`` among them), read from the
+    /// verdict of `chain` for `host`, at error level as `lint` reports a missing backup pin.
+    /// Findings `lint(at:expiringWithinDays:publicRoots:)` already gives are not repeated.
+    package func backupPinFindings(servedChain chain: [Certificate], host: String, at time: Date,
+                                   besides known: [LintFinding]) throws(PincheckError) -> [LintFinding] {
+        let verdict = try trustManager.evaluate(chain, host: host, at: time, waitingForRevocationListsFrom: nil)
+        guard let policy = verdict.hostPolicy else { return [] }
+        let pattern = policy.pattern.description
+        let path = hosts.first { $0.policy.pattern == policy.pattern }?.path ?? "hosts"
+        return verdict.warnings.filter { $0.code == .noBackupPin }.compactMap { warning in
+            guard !known.contains(where: { $0.code == "no-backup-pin" && $0.message == warning.message }) else { return nil }
+            return LintFinding(level: .error, code: "no-backup-pin", path: path, pattern: pattern, message: warning.message + " (on \(host)'s chain)")
+        }
     }
 
     /// A pinned intermediate that is one of several its CA issues from under the same parent

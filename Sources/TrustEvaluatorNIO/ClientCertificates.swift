@@ -116,9 +116,7 @@ public struct PincheckClientCertificateVerifier: Sendable {
         if case .disabled = policy.validation.chainValidation {
             throw PincheckError(.invalidPolicy, "a server must validate its clients' chains: chainValidation cannot be disabled here")
         }
-        var clients = policy
-        clients.validation.purpose = .clientAuthentication
-        clients.validation.nameValidation = .disabled(because: "a client certificate names no host to check")
+        let clients = policy.judgingClients
         self.policy = clients
         self.requiredIdentities = requiredIdentities
         self.revocationLists = revocationLists

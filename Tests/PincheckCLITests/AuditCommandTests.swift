@@ -50,7 +50,7 @@ struct AuditCommandTests {
         #expect(www.contains("leaf rotation  survives: a pin matches at depth 1, above the leaf"))
         let apex = try #require(sections.first { $0.hasPrefix("example.test (\(server.target)): ALLOWED") }, "\(result.output)")
         #expect(apex.contains("at depth 0: CN=www.example.test"))
-        #expect(apex.contains("no backup pin off the current chain"))
+        #expect(apex.contains("the pin set for example.test has no backup pin: only one pin"))
         #expect(apex.contains("would break: only the leaf key is pinned and there is no backup pin"))
         #expect(result.output.contains("*.api.example.test: no host name given for this pattern"))
         #expect(result.output.contains("bad.example.test (\(refusing.target)): NO CONNECTION — network.refused"))

@@ -9,8 +9,9 @@ import Testing
 @Suite("Reason codes article")
 struct ReasonCodeListTests {
     static var codesInCode: Set<String> {
-        Set(Reason.Code.all.map(\.description) + PincheckError.Code.all.map(\.description) + ProbeError.Code.all.map(\.description)
-            + CheckWarning.Code.allCases.map(\.rawValue) + [Pincheck.usageCode, Pincheck.outputWriteFailedCode])
+        let engine: [String] = Reason.Code.all.map(\.description)
+        let errors: [String] = PincheckError.Code.all.map(\.description) + ProbeError.Code.all.map(\.description)
+        return Set(engine + errors + [Pincheck.usageCode, Pincheck.outputWriteFailedCode])
     }
 
     static var codesInArticle: Set<String> {

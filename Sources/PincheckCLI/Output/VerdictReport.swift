@@ -13,8 +13,6 @@ struct VerdictReport {
     let console: Console
     /// Whether the verdict lets the connection go on (``Disposition``'s answer unless the command's differs).
     var allowed: Bool
-    /// Warnings the command adds to the verdict's (about its own options).
-    var extraWarnings: [(code: String, message: String)] = []
     /// The connection the chain came from, when there was one: its SCTs and parameters are shown.
     var connection: ProbeResult? = nil
 
@@ -62,7 +60,7 @@ struct VerdictReport {
             console.line("Recorded failures (report-only):")
             for reason in verdict.reportOnlyFailures { reasonLines(reason.code.description, reason.message, .red) }
         }
-        let warnings = verdict.warnings.map { ($0.code.description, $0.message) } + extraWarnings
+        let warnings = verdict.warnings.map { ($0.code.description, $0.message) }
         if !warnings.isEmpty {
             console.line()
             console.line("Warnings:")

@@ -1,5 +1,5 @@
 /// One requirement of an evaluation. The plan lists its checks once, when it is made
-/// (``EvaluationPlan/checks(validation:pinSets:pinOverride:judgesRevocation:coverage:)``); an
+/// (``EvaluationPlan/checks(validation:pinSets:pinOverride:judgesRevocation:coverage:advisories:)``); an
 /// evaluation verifies nothing by itself: it runs the checks in that order over one
 /// ``EvaluationRun`` and collects what they found into the verdict.
 ///

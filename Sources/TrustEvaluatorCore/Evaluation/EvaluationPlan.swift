@@ -19,8 +19,9 @@ final class EvaluationPlan: Sendable {
     let pinOverrideAnchors: TrustAnchors?
     /// What the pins are called in messages ("the pin set for *.example.com"); nil for a lone policy.
     let scope: String?
-    /// Whether a trusted enforced pin set without a backup pin is warned about (RFC 7469 §2.5).
-    let warnsWithoutBackupPin: Bool
+    /// The warnings about the peer's set-up this plan adds (a host policy's always include
+    /// ``EvaluationAdvisories/backupPins``).
+    let advisories: EvaluationAdvisories
     /// Which rule of a trust manager this plan is (``Verdict/Coverage/pinSetExpired`` is decided
     /// per evaluation, for a host policy whose pin sets have all expired).
     let coverage: Verdict.Coverage
@@ -36,7 +37,7 @@ final class EvaluationPlan: Sendable {
     let checks: [any EvaluationCheck]
 
     init(validation: ValidationPolicy, pinSets: [PinSet], pinOverrideAnchors: TrustAnchors? = nil, scope: String? = nil,
-         warnsWithoutBackupPin: Bool = false,
+         advisories: EvaluationAdvisories = [],
          coverage: Verdict.Coverage = .everyHost, hostPolicy: HostPolicy? = nil, judgesRevocation: Bool = true) {
         self.coverage = coverage
         self.hostPolicy = hostPolicy
@@ -45,7 +46,8 @@ final class EvaluationPlan: Sendable {
         self.pinSets = pinSets
         self.pinOverrideAnchors = pinOverrideAnchors
         self.scope = scope
-        self.warnsWithoutBackupPin = warnsWithoutBackupPin
+        let advisories = advisories.union(validation.advisories)
+        self.advisories = advisories
         self.pathChecks = validation.pathChecks
         self.identity = planIdentities.wrappingAdd(1, ordering: .relaxed).newValue
         // Android's override is decided here, once: the chain must verify to the override anchors
@@ -54,10 +56,11 @@ final class EvaluationPlan: Sendable {
             var overriding = validation
             overriding.anchors = anchors
             overriding.chainValidation = .required
+            overriding.advisories = []
             return EvaluationPlan(validation: overriding, pinSets: [], judgesRevocation: false)
         }
         self.checks = Self.checks(validation: validation, pinSets: pinSets, pinOverride: pinOverride,
-                                  judgesRevocation: judgesRevocation, coverage: coverage)
+                                  judgesRevocation: judgesRevocation, coverage: coverage, advisories: advisories)
     }
 
     /// One ``TrustPolicy`` for every host: its pins (if any) as one enforced pin set.
@@ -69,7 +72,7 @@ final class EvaluationPlan: Sendable {
     /// The requirements of a policy, in the order they are judged: where a new check goes.
     /// - Parameter judgesRevocation: False for the override plan, whose caller judges revocation itself.
     static func checks(validation: ValidationPolicy, pinSets: [PinSet], pinOverride: EvaluationPlan?,
-                       judgesRevocation: Bool, coverage: Verdict.Coverage) -> [any EvaluationCheck] {
+                       judgesRevocation: Bool, coverage: Verdict.Coverage, advisories: EvaluationAdvisories) -> [any EvaluationCheck] {
         var checks: [any EvaluationCheck] = [ValidationSwitchesCheck()]
         if validation.revocationLists.contains(where: { !$0.hasNumber }) { checks.append(SuppliedCRLNumberCheck()) }
         if !pinSets.isEmpty { checks.append(PinSetExpiryCheck()) }
@@ -77,7 +80,9 @@ final class EvaluationPlan: Sendable {
         checks.append(AnchorsPathCheck())
         for (index, set) in pinSets.enumerated() {
             checks.append(PinSetEnforcementCheck(index: index, pinOverride: set.enforcement == .enforce ? pinOverride : nil))
+            if advisories.contains(.backupPins), set.enforcement == .enforce { checks.append(BackupPinCheck(index: index)) }
         }
+        if advisories.contains(.leafPinRenewal), !pinSets.isEmpty { checks.append(LeafPinRenewalCheck()) }
         checks.append(JudgedPathsCheck())
         if judgesRevocation {
             checks.append(RevocationCheck())
@@ -85,6 +90,8 @@ final class EvaluationPlan: Sendable {
             checks.append(RootProgramDistrustCheck())
         }
         if coverage == .unlistedRefused { checks.append(UnlistedHostCheck()) }
+        if advisories.contains(.servedChain) { checks.append(ServedChainCheck()) }
+        if advisories.contains(.clientAnchors) { checks.append(ClientAnchorCheck()) }
         return checks
     }
 

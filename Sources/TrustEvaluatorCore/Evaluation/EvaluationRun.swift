@@ -44,6 +44,8 @@ struct EvaluationRun {
     /// The path the verdict is about: the anchors' path, or the path re-anchored on pinned certificates.
     var path: VerifiedPath?
     var matches: [PinMatch] = []
+    /// The path each pin set matched on, by the set's index (only sets that matched).
+    var matchedPaths: [Int: VerifiedPath] = [:]
     /// Whether some pin set was compared with a path (false when the chain failed before).
     var pinsCompared = false
     /// Whether the chain verifies to Android's override anchors: asked once, and only when an

@@ -267,7 +267,7 @@ private final class Plans: Sendable {
 
     static func plan(for policy: HostPolicy) -> EvaluationPlan {
         EvaluationPlan(validation: policy.validationPolicy, pinSets: policy.pinSets, pinOverrideAnchors: policy.pinOverrideAnchors,
-                              scope: "\(policy.pattern)", warnsWithoutBackupPin: true,
+                              scope: "\(policy.pattern)", advisories: .backupPins,
                               coverage: .hostPolicy, hostPolicy: policy)
     }
 

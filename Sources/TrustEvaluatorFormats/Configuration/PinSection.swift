@@ -17,12 +17,16 @@ extension ConfigurationBuilder {
         var sets: [PinSet] = []
         if let pins = PinSet.Pins(pinning) {
             sets.append(PinSet(pins, enforcement: enforcement, expires: expires))
-            if backupPinsRequired && enforce && sets[0].pinCount < 2 {
-                throw fail("\(path).pins", "an enforced pin set needs a backup pin (at least two pins, one not in the current chain; RFC 7469 §2.5)")
-            }
         }
         for scoped in positional {
             sets.append(PinSet(.publicKeys(scoped), enforcement: enforcement, expires: expires))
+        }
+        // The engine's backup-pin rule, on what each set shows before any server is seen.
+        for (index, set) in sets.enumerated() where backupPinsRequired {
+            if let finding = set.backupPinFinding(onChain: nil) {
+                throw fail("\(path).pins", "an enforced pin set needs a backup pin (at least two pins, one not in the current chain; RFC 7469 §2.5): "
+                           + finding.message(naming: "the pin set" + BackupPinFinding.setNumber(index, of: sets.count)))
+            }
         }
         return (sets, enforce, expires)
     }

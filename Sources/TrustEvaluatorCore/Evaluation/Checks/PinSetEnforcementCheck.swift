@@ -35,10 +35,7 @@ struct PinSetEnforcementCheck: EvaluationCheck {
         guard outcome.failures.isEmpty else { return .next }
         run.matches += outcome.matches
         if let own = outcome.path, own.anchoring == .pinnedCertificate { run.path = own }
-        if run.plan.warnsWithoutBackupPin, set.enforcement == .enforce, let setPath = outcome.path,
-           set.pinCount < 2 || set.matchesAll(of: setPath.certificates) {
-            run.warn(.noBackupPin, "\(run.pinsName) has no backup pin: \(set.pinCount < 2 ? "only one pin" : "every pin matches the current chain"); a key rotation would lock clients out (RFC 7469 §2.5)", requirement: .pins)
-        }
+        if let setPath = outcome.path { run.matchedPaths[index] = setPath }
         return .next
     }
 
