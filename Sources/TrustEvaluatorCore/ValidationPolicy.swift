@@ -100,6 +100,8 @@ public struct ValidationPolicy: Sendable {
     public var requiredKeyUsages: Set<KeyUsage> = []
     /// Warnings about the peer's set-up the plan adds as checks of its own (none by default).
     package var advisories: EvaluationAdvisories = []
+    /// What a server requires of its clients besides their chain (mTLS roads only).
+    package var clientIdentity = ClientIdentityRequirement()
     /// Checks run over every verified path, after OpenSSL's (see ``PathCheck``): the profile's,
     /// whose failures count only while the chain is validated, then the policy's own, which
     /// always count (the host name, required key usages, revocation).

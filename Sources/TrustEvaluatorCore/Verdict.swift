@@ -235,16 +235,4 @@ extension Verdict {
         return Verdict(failures: [reason], warnings: [], verifiedPath: nil, servedChain: [leaf], checkedHost: nil,
                        pinsFound: [], evaluationTime: time, pinsCompared: false)
     }
-
-    /// This verdict with one more failure: a check a road makes after the engine's (the identity
-    /// an mTLS server requires of its clients).
-    package func adding(failure reason: Reason) -> Verdict {
-        let j = judgement
-        return Verdict(judgement: Judgement(failures: j.failures + [reason], warnings: j.warnings, verifiedPath: j.verifiedPath,
-                                            checkedHost: j.checkedHost, pinsFound: j.pinsFound, reportOnlyFailures: j.reportOnlyFailures,
-                                            builtPath: j.builtPath, coverage: j.coverage, hostPolicy: j.hostPolicy,
-                                            revocationStatuses: j.revocationStatuses, revocationPath: j.revocationPath,
-                                            certificateTransparency: j.certificateTransparency, pinsCompared: j.pinsCompared, rootPrograms: j.rootPrograms),
-                       servedChain: servedChain, evaluationTime: evaluationTime, reports: reports)
-    }
 }

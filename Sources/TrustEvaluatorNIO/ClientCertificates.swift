@@ -6,32 +6,6 @@ import NIOSSL
 import ServerTrust
 import TrustEvaluator
 
-/// An identity a server requires of its clients' certificates (a service mesh's rule): one of
-/// them must be in the client leaf's subjectAltName.
-public enum ClientIdentity: Sendable, Hashable, CustomStringConvertible {
-    /// A URI, compared exactly (a SPIFFE ID such as `spiffe://example.org/ns/prod/sa/api`).
-    case uri(String)
-    /// A DNS name, compared without regard to case (no wildcard matching: a client names itself).
-    case dnsName(String)
-
-    public var description: String {
-        switch self {
-        case .uri(let uri): "URI:\(uri)"
-        case .dnsName(let name): "DNS:\(name)"
-        }
-    }
-
-    func isCarried(by leaf: Certificate) -> Bool {
-        leaf.subjectAlternativeNames.contains { name in
-            switch (self, name) {
-            case (.uri(let wanted), .uri(let carried)): wanted == carried
-            case (.dnsName(let wanted), .dnsName(let carried)): wanted.lowercased() == carried.lowercased()
-            default: false
-            }
-        }
-    }
-}
-
 extension ChallengeDecision {
     /// The identities (subjectAltName URIs and DNS names) of the client certificate this decision
     /// let in, from the verified path's leaf; empty when the client was refused. What a route
@@ -116,7 +90,8 @@ public struct PincheckClientCertificateVerifier: Sendable {
         if case .disabled = policy.validation.chainValidation {
             throw PincheckError(.invalidPolicy, "a server must validate its clients' chains: chainValidation cannot be disabled here")
         }
-        let clients = policy.judgingClients
+        var clients = policy.judgingClients
+        clients.validation.clientIdentity.identities = requiredIdentities
         self.policy = clients
         self.requiredIdentities = requiredIdentities
         self.revocationLists = revocationLists
@@ -259,35 +234,12 @@ public struct PincheckClientCertificateVerifier: Sendable {
             // With trust domains, the domain the leaf names chooses the evaluator; a leaf that
             // names none is judged against every domain's CAs for the record, and refused.
             let trust = trust.current  // this handshake's, whatever a reload does meanwhile
-            let domains = trust.router
-            var judge = trust.evaluator
-            var refusal: Reason?
-            var claimed: SPIFFEID?
-            if let domains, let leaf = chain.first {
-                switch domains.route(leaf) {
-                case .domain(let id, let domainEvaluator): judge = domainEvaluator; claimed = id
-                case .refused(let reason): refusal = reason
-                }
-            }
-            var verdict = policy.validation.revocation.distributionPointCRLs == nil
+            // With trust domains, the domain the leaf names chooses the evaluator (the plan's
+            // TrustDomainCheck refuses a leaf no domain can judge); identities are its ClientIdentityCheck.
+            let judge = chain.first.flatMap { trust.router?.evaluator(for: $0) } ?? trust.evaluator
+            let verdict = policy.validation.revocation.distributionPointCRLs == nil
                 ? try judge.evaluate(chain, host: nil, at: time)
                 : try await judge.evaluate(chain, host: nil, at: time, fetchingRevocationListsWith: revocationLists)
-            if let refusal { verdict = verdict.adding(failure: refusal) }
-            if let domains, let claimed, !verdict.isTrusted, verdict.verifiedPath == nil,
-               let issuer = domains.domainTrusting(chain, except: claimed.trustDomain, at: time) {
-                verdict = verdict.adding(failure: Reason(.trustDomainMismatch,
-                    "the client certificate claims \(claimed) but was issued under trust domain \(issuer)'s CA, not \(claimed.trustDomain)'s",
-                    requirement: .chain))
-            }
-            if !requiredIdentities.isEmpty, let leaf = chain.first, !requiredIdentities.contains(where: { $0.isCarried(by: leaf) }) {
-                var evidence = Evidence()
-                evidence.namesPresented = leaf.subjectAlternativeNames.map { $0.description }
-                let wanted = requiredIdentities.map { $0.description }.joined(separator: ", ")
-                let carried = leaf.subjectAlternativeNames.map { $0.description }.joined(separator: ", ")
-                verdict = verdict.adding(failure: Reason(.identityMismatch,
-                    "the client certificate (\(leaf.subject)) carries none of the required identities (\(wanted)); it names \(carried.isEmpty ? "none" : carried)",
-                    evidence: evidence, requirement: .name))
-            }
             return .success(verdict)
         } catch {
             return .failure(error)

@@ -31,13 +31,21 @@ struct ClientTrust: Sendable {
         }
         var every = try Self.placeholderPolicy(clients, trustDomains)
         every.validation.revocationLists += trustDomains.flatMap(\.revocationLists)
-        var evaluators: [String: Evaluator] = [:]
+        var validations: [String: ValidationPolicy] = [:]
         for domain in trustDomains {
-            var policy = clients
-            policy.validation.anchors = domain.anchors
-            policy.validation.revocationLists += domain.revocationLists
-            evaluators[domain.name] = Evaluator(policy: policy, certificateCache: certificateCache, verdictCache: verdictCache)
+            var validation = clients.validation
+            validation.anchors = domain.anchors
+            validation.revocationLists += domain.revocationLists
+            validations[domain.name] = validation
         }
+        var evaluators: [String: Evaluator] = [:]
+        for (name, validation) in validations {
+            var policy = clients
+            policy.validation = validation
+            policy.validation.clientIdentity.trustDomains = TrustDomainRule(domain: name, domains: validations)
+            evaluators[name] = Evaluator(policy: policy, certificateCache: certificateCache, verdictCache: verdictCache)
+        }
+        every.validation.clientIdentity.trustDomains = TrustDomainRule(domain: nil, domains: validations)
         let everyDomain = Evaluator(policy: every, certificateCache: certificateCache, verdictCache: verdictCache)
         self.init(evaluator: everyDomain, router: TrustDomainRouter(evaluators: evaluators, everyDomain: everyDomain),
                   trustDomains: byName, generation: generation)

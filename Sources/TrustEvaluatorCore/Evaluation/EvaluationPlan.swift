@@ -57,6 +57,7 @@ final class EvaluationPlan: Sendable {
             overriding.anchors = anchors
             overriding.chainValidation = .required
             overriding.advisories = []
+            overriding.clientIdentity = ClientIdentityRequirement()
             return EvaluationPlan(validation: overriding, pinSets: [], judgesRevocation: false)
         }
         self.checks = Self.checks(validation: validation, pinSets: pinSets, pinOverride: pinOverride,
@@ -82,7 +83,6 @@ final class EvaluationPlan: Sendable {
             checks.append(PinSetEnforcementCheck(index: index, pinOverride: set.enforcement == .enforce ? pinOverride : nil))
             if advisories.contains(.backupPins), set.enforcement == .enforce { checks.append(BackupPinCheck(index: index)) }
         }
-        if advisories.contains(.leafPinRenewal), !pinSets.isEmpty { checks.append(LeafPinRenewalCheck()) }
         checks.append(JudgedPathsCheck())
         if judgesRevocation {
             checks.append(RevocationCheck())
@@ -90,6 +90,9 @@ final class EvaluationPlan: Sendable {
             checks.append(RootProgramDistrustCheck())
         }
         if coverage == .unlistedRefused { checks.append(UnlistedHostCheck()) }
+        if let rule = validation.clientIdentity.trustDomains { checks.append(TrustDomainCheck(rule: rule)) }
+        if !validation.clientIdentity.identities.isEmpty { checks.append(ClientIdentityCheck(identities: validation.clientIdentity.identities)) }
+        if advisories.contains(.leafPinRenewal), !pinSets.isEmpty { checks.append(LeafPinRenewalCheck()) }
         if advisories.contains(.servedChain) { checks.append(ServedChainCheck()) }
         if advisories.contains(.clientAnchors) { checks.append(ClientAnchorCheck()) }
         return checks
