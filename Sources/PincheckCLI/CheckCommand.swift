@@ -288,7 +288,6 @@ struct CheckReport {
             console.line("  \(console.paint(error.code.description, .red))  \(Terminal.printable(error.message))")
         case .evaluated(let probe, let verdict):
             var report = VerdictReport(verdict: verdict, subject: "\(outcome.target)", console: console)
-            report.allowed = outcome.status == .trusted
             report.connection = probe
             report.render()
         }

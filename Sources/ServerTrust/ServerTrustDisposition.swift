@@ -43,3 +43,15 @@ extension Disposition {
         }
     }
 }
+
+extension ChallengeDecision {
+    /// Whether a road with no default handling of its own (a NIOSSL verification callback, an
+    /// mTLS server, gRPC, AsyncHTTPClient) lets the connection go ahead on this decision: its
+    /// disposition allows the connection (``Disposition/allowsConnection``, decided by
+    /// ``Disposition/init(serverTrust:)``), and a `performDefaultHandling` rests on a trusted
+    /// verdict — an override handler's bare answer is not a validation. The one answer every road gives.
+    public var allowsConnection: Bool {
+        guard disposition.allowsConnection else { return false }
+        return disposition == .useCredential || verdict?.isTrusted == true
+    }
+}

@@ -249,7 +249,7 @@ public struct PincheckClientCertificateVerifier: Sendable {
     /// The decision for a presented chain, as the server's callback reaches it.
     func decide(derChain: [[UInt8]]) async -> ChallengeDecision {
         switch await verdict(derChain: derChain) {
-        case .success(let verdict) where verdict.isTrusted:
+        case .success(let verdict) where Disposition(serverTrust: verdict).allowsConnection:
             return ChallengeDecision(.performDefaultHandling, rule: .trusted, verdict: verdict)
         case .success(let verdict):
             return ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted,
@@ -272,7 +272,7 @@ public struct PincheckClientCertificateVerifier: Sendable {
                 let decision = await verifier.decide(derChain: der)
                 onDecision(decision)
                 // Trusted always comes with a verified path: that is what NIOSSL is told was validated.
-                guard decision.rule == .trusted, decision.verdict?.verifiedPath != nil,
+                guard decision.allowsConnection, decision.verdict?.verifiedPath != nil,
                       let validated = PincheckNIOVerifier.validatedChain(decision, presented: presented) else {
                     promise.succeed(.failed)
                     return

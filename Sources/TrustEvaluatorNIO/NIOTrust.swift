@@ -105,15 +105,9 @@ public struct PincheckNIOVerifier: Sendable {
         self.init(adapter: ChallengeAdapter(trustManagerSource: trustManagerSource, now: now, reporter: reporter, logger: logger))
     }
 
-    /// Whether a decision lets the handshake complete: the disposition allows the connection
-    /// (`Disposition/allowsConnection`, decided by `Disposition(serverTrust:)`), and a
-    /// `performDefaultHandling` rests on a trusted verdict — an override handler's bare answer is
-    /// not a validation, and NIOSSL has no default handling to fall back on.
-    /// - Parameter decision: The adapter's decision for the server-trust challenge.
-    public static func accepts(_ decision: ChallengeDecision) -> Bool {
-        guard decision.disposition.allowsConnection else { return false }
-        return decision.disposition == .useCredential || decision.verdict?.isTrusted == true
-    }
+    /// Whether a decision lets the handshake complete.
+    @available(*, deprecated, renamed: "ChallengeDecision.allowsConnection")
+    public static func accepts(_ decision: ChallengeDecision) -> Bool { decision.allowsConnection }
 
     /// Evaluates a served chain for a host, as the callback does.
     /// - Parameters:
@@ -216,7 +210,7 @@ public struct PincheckNIOVerifier: Sendable {
                 verifier.decide(derChain: der, host: host, port: port, address: address) { decision in
                     onDecision(decision)
                     // Promises may be completed from any thread; NIOSSL resumes the handshake on its loop.
-                    guard Self.accepts(decision), let validated = Self.validatedChain(decision, presented: peerChain) else {
+                    guard decision.allowsConnection, let validated = Self.validatedChain(decision, presented: peerChain) else {
                         promise.succeed(.failed)
                         return
                     }

@@ -42,7 +42,7 @@ final class DecisionRecord: Sendable {
     private let decision = NIOLockedValueBox<ChallengeDecision?>(nil)
     func record(_ value: ChallengeDecision) { decision.withLockedValue { $0 = value } }
     var refusal: ChallengeDecision? {
-        decision.withLockedValue { value in value.flatMap { PincheckNIOVerifier.accepts($0) ? nil : $0 } }
+        decision.withLockedValue { value in value.flatMap { $0.allowsConnection ? nil : $0 } }
     }
 }
 

@@ -10,6 +10,7 @@ import NIOSSL
 import PincheckAsyncHTTPClient
 import PincheckTestSupport
 import Testing
+import ServerTrust
 import TrustEvaluator
 import TrustEvaluatorNIO
 
@@ -268,6 +269,8 @@ struct PincheckHTTPClientTests {
             #expect(error.codes == [.pinMismatch])
             #expect(error.verdict?.servedChain.first?.publicKeyPin == TestPKI.certificate("rsa-ip").publicKeyPin)
             #expect(error.description.contains("leaf only"), "\(error)")
+            #expect(!error.decision.allowsConnection)
+            #expect(error.verdict.map { Disposition(serverTrust: $0) } == .cancelAuthenticationChallenge)
             // Not retried: one connection, refused before any request was written, and closed by
             // the initializer (AsyncHTTPClient 1.37 leaves a failed initializer's channel open).
             #expect(server.accepted == 1)

@@ -98,6 +98,7 @@ struct GRPCServerMTLSTests {
         let seen = decisions.withLockedValue { $0 }
         #expect(!seen.isEmpty && seen.allSatisfy { $0.rule != .trusted })
         #expect(seen.first?.verdict?.failures.map(\.code).contains(.trustDomainMismatch) == true)
+        #expect(seen.allSatisfy { !$0.allowsConnection && $0.verdict.map { Disposition(serverTrust: $0) } == .cancelAuthenticationChallenge })
     }
 
     @Test("a client that presents no certificate: refused in the handshake, no handler runs")

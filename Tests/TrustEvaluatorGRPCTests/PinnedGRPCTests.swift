@@ -79,6 +79,9 @@ struct PinnedGRPCTests {
         }
         let refusal = try #require(Self.pincheckError(in: error), "no PincheckTrustError in \(String(describing: error))")
         #expect(refusal.codes == [.pinMismatch])
+        // The road's answer is the one decider's.
+        #expect(!refusal.decision.allowsConnection)
+        #expect(refusal.verdict.map { Disposition(serverTrust: $0) } == .cancelAuthenticationChallenge)
     }
 
     @Test("an IP target with the name check disabled by the policy: the pins decide, NIOSSL does not check the IP")

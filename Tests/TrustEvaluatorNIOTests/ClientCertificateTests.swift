@@ -140,6 +140,9 @@ struct ClientCertificateTests {
         let decision = try #require(decisions.first)
         #expect(decision.rule == .untrusted)
         #expect(decision.verdict?.failures.contains { $0.code.description.hasPrefix("chain.") } == true, "\(decision.verdict?.failures ?? [])")
+        // The mTLS server's answer is the one decider's.
+        #expect(!decision.allowsConnection)
+        #expect(decision.verdict.map { Disposition(serverTrust: $0) } == .cancelAuthenticationChallenge)
     }
 
     @Test("no client certificate: the handshake fails and nothing is accepted")

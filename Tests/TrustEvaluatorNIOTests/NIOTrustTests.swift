@@ -191,7 +191,7 @@ struct NIOTrustTests {
         let decision = await verifier.decide(derChain: [[0x30, 0x03, 0x01]], host: "www.example.test", port: 443)
         #expect(decision.disposition == .cancelAuthenticationChallenge)
         #expect(decision.rule == .evaluationFailed)
-        #expect(!PincheckNIOVerifier.accepts(decision))
+        #expect(!decision.allowsConnection)
     }
 }
 

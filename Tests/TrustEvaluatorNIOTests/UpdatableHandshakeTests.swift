@@ -62,7 +62,7 @@ struct UpdatableHandshakeTests {
                 if case .publicKeys(let pinned) = set.pinning { return pinned.pins.map(\.description) } else { return [] }
             } ?? []
             #expect(pins.count == 2)
-            #expect(PincheckNIOVerifier.accepts(decision) == pins.contains(Self.good), "\(pins) → \(decision.disposition)")
+            #expect(decision.allowsConnection == pins.contains(Self.good), "\(pins) → \(decision.disposition)")
         }
         #expect(manager.serial == 20)
     }

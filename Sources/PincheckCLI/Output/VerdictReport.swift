@@ -12,7 +12,7 @@ struct VerdictReport {
     let subject: String
     let console: Console
     /// Whether the verdict lets the connection go on (``Disposition``'s answer unless the command's differs).
-    var allowed: Bool
+    let allowed: Bool
     /// The connection the chain came from, when there was one: its SCTs and parameters are shown.
     var connection: ProbeResult? = nil
 
