@@ -234,9 +234,12 @@ public struct ChallengeAdapter: Sendable {
     private func decideServerTrust(_ challenge: Challenge) -> ChallengeDecision {
         let space = challenge.protectionSpace
         let time = now()
-        return decideServerTrust(space.serverTrust?.servedChain ?? [], host: space.host, port: space.port,
-                                 staple: space.serverTrust?.stapledOCSPResponse, revocationLists: space.serverTrust?.revocationLists,
-                                 manager: trustManager(at: time), at: time)
+        let chain = space.serverTrust?.servedChain ?? []
+        let manager = trustManager(at: time)
+        return decideServerTrust(chain, host: space.host) { () throws(PincheckError) in
+            try manager.evaluate(chain, host: space.host, port: space.port, at: time, stapledOCSPResponse: space.serverTrust?.stapledOCSPResponse,
+                                 revocationLists: space.serverTrust?.revocationLists)
+        }
     }
 
     /// Judges a served chain under a trust manager the caller read once (a handshake's road reads
@@ -253,27 +256,34 @@ public struct ChallengeAdapter: Sendable {
                                   completion: @escaping @Sendable (ChallengeDecision) -> Void) {
         guard let fetcher = revocationLists ?? defaultFetcher, !chain.isEmpty, case .refuse = invalidCertificates,
               manager.fetchesDistributionPointCRLs(host: host) else {
-            completion(decideServerTrust(chain, host: host, port: port, staple: staple, revocationLists: nil, manager: manager, at: time))
+            completion(decideServerTrust(chain, host: host) { () throws(PincheckError) in
+                try manager.evaluate(chain, host: host, port: port, at: time, stapledOCSPResponse: staple, revocationLists: nil)
+            })
             return
         }
-        // The CRLs are fetched off the caller's thread (an event loop, say), then judged.
+        // One evaluation, paused off the caller's thread (an event loop, say) while the CRLs its
+        // verified path names are fetched.
         let adapter = self
         Task {
-            let fetched = (try? await manager.revocationLists(for: chain, host: host, at: time, stapledOCSPResponse: staple,
-                                                              fetcher: fetcher)) ?? FetchedRevocationLists()
-            completion(adapter.decideServerTrust(chain, host: host, port: port, staple: staple, revocationLists: fetched,
-                                                 manager: manager, at: time))
+            let verdict: Result<Verdict, PincheckError>
+            do throws(PincheckError) {
+                verdict = .success(try await manager.evaluate(chain, host: host, port: port, at: time, stapledOCSPResponse: staple,
+                                                              fetchingRevocationListsWith: fetcher))
+            } catch {
+                verdict = .failure(error)
+            }
+            completion(adapter.decideServerTrust(chain, host: host) { () throws(PincheckError) in try verdict.get() })
         }
     }
 
-    private func decideServerTrust(_ chain: [Certificate], host: String, port: Int, staple: [UInt8]?,
-                                   revocationLists: FetchedRevocationLists?, manager: TrustManager, at time: Date) -> ChallengeDecision {
+    private func decideServerTrust(_ chain: [Certificate], host: String,
+                                   judging evaluate: () throws(PincheckError) -> Verdict) -> ChallengeDecision {
         if case .allow = invalidCertificates {
             return ChallengeDecision(.useCredential, Credential(trust: PeerTrust(servedChain: chain)), rule: .allowInvalidCertificates)
         }
         let verdict: Verdict
         do {
-            verdict = try manager.evaluate(chain, host: host, port: port, at: time, stapledOCSPResponse: staple, revocationLists: revocationLists)
+            verdict = try evaluate()
         } catch {
             return ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
                 error: ServerTrustError(.evaluationFailed, "the chain served by \(host) could not be evaluated: \(error)", underlying: error))
@@ -339,22 +349,16 @@ public struct ChallengeAdapter: Sendable {
                 return
             }
         }
-        guard let fetcher = revocationLists, let trust = challenge.protectionSpace.serverTrust, trust.revocationLists == nil,
+        let space = challenge.protectionSpace
+        guard revocationLists != nil, space.authenticationMethod == .serverTrust, let trust = space.serverTrust, trust.revocationLists == nil,
               !trust.servedChain.isEmpty, case .refuse = invalidCertificates else {
             completion.complete(with: decide(challenge))
             return
         }
-        // The CRLs are fetched off the caller's thread (an event loop, say), then judged here.
-        let adapter = self
-        Task {
-            let time = adapter.now()
-            let manager = adapter.trustManager(at: time)
-            var fetched = trust
-            fetched.revocationLists = (try? await manager.revocationLists(
-                for: trust.servedChain, host: challenge.protectionSpace.host, at: time,
-                stapledOCSPResponse: trust.stapledOCSPResponse, fetcher: fetcher)) ?? FetchedRevocationLists()
-            completion.complete(with: adapter.decide(challenge.replacing(serverTrust: fetched)))
-        }
+        // One evaluation, paused off the caller's thread while its path's CRLs are fetched.
+        let time = now()
+        judgeServerTrust(trust.servedChain, host: space.host, port: space.port, staple: trust.stapledOCSPResponse,
+                         manager: trustManager(at: time), at: time) { completion.complete(with: $0) }
     }
 
     /// Answers a challenge: the override handler first, then the rules.

@@ -112,9 +112,8 @@ extension Evaluator {
     public func evaluate(_ servedChain: [Certificate], host: String?, at time: Date, stapledOCSPResponse: [UInt8]? = nil,
                          fetchingRevocationListsWith fetcher: RevocationListFetcher) async throws(PincheckError) -> Verdict {
         let peer = try EvaluationEntry.peer(of: servedChain, host: host)
-        let lists = await plan.revocationLists(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher)
-        return plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, revocationLists: lists,
-                             verdictCache: verdictCache, diagnostics: diagnostics)
+        return await plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher,
+                                   verdictCache: verdictCache, diagnostics: diagnostics)
     }
 
     /// The same, blocking the calling thread while CRLs are fetched (none when `fetcher` is nil):
@@ -124,9 +123,12 @@ extension Evaluator {
                           presentedSCTs: [SignedCertificateTimestamp] = [],
                           waitingForRevocationListsFrom fetcher: RevocationListFetcher?) throws(PincheckError) -> Verdict {
         let peer = try EvaluationEntry.peer(of: servedChain, host: host)
-        let lists = fetcher.flatMap { plan.revocationListsWaiting(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: $0) }
-        return plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, revocationLists: lists,
-                             presentedSCTs: presentedSCTs, verdictCache: verdictCache, diagnostics: diagnostics)
+        guard let fetcher else {
+            return plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, presentedSCTs: presentedSCTs,
+                                 verdictCache: verdictCache, diagnostics: diagnostics)
+        }
+        return plan.evaluateWaiting(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, presentedSCTs: presentedSCTs,
+                                    fetcher: fetcher, verdictCache: verdictCache, diagnostics: diagnostics)
     }
 }
 

@@ -141,6 +141,37 @@ struct DistributionPointCRLTests {
         #expect(later.failures.map(\.code) == [.crlStale])
     }
 
+    @Test("one pass: the path is verified once, its CRL fetched and judged, on the asynchronous and the waiting road")
+    func onePass() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let evaluator = Evaluator(policy: try Self.policy(.hard))
+        let counter = VerificationCounter()
+        let revoked = try await ChainVerifier.$counter.withValue(counter) {
+            try await evaluator.evaluate(Self.chain("revoked"), host: "www.example.test", at: TestPKI.time,
+                                         fetchingRevocationListsWith: Self.fetcher(server))
+        }
+        #expect(revoked.failures.map(\.code) == [.revoked])
+        #expect(counter.value == 1, "the path is verified once, not once to find it and again to judge it")
+        #expect(server.requests(for: "/intermediate.crl") == 1)
+        let waiting = VerificationCounter()
+        let good = try ChainVerifier.$counter.withValue(waiting) {
+            try evaluator.evaluate(Self.chain("good"), host: "www.example.test", at: TestPKI.time,
+                                   waitingForRevocationListsFrom: Self.fetcher(server))
+        }
+        #expect(good.isTrusted, "\(good.failures)")
+        #expect(good.revocationStatuses.map(\.outcome) == [.good])
+        #expect(waiting.value == 1)
+        // The lists at hand and fresh: judged at once, still one verification.
+        let fetcher = Self.fetcher(server)
+        _ = try await evaluator.evaluate(Self.chain("good"), host: "www.example.test", at: TestPKI.time, fetchingRevocationListsWith: fetcher)
+        let fresh = VerificationCounter()
+        let again = try await ChainVerifier.$counter.withValue(fresh) {
+            try await evaluator.evaluate(Self.chain("good"), host: "www.example.test", at: TestPKI.time, fetchingRevocationListsWith: fetcher)
+        }
+        #expect(again.isTrusted && fresh.value == 1)
+    }
+
     @Test("a chain refused for another reason fetches nothing")
     func refusedFirst() async throws {
         let server = try Self.server()

@@ -35,6 +35,9 @@ final class EvaluationPlan: Sendable {
     let pathChecks: PathChecks
     /// The requirements, in the order they are judged.
     let checks: [any EvaluationCheck]
+    /// Where ``RevocationCheck`` is among them: an evaluation that fetches distribution-point
+    /// CRLs pauses there for the lists its verified path names.
+    let revocationCheckIndex: Int?
 
     init(validation: ValidationPolicy, pinSets: [PinSet], pinOverrideAnchors: TrustAnchors? = nil, scope: String? = nil,
          advisories: EvaluationAdvisories = [],
@@ -62,6 +65,7 @@ final class EvaluationPlan: Sendable {
         }
         self.checks = Self.checks(validation: validation, pinSets: pinSets, pinOverride: pinOverride,
                                   judgesRevocation: judgesRevocation, coverage: coverage, advisories: advisories)
+        self.revocationCheckIndex = checks.firstIndex { $0 is RevocationCheck }
     }
 
     /// One ``TrustPolicy`` for every host: its pins (if any) as one enforced pin set.
@@ -108,13 +112,34 @@ final class EvaluationPlan: Sendable {
     func evaluate(_ served: [Certificate], peer requested: PeerName?, at time: Date, staple: [UInt8]?,
                   revocationLists: FetchedRevocationLists? = nil, presentedSCTs: [SignedCertificateTimestamp] = [],
                   verdictCache: VerdictCache?, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) -> Verdict {
+        switch start(served, peer: requested, at: time, staple: staple, revocationLists: revocationLists, presentedSCTs: presentedSCTs,
+                     verdictCache: verdictCache, diagnostics: diagnostics) {
+        case .judged(let verdict):
+            return verdict
+        case .started(var run, let cacheKey):
+            run.decide()
+            return finish(&run, cacheKey: cacheKey, verdictCache: verdictCache, diagnostics: diagnostics)
+        }
+    }
+
+    /// An evaluation begun: judged already (a chain too long, a cached verdict), or a run to decide.
+    enum Start {
+        case judged(Verdict)
+        case started(EvaluationRun, cacheKey: VerdictCache.Key?)
+    }
+
+    /// Everything before the checks: the resource limit, the staple, the CT logs' snapshot, the
+    /// verdict cache (looked up only when `revocationLists` are known: a verdict is kept per CRL).
+    func start(_ served: [Certificate], peer requested: PeerName?, at time: Date, staple: [UInt8]?,
+               revocationLists: FetchedRevocationLists?, presentedSCTs: [SignedCertificateTimestamp],
+               verdictCache: VerdictCache?, looksUpCache: Bool = true, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) -> Start {
         diagnostics?(.evaluationStarted(host: requested?.text, time: time, servedCount: served.count))
         guard served.count <= Limits.maximumServedChainLength else {
             // A resource limit, checked before any verification work.
             let reason = Reason(.tooLong, "the peer served \(served.count) certificates; chains of more than \(Limits.maximumServedChainLength) are refused without being verified", requirement: .chain)
             diagnostics?(.decided(trusted: false))
-            return Verdict(failures: [reason], warnings: [], verifiedPath: nil, servedChain: served,
-                           checkedHost: requested?.text, pinsFound: [], evaluationTime: time, coverage: coverage, hostPolicy: hostPolicy)
+            return .judged(Verdict(failures: [reason], warnings: [], verifiedPath: nil, servedChain: served,
+                                   checkedHost: requested?.text, pinsFound: [], evaluationTime: time, coverage: coverage, hostPolicy: hostPolicy))
         }
         // Every road judges the staple (and its absence, for a must-staple leaf) the same way.
         let stapleCheck = StapledOCSPCheck(response: staple, policy: validation.revocation)
@@ -122,59 +147,56 @@ final class EvaluationPlan: Sendable {
         // by it, and the verdict is kept under the generation it was judged with.
         let transparencyLogs = validation.certificateTransparency?.logSnapshot
         var cacheKey: VerdictCache.Key? = nil
-        if let verdictCache {
-            switch cachedVerdict(served, peer: requested, at: time, staple: stapleCheck, revocationLists: revocationLists,
-                                 presentedSCTs: presentedSCTs, logGeneration: transparencyLogs?.generation ?? 0, cache: verdictCache) {
-            case .known(let verdict):
+        if let verdictCache, looksUpCache {
+            cacheKey = self.cacheKey(served, peer: requested, staple: stapleCheck, revocationLists: revocationLists ?? FetchedRevocationLists(),
+                                     presentedSCTs: presentedSCTs,
+                                     logGeneration: transparencyLogs?.generation ?? 0)
+            if let cacheKey, let known = verdictCache.verdict(for: cacheKey, at: Timestamp.seconds(time)) {
+                let verdict = known.reused(at: time, servedChain: served)
                 report(verdict, to: diagnostics)
-                return verdict
-            case .unknown(let key): cacheKey = key
-            case .notCacheable: break
+                return .judged(verdict)
             }
         }
         let peer: PeerName? = if case .required = validation.nameValidation { requested } else { nil }
-        var run = EvaluationRun(plan: self, served: served, peer: peer, time: time, staple: stapleCheck, tracksConsulted: cacheKey != nil)
+        var run = EvaluationRun(plan: self, served: served, peer: peer, time: time, staple: stapleCheck, tracksConsulted: verdictCache != nil)
         run.fetchedLists = revocationLists
         run.transparencyLogs = transparencyLogs?.logs
+        run.transparencyLogGeneration = transparencyLogs?.generation ?? 0
+        run.presentedSCTsFromExtension = presentedSCTs
         if validation.certificateTransparency != nil {
             run.presentedSCTs = presentedSCTs + (staple.map { SignedCertificateTimestamp.stapled(in: $0, for: served[0]) } ?? [])
         }
-        run.decide()
+        return .started(run, cacheKey: cacheKey)
+    }
+
+    /// The verdict of a decided run, kept in the cache under `cacheKey` and reported.
+    func finish(_ run: inout EvaluationRun, cacheKey: VerdictCache.Key?, verdictCache: VerdictCache?,
+                diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) -> Verdict {
         let verdict = run.verdict()
         if let cacheKey, let verdictCache { remember(verdict, of: run, under: cacheKey, in: verdictCache) }
         report(verdict, to: diagnostics)
         return verdict
     }
 
-    /// Runs every check in order; after one stops the run, only those that run regardless.
-    static func run(_ checks: [any EvaluationCheck], on run: inout EvaluationRun) {
-        var stopped = false
-        for check in checks where !stopped || check.runsAfterStop {
-            if check.apply(to: &run) == .stop { stopped = true }
+    /// Runs the checks `range` of the plan in order; after one stops the run, only those that run
+    /// regardless (the stop holds across a pause: ``EvaluationRun/stopped``).
+    static func run(_ checks: ArraySlice<any EvaluationCheck>, on run: inout EvaluationRun) {
+        for check in checks where !run.stopped || check.runsAfterStop {
+            if check.apply(to: &run) == .stop { run.stopped = true }
         }
     }
 
-    private enum CacheLookup {
-        case known(Verdict)
-        case unknown(VerdictCache.Key)
-        case notCacheable
-    }
-
-    /// A verdict already judged for this chain, host, CRLs and log generation, if the cache holds
-    /// one valid at this second.
-    private func cachedVerdict(_ served: [Certificate], peer: PeerName?, at time: Date, staple: StapledOCSPCheck,
-                               revocationLists: FetchedRevocationLists?, presentedSCTs: [SignedCertificateTimestamp],
-                               logGeneration: UInt64, cache: VerdictCache) -> CacheLookup {
-        // SCTs from the TLS extension change with each handshake: such verdicts are not kept. CT's
-        // dependence on the time (log states, list age, SCT timestamps) bounds the window instead.
+    /// The key a verdict for this chain, host, CRLs and log generation is kept under; nil when
+    /// it is not kept. SCTs from the TLS extension change with each handshake: such verdicts are
+    /// not kept. CT's dependence on the time (log states, list age, SCT timestamps) bounds the
+    /// window instead.
+    func cacheKey(_ served: [Certificate], peer: PeerName?, staple: StapledOCSPCheck, revocationLists: FetchedRevocationLists,
+                  presentedSCTs: [SignedCertificateTimestamp], logGeneration: UInt64) -> VerdictCache.Key? {
         guard !pathChecks.dependsOnVerificationTime, !staple.dependsOnVerificationTime,
-              validation.certificateTransparency == nil || presentedSCTs.isEmpty else { return .notCacheable }
+              validation.certificateTransparency == nil || presentedSCTs.isEmpty else { return nil }
         // A verdict that relied on fetched CRLs is kept apart from one that did not, and per CRL.
-        let key = VerdictCache.key(evaluator: identity, chain: served, host: peer?.text, revocationLists: revocationLists?.lists ?? [],
-                                   logGeneration: logGeneration)
-        // The same rounding as the verifier's: OpenSSL judges whole seconds.
-        if let known = cache.verdict(for: key, at: Timestamp.seconds(time)) { return .known(known.reused(at: time, servedChain: served)) }
-        return .unknown(key)
+        return VerdictCache.key(evaluator: identity, chain: served, host: peer?.text, revocationLists: revocationLists.lists,
+                                logGeneration: logGeneration)
     }
 
     /// Keeps a verdict for as long as everything that decided it holds.

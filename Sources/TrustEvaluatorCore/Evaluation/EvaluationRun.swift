@@ -59,6 +59,13 @@ struct EvaluationRun {
     var revocationPath: VerifiedPath?
     /// The CT logs this evaluation judges with, read once from the requirement.
     var transparencyLogs: CertificateTransparency.Logs?
+    /// Their generation, which a kept verdict is keyed by.
+    var transparencyLogGeneration: UInt64 = 0
+    /// The SCTs of the TLS extension alone (a verdict that relied on them is not kept).
+    var presentedSCTsFromExtension: [SignedCertificateTimestamp] = []
+    /// Whether a check stopped the run (later ones run only if they run regardless); kept across
+    /// a pause for distribution-point CRLs.
+    var stopped = false
     /// What the Certificate Transparency requirement found, when the policy has one.
     var transparency: CertificateTransparency.Assessment?
     /// What the root programs say of the anchor (``RootProgramDistrustCheck``).
@@ -96,7 +103,7 @@ struct EvaluationRun {
 
     /// Runs the plan's checks.
     mutating func decide() {
-        EvaluationPlan.run(plan.checks, on: &self)
+        EvaluationPlan.run(plan.checks[...], on: &self)
     }
 
     mutating func warn(_ code: Reason.Code, _ message: String, evidence: Evidence = Evidence(), requirement: Reason.Requirement) {

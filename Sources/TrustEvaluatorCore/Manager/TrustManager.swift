@@ -184,16 +184,11 @@ public struct TrustManager: Sendable {
     public func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
                          stapledOCSPResponse: [UInt8]? = nil,
                          fetchingRevocationListsWith fetcher: RevocationListFetcher) async throws(PincheckError) -> Verdict {
-        let lists = try await revocationLists(for: servedChain, host: host, at: time, stapledOCSPResponse: stapledOCSPResponse, fetcher: fetcher)
-        return try evaluate(servedChain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse, revocationLists: lists)
-    }
-
-    /// The CRLs the host's policy asks for, fetched for this chain (nil when it asks for none):
-    /// what an adapter fetches before it judges a challenge synchronously.
-    package func revocationLists(for servedChain: [Certificate], host: String, at time: Date, stapledOCSPResponse: [UInt8]?,
-                                 fetcher: RevocationListFetcher) async throws(PincheckError) -> FetchedRevocationLists? {
         let peer = try EvaluationEntry.peer(of: servedChain, host: host)
-        return await plan(for: peer).revocationLists(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher)
+        let plan = plan(for: peer)
+        let verdict = await plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher,
+                                          verdictCache: verdictCache, diagnostics: diagnostics)
+        return withReports(verdict, of: plan, served: servedChain, peer: peer, port: port, at: time)
     }
 
     /// Whether the policy for `host` asks for the CRLs at the certificates' distribution points
@@ -210,10 +205,15 @@ public struct TrustManager: Sendable {
     package func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
                           stapledOCSPResponse: [UInt8]? = nil, presentedSCTs: [SignedCertificateTimestamp] = [],
                           waitingForRevocationListsFrom fetcher: RevocationListFetcher?) throws(PincheckError) -> Verdict {
+        guard let fetcher else {
+            return try evaluate(servedChain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse, revocationLists: nil,
+                                presentedSCTs: presentedSCTs)
+        }
         let peer = try EvaluationEntry.peer(of: servedChain, host: host)
-        let lists = fetcher.flatMap { plan(for: peer).revocationListsWaiting(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: $0) }
-        return try evaluate(servedChain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse, revocationLists: lists,
-                            presentedSCTs: presentedSCTs)
+        let plan = plan(for: peer)
+        let verdict = plan.evaluateWaiting(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, presentedSCTs: presentedSCTs,
+                                           fetcher: fetcher, verdictCache: verdictCache, diagnostics: diagnostics)
+        return withReports(verdict, of: plan, served: servedChain, peer: peer, port: port, at: time)
     }
 
     /// Judges a served chain with CRLs already fetched for it.
@@ -226,6 +226,12 @@ public struct TrustManager: Sendable {
         // returned as it is; only failure reports are made per evaluation.
         let verdict = plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, revocationLists: revocationLists,
                                     presentedSCTs: presentedSCTs, verdictCache: verdictCache, diagnostics: diagnostics)
+        return withReports(verdict, of: plan, served: servedChain, peer: peer, port: port, at: time)
+    }
+
+    /// The verdict with the failure reports its host policy's report URIs are due (made per evaluation).
+    private func withReports(_ verdict: Verdict, of plan: EvaluationPlan, served servedChain: [Certificate], peer: PeerName, port: Int,
+                             at time: Date) -> Verdict {
         guard plan.reports, !verdict.isTrusted || !verdict.reportOnlyFailures.isEmpty, let policy = plan.hostPolicy else { return verdict }
         let active = policy.pinSets.filter { $0.isActive(at: time) }
         return verdict.adding(reports: [

@@ -497,78 +497,100 @@ public final class RevocationListFetcher: Sendable {
         }
     }
 
-    /// Writes a verified CRL beside its final name and renames it into place, so a reader never
-    /// sees half a file. A folder that cannot be written only costs the next process a fetch.
+    /// Writes a verified CRL into place atomically (``PrivateFile``), so a reader never sees half
+    /// a file. A folder that cannot be written only costs the next process a fetch.
     private func store(_ list: CertificateRevocationList, for url: String) {
         guard let path = path(for: url) else { return }
-        let temporary = "\(path).\(getpid()).\(UInt64.random(in: 0...UInt64.max)).tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard descriptor >= 0 else { return }
-        let bytes = list.derBytes
-        let written = bytes.withUnsafeBytes { raw -> Bool in
-            var offset = 0
-            while offset < raw.count {
-                let count = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { return false }
-                offset += count
-            }
-            return true
-        }
-        close(descriptor)
-        if !written || rename(temporary, path) != 0 { unlink(temporary) }
+        _ = PrivateFile.write(list.derBytes, to: path, mode: 0o644)
     }
 }
 
 extension EvaluationPlan {
-    /// What a served chain needs from the distribution points under this plan's policy.
-    enum RevocationListNeed {
-        /// The policy checks none.
-        case none
-        /// Everything needed is at hand (or nothing can be fetched: a chain refused anyway).
-        case ready(FetchedRevocationLists)
-        /// These CRLs are to be fetched, each verified before it is kept.
-        case fetch([RevocationListFetcher.Request])
+    /// An evaluation paused at its revocation check for the CRLs its verified path names: the
+    /// path is verified once, before the pause, and the run goes on from there with the lists.
+    struct PausedEvaluation {
+        fileprivate var run: EvaluationRun
+        /// The CRLs to fetch, each verified before it is kept.
+        let requests: [RevocationListFetcher.Request]
     }
 
-    /// Nothing is fetched for a chain that is refused anyway, and only the distribution points of
-    /// the verified path are fetched, never those of a certificate the path does not use. When
-    /// every CRL the chain's certificates name is at hand and fresh, those are used at once;
-    /// otherwise the chain is judged first without CRLs to find its verified path.
-    func revocationListNeed(_ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?,
-                            fetcher: RevocationListFetcher) -> RevocationListNeed {
-        guard let settings = validation.revocation.distributionPointCRLs, let leaf = served.first else { return .none }
+    /// The first part of an evaluation that checks distribution-point CRLs.
+    enum RevocationPass {
+        /// Judged already: the policy checks none, every CRL was at hand, or the chain is refused anyway.
+        case judged(Verdict)
+        /// Paused: fetch these, then ``complete(_:with:verdictCache:diagnostics:)``.
+        case paused(PausedEvaluation)
+    }
+
+    /// Judges a chain under a policy that checks distribution-point CRLs, in one pass. When every
+    /// CRL the chain's certificates name is at hand and fresh, they are used at once. Otherwise
+    /// the checks run up to revocation (the path is verified then, once); a chain already refused
+    /// (its path, its name, its pins) or a host refused as unlisted fetches nothing, and only the
+    /// distribution points of the verified path are asked for, never those of a certificate the
+    /// path does not use.
+    func beginRevocationPass(_ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?,
+                             presentedSCTs: [SignedCertificateTimestamp], fetcher: RevocationListFetcher,
+                             verdictCache: VerdictCache?, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) -> RevocationPass {
+        func judged(_ lists: FetchedRevocationLists?) -> RevocationPass {
+            .judged(evaluate(served, peer: peer, at: time, staple: staple, revocationLists: lists, presentedSCTs: presentedSCTs,
+                             verdictCache: verdictCache, diagnostics: diagnostics))
+        }
+        guard let settings = validation.revocation.distributionPointCRLs, let leaf = served.first, let pause = revocationCheckIndex else {
+            return judged(nil)
+        }
         // The chain's candidates (served and configured intermediates): their CRLs may all be at hand.
         let candidates = settings.scope == .leaf ? [leaf] : served + validation.additionalIntermediates
-        if let fresh = fetcher.fresh(candidates.flatMap(\.handle.crlDistributionPointURLs), at: time) { return .ready(fresh) }
-        let first = evaluate(served, peer: peer, at: time, staple: staple, revocationLists: FetchedRevocationLists(),
-                             verdictCache: nil, diagnostics: nil)
-        // Refused for another reason than the CRLs (which were not there to judge): nothing to fetch.
-        let crlCodes: Set<Reason.Code> = [.crlUnavailable, .crlNotCovered, .crlStale]
-        guard first.failures.allSatisfy({ crlCodes.contains($0.code) }), let path = first.revocationPath else {
-            return .ready(FetchedRevocationLists())
+        if let fresh = fetcher.fresh(candidates.flatMap(\.handle.crlDistributionPointURLs), at: time) { return judged(fresh) }
+        // The lists are not known yet, so no cached verdict is looked up (they are kept per CRL).
+        guard case .started(var run, _) = start(served, peer: peer, at: time, staple: staple, revocationLists: FetchedRevocationLists(),
+                                                presentedSCTs: presentedSCTs, verdictCache: verdictCache, looksUpCache: false,
+                                                diagnostics: diagnostics) else {
+            return judged(nil)
         }
-        let check = DistributionPointCheck(settings: settings, maximumAge: validation.revocation.maximumResponseAge, fetched: nil)
-        return .fetch(check.requests(on: path, at: time))
+        EvaluationPlan.run(checks[..<pause], on: &run)
+        if run.found.failures.isEmpty, !run.stopped, coverage != .unlistedRefused {
+            let requests = DistributionPointCheck(settings: settings, maximumAge: validation.revocation.maximumResponseAge, fetched: nil)
+                .requests(on: run.judgedAnchorsPath().certificates, at: time)
+            if !requests.isEmpty { return .paused(PausedEvaluation(run: run, requests: requests)) }
+        }
+        return .judged(complete(PausedEvaluation(run: run, requests: []), with: FetchedRevocationLists(), verdictCache: verdictCache,
+                                diagnostics: diagnostics))
     }
 
-    /// The CRLs the policy asks for, fetched with `fetcher`; nil when it asks for none.
-    func revocationLists(_ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?,
-                         fetcher: RevocationListFetcher) async -> FetchedRevocationLists? {
-        switch revocationListNeed(served, peer: peer, at: time, staple: staple, fetcher: fetcher) {
-        case .none: nil
-        case .ready(let lists): lists
-        case .fetch(let requests): await fetcher.lists(requests, at: time)
+    /// The rest of a paused evaluation, with the CRLs fetched for it; the verdict is kept in the
+    /// cache under those lists.
+    func complete(_ paused: PausedEvaluation, with lists: FetchedRevocationLists, verdictCache: VerdictCache?,
+                  diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) -> Verdict {
+        var run = paused.run
+        run.fetchedLists = lists
+        EvaluationPlan.run(checks[(revocationCheckIndex ?? checks.count)...], on: &run)
+        let key = verdictCache == nil ? nil : cacheKey(run.served, peer: run.peer, staple: run.staple, revocationLists: lists,
+                                                       presentedSCTs: run.presentedSCTsFromExtension, logGeneration: run.transparencyLogGeneration)
+        return finish(&run, cacheKey: key, verdictCache: verdictCache, diagnostics: diagnostics)
+    }
+
+    /// Judges a chain, fetching the CRLs its verified path names with `fetcher` (in one pass).
+    func evaluate(_ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?, presentedSCTs: [SignedCertificateTimestamp] = [],
+                  fetcher: RevocationListFetcher, verdictCache: VerdictCache?,
+                  diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) async -> Verdict {
+        switch beginRevocationPass(served, peer: peer, at: time, staple: staple, presentedSCTs: presentedSCTs, fetcher: fetcher,
+                                   verdictCache: verdictCache, diagnostics: diagnostics) {
+        case .judged(let verdict): return verdict
+        case .paused(let paused):
+            let lists = await fetcher.lists(paused.requests, at: time)
+            return complete(paused, with: lists, verdictCache: verdictCache, diagnostics: diagnostics)
         }
     }
 
-    /// The same, blocking the calling thread (a command's).
-    func revocationListsWaiting(_ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?,
-                                fetcher: RevocationListFetcher) -> FetchedRevocationLists? {
-        switch revocationListNeed(served, peer: peer, at: time, staple: staple, fetcher: fetcher) {
-        case .none: nil
-        case .ready(let lists): lists
-        case .fetch(let requests): fetcher.listsWaiting(requests, at: time)
+    /// The same, blocking the calling thread while the CRLs are fetched (a command's).
+    func evaluateWaiting(_ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?,
+                         presentedSCTs: [SignedCertificateTimestamp] = [], fetcher: RevocationListFetcher, verdictCache: VerdictCache?,
+                         diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) -> Verdict {
+        switch beginRevocationPass(served, peer: peer, at: time, staple: staple, presentedSCTs: presentedSCTs, fetcher: fetcher,
+                                   verdictCache: verdictCache, diagnostics: diagnostics) {
+        case .judged(let verdict): return verdict
+        case .paused(let paused):
+            return complete(paused, with: fetcher.listsWaiting(paused.requests, at: time), verdictCache: verdictCache, diagnostics: diagnostics)
         }
     }
 }

@@ -1,3 +1,4 @@
+import Synchronization
 internal import PincheckOpenSSL
 import FoundationEssentials
 
@@ -44,7 +45,12 @@ struct ChainVerificationRequest {
 
 /// Runs the OpenSSL module's verifier for the engine: certificates in, certificates out.
 enum ChainVerifier {
+    /// Counts the verifications of the task that sets it (a test's: how many times an evaluation
+    /// verifies a path); nil, the default, counts nothing.
+    @TaskLocal static var counter: VerificationCounter?
+
     static func verify(_ request: ChainVerificationRequest) -> ChainVerification {
+        counter?.count.add(1, ordering: .relaxed)
         let result = X509Verification.verify(X509VerificationRequest(
             leaf: request.leaf.handle, untrusted: request.untrusted.map(\.handle), store: request.anchors.store,
             anchors: request.anchors.certificates.map(\.handle), peer: request.peer.map(\.x509),
@@ -239,4 +245,10 @@ enum HostCheck {
         case .ipAddress(let address): certificate.handle.matches(ipAddress: address)
         }
     }
+}
+
+/// How many paths ``ChainVerifier`` verified while it was ``ChainVerifier/counter``.
+final class VerificationCounter: Sendable {
+    let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .relaxed) }
 }
