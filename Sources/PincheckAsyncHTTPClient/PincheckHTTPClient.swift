@@ -85,6 +85,8 @@ public struct PincheckHTTPClient: Sendable {
     /// Judges the path made above the leaf when the policy checks distribution-point CRLs: the
     /// policy's validation without the name check (NIOSSL's) and without pins (checked on the leaf).
     private let revocationEvaluator: Evaluator?
+    /// Judges the leaf's pins in the connection initializers.
+    private var leafPlan: LeafPinPlan?
 
     private let now: @Sendable () -> Date
 
@@ -164,6 +166,7 @@ public struct PincheckHTTPClient: Sendable {
         if trustRoots.isEmpty, case .certificates = policy.validation.anchors.origin {
             throw PincheckError(.invalidPolicy, "AsyncHTTPClient needs at least one trust root; the policy has no anchor")
         }
+        leafPlan = Self.leafPlan(leafPins: leafPins, pinSets: [])
     }
 
     /// A client whose leaf is checked against pin sets, with their enforcement and expiry.
@@ -195,6 +198,7 @@ public struct PincheckHTTPClient: Sendable {
         }
         self.pinSets = pinSets
         self.onReportOnlyFailure = onReportOnlyFailure
+        leafPlan = Self.leafPlan(leafPins: leafPins, pinSets: pinSets)
     }
 
     /// A client with pin sets, its validation given as a `TrustPolicy`.
@@ -315,37 +319,31 @@ public struct PincheckHTTPClient: Sendable {
         return nil
     }
 
-    /// Judges the leaf a connection presented. Nil when it passes.
+    /// Judges the leaf a connection presented, with the pin sets' plan (the checks and the
+    /// decider of every road). Nil when it passes.
     func refusal(leafDER: [UInt8]?) -> PincheckTrustError? {
-        guard leafPins != nil || !pinSets.isEmpty else { return nil }
-        let time = now()
+        guard let leafPlan else { return nil }
         let leaf: Certificate
         switch Self.presentedLeaf(leafDER) {
         case .success(let parsed): leaf = parsed
         case .failure(let refusal): return refusal
         }
-        let road = "\(Self.road): a pin of an intermediate never matches on this road"
-        func matches(_ pins: Set<PublicKeyPin>) -> Bool { pins.contains(leaf.publicKeyPin) || pins.contains(leaf.publicKeySHA1Pin) }
-        func refused(_ pins: Set<PublicKeyPin>) -> PincheckTrustError {
-            Self.refused(Verdict.leafOnlyPinMismatch(leaf: leaf, configured: pins.sorted(), at: time, road: road),
-                         "the server's leaf matches none of the pins")
+        let verdict = leafPlan.evaluate(leaf, at: now())
+        guard Disposition(serverTrust: verdict).allowsConnection else {
+            return Self.refused(verdict, "the server's leaf matches none of the pins (\(Self.leafRoad))")
         }
-        if let leafPins, !matches(leafPins) { return refused(leafPins) }
-        // Every pin set that has not expired: enforced ones must match; report-only ones are told.
-        var reportOnly: [Set<PublicKeyPin>] = []
-        for set in pinSets where set.expires.map({ time < $0 }) ?? true {
-            let pins = Set(set.keyPins)
-            guard !matches(pins) else { continue }
-            switch set.enforcement {
-            case .enforce: return refused(pins)
-            case .reportOnly: reportOnly.append(pins)
-            }
-        }
-        if let onReportOnlyFailure, !reportOnly.isEmpty {
-            onReportOnlyFailure(Verdict.leafOnlyPinMismatch(leaf: leaf, configured: reportOnly.flatMap { $0 }.sorted(), at: time,
-                                                            road: road, reportOnly: true))
-        }
+        if let onReportOnlyFailure, !verdict.reportOnlyFailures.isEmpty { onReportOnlyFailure(verdict) }
         return nil
+    }
+
+    /// What the leaf's plan says this road verifies itself.
+    private static let leafRoad = "\(road): NIOSSL verified the chain and the host name; a pin of an intermediate never matches on this road"
+
+    /// The plan of the leaf's pins: the policy's own (enforced) and the pin sets; nil when none.
+    private static func leafPlan(leafPins: Set<PublicKeyPin>?, pinSets: [PinSet]) -> LeafPinPlan? {
+        var sets = pinSets
+        if let leafPins, let pinned = try? PinnedPublicKeys(pins: leafPins) { sets.insert(PinSet(.publicKeys(pinned)), at: 0) }
+        return sets.isEmpty ? nil : LeafPinPlan(pinSets: sets, road: leafRoad)
     }
 
     /// The connection initializer for both HTTP versions: a refused connection is closed (AsyncHTTPClient

@@ -195,38 +195,6 @@ public struct VerifiedPath: Sendable, RandomAccessCollection {
 }
 
 extension Verdict {
-    /// The refusal of a road that sees the peer's leaf only (AsyncHTTPClient's connection
-    /// initializers): its key matches none of `configured`. The chain was verified by the road's
-    /// TLS library, so the verdict has no verified path; `road` says what the road could not see.
-    package static func leafOnlyPinMismatch(leaf: Certificate, configured: [PublicKeyPin], at time: Date,
-                                            road: String) -> Verdict {
-        leafOnlyPinMismatch(leaf: leaf, configured: configured, at: time, road: road, reportOnly: false)
-    }
-
-    /// The same, for a report-only pin set: a trusted verdict whose mismatch is in
-    /// ``reportOnlyFailures``, with the `pin.report-only-failure` warning the engine gives.
-    package static func leafOnlyPinMismatch(leaf: Certificate, configured: [PublicKeyPin], at time: Date,
-                                            road: String, reportOnly: Bool) -> Verdict {
-        var evidence = Evidence()
-        evidence.pinsConfigured = configured
-        evidence.pinsOfPath = [leaf.publicKeyPin]
-        var lines = ["Certificate pinning failure: the server's leaf matches none of the pins (\(road))."]
-        lines.append("  Leaf:")
-        lines.append("    \(leaf.publicKeyPin) : \(leaf.subject)")
-        lines.append("  Pinned:")
-        lines += configured.map { "    \($0)" }
-        let mismatch = Reason(.pinMismatch, lines.joined(separator: "\n"), evidence: evidence, requirement: .pins)
-        guard reportOnly else {
-            return Verdict(failures: [mismatch], warnings: [], verifiedPath: nil, servedChain: [leaf], checkedHost: nil,
-                           pinsFound: [], evaluationTime: time, pinsCompared: true)
-        }
-        let warning = Reason(.reportOnlyFailure, "the report-only pin set did not match the leaf; the connection is allowed", requirement: .pins)
-        return Verdict(failures: [], warnings: [warning], verifiedPath: nil, servedChain: [leaf], checkedHost: nil,
-                       pinsFound: [], evaluationTime: time, reportOnlyFailures: [mismatch], pinsCompared: true)
-    }
-}
-
-extension Verdict {
     /// The verdict of a road shown the leaf alone when the policy's CRLs must be checked and
     /// cannot be (`revocation.crl-unavailable`): the leaf's issuer, which a CRL is verified with,
     /// could not be found or did not verify to the anchors.

@@ -39,9 +39,13 @@ final class EvaluationPlan: Sendable {
     /// CRLs pauses there for the lists its verified path names.
     let revocationCheckIndex: Int?
 
+    /// - Parameter verifiedByRoad: Set by a road whose TLS library verified the chain and the
+    ///   name and shows Pincheck less (the leaf alone): the plan then judges only what it is shown,
+    ///   and does not warn that its own chain and name checks are off.
     init(validation: ValidationPolicy, pinSets: [PinSet], pinOverrideAnchors: TrustAnchors? = nil, scope: String? = nil,
          advisories: EvaluationAdvisories = [],
-         coverage: Verdict.Coverage = .everyHost, hostPolicy: HostPolicy? = nil, judgesRevocation: Bool = true) {
+         coverage: Verdict.Coverage = .everyHost, hostPolicy: HostPolicy? = nil, judgesRevocation: Bool = true,
+         verifiedByRoad: Bool = false) {
         self.coverage = coverage
         self.hostPolicy = hostPolicy
         self.reports = !(hostPolicy?.reportURIs.isEmpty ?? true)
@@ -65,6 +69,7 @@ final class EvaluationPlan: Sendable {
         }
         self.checks = Self.checks(validation: validation, pinSets: pinSets, pinOverride: pinOverride,
                                   judgesRevocation: judgesRevocation, coverage: coverage, advisories: advisories)
+            .filter { !verifiedByRoad || !($0 is ValidationSwitchesCheck) }
         self.revocationCheckIndex = checks.firstIndex { $0 is RevocationCheck }
     }
 
