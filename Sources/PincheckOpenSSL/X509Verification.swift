@@ -44,6 +44,9 @@ package struct X509VerificationRequest {
     package var revocationOfWholeChain: Bool
     package var strictRules: StrictRules
 
+    /// The offered self-issued certificates, each of which may lengthen the path by one (RFC 5280 does not count them).
+    var selfIssuedCount: Int { untrusted.count { $0.isSelfIssued } }
+
     package init(leaf: X509Handle, untrusted: [X509Handle], store: X509Store, anchors: [X509Handle], peer: X509PeerName?,
                  time: Int64, allowPartialChain: Bool, maximumDepth: Int, purpose: X509Purpose,
                  revocationLists: [CRLHandle], revocationOfWholeChain: Bool, strictRules: StrictRules) {
@@ -162,8 +165,23 @@ package struct X509VerificationResult: Sendable {
     /// Every error the verifier reported (the callback keeps going so all of them are seen).
     package let errors: [X509VerificationError]
     package let succeeded: Bool
-    /// Findings of the strict rules that were reported but not counted, as sentences.
-    package let tolerated: [String]
+    /// Findings of the strict rules that were reported but not counted: facts, which the engine words.
+    package let tolerated: [X509ToleratedFinding]
+}
+
+/// A rule OpenSSL reported that the request tolerates: where, and which.
+package struct X509ToleratedFinding: Sendable, Hashable {
+    package enum Rule: Sendable, Hashable {
+        /// The self-signed trust anchor is an X.509 v1 root without basicConstraints.
+        case versionOneAnchor
+        /// A strict (X509_STRICT) rule, with OpenSSL's text for it.
+        case strictRule(code: Int32, text: String)
+    }
+
+    package let rule: Rule
+    package let depth: Int
+    /// The certificate's subject, when OpenSSL named the certificate.
+    package let subject: String?
 }
 
 /// `X509_verify_cert` with Pincheck's hardened settings: purpose sslserver (or sslclient),
@@ -173,7 +191,7 @@ package enum X509Verification {
     /// Collects errors from the verify callback; reached through the context's app data.
     private final class Collector {
         var errors: [X509VerificationError] = []
-        var tolerated: [String] = []
+        var tolerated: [X509ToleratedFinding] = []
         /// The verification time, to tell "expired" from "expires exactly now".
         let time: time_t
         /// The strict rules reported as findings.
@@ -222,10 +240,28 @@ package enum X509Verification {
         // The stack borrows: the handles keep their X509 alive for the whole call.
         defer { shim_sk_X509_free(untrusted) }
         for certificate in request.untrusted { _ = shim_sk_X509_push(untrusted, certificate.ref) }
-
         guard X509_STORE_CTX_init(context, request.store.ref, request.leaf.ref, untrusted) == 1 else {
             return failed("X509_STORE_CTX_init failed: \(OpenSSLErrorStack.drainedText())")
         }
+        // The stack borrows: the CRL handles keep their X509_CRL alive for the call.
+        var crls: OpaquePointer? = nil
+        defer { if let crls { shim_sk_X509_CRL_free(crls) } }
+        if let problem = configure(context, for: request, crls: &crls) { return failed(problem) }
+        let tolerating = switch request.strictRules {
+        case .webPKI: webPKIWarnings
+        case .warningsOnly: strictOnlyErrors
+        }
+        let collector = Collector(time: time_t(request.time), tolerating: tolerating, store: request.store)
+        let returned: Int32 = withExtendedLifetime(collector) {
+            _ = shim_X509_STORE_CTX_set_app_data(context, Unmanaged.passUnretained(collector).toOpaque())
+            X509_STORE_CTX_set_verify_cb(context) { ok, context in X509Verification.callback(ok, context) }
+            return X509_verify_cert(context)
+        }
+        return result(of: context, returned: returned, collector: collector, request: request)
+    }
+
+    /// Purpose, flags, CRLs, time, depth and the peer's name on a fresh context; a failure's text, or nil.
+    private static func configure(_ context: OpaquePointer, for request: X509VerificationRequest, crls: inout OpaquePointer?) -> String? {
         switch request.purpose {
         case .serverAuthentication: _ = X509_STORE_CTX_set_purpose(context, X509_PURPOSE_SSL_SERVER)
         case .clientAuthentication: _ = X509_STORE_CTX_set_purpose(context, X509_PURPOSE_SSL_CLIENT)
@@ -233,11 +269,8 @@ package enum X509Verification {
         let parameters = X509_STORE_CTX_get0_param(context)
         var flags = UInt(X509_V_FLAG_X509_STRICT)
         if request.allowPartialChain { flags |= UInt(X509_V_FLAG_PARTIAL_CHAIN) }
-        // The stack borrows: the CRL handles keep their X509_CRL alive for the call.
-        var crls: OpaquePointer? = nil
-        defer { if let crls { shim_sk_X509_CRL_free(crls) } }
         if !request.revocationLists.isEmpty {
-            guard let stack = shim_sk_X509_CRL_new_null() else { return failed("sk_X509_CRL_new_null failed") }
+            guard let stack = shim_sk_X509_CRL_new_null() else { return "sk_X509_CRL_new_null failed" }
             crls = stack
             for crl in request.revocationLists { _ = shim_sk_X509_CRL_push(stack, crl.ref) }
             X509_STORE_CTX_set0_crls(context, stack)
@@ -245,70 +278,65 @@ package enum X509Verification {
             if request.revocationOfWholeChain { flags |= UInt(X509_V_FLAG_CRL_CHECK_ALL) }
         }
         _ = X509_VERIFY_PARAM_set_flags(parameters, flags)
-        let time = time_t(request.time)
-        X509_VERIFY_PARAM_set_time(parameters, time)
+        X509_VERIFY_PARAM_set_time(parameters, time_t(request.time))
         // OpenSSL counts every intermediate; RFC 5280 (§4.2.1.9, §6.1.4 l) leaves self-issued ones
         // (a CA's key rollover) out. Each offered self-issued certificate may lengthen the path by
-        // one; the built path is then held to the limit below, counted as RFC 5280 counts.
-        let selfIssued = request.untrusted.count { $0.isSelfIssued }
-        X509_VERIFY_PARAM_set_depth(parameters, Int32(clamping: request.maximumDepth + selfIssued))
+        // one; the built path is then held to the limit, counted as RFC 5280 counts (`result`).
+        X509_VERIFY_PARAM_set_depth(parameters, Int32(clamping: request.maximumDepth + request.selfIssuedCount))
         // Set for every peer kind (and none): besides the host check, NEVER_CHECK_SUBJECT stops
         // OpenSSL from applying DNS name constraints to a subject CN, which is not a name Pincheck uses.
         X509_VERIFY_PARAM_set_hostflags(parameters, X509Relations.hostFlags)
         switch request.peer {
         case .dns(let name):
-            guard X509_VERIFY_PARAM_set1_host(parameters, name, name.utf8.count) == 1 else { return failed("cannot check host name \"\(name)\"") }
+            guard X509_VERIFY_PARAM_set1_host(parameters, name, name.utf8.count) == 1 else { return "cannot check host name \"\(name)\"" }
         case .ipAddress(let address):
-            guard X509_VERIFY_PARAM_set1_ip_asc(parameters, address) == 1 else { return failed("cannot check IP address \"\(address)\"") }
+            guard X509_VERIFY_PARAM_set1_ip_asc(parameters, address) == 1 else { return "cannot check IP address \"\(address)\"" }
         case nil:
             break
         }
+        return nil
+    }
 
-        let tolerating = switch request.strictRules {
-        case .webPKI: webPKIWarnings
-        case .warningsOnly: strictOnlyErrors
+    /// The verify callback: records every error (and keeps going, so all of them are seen), and
+    /// lets through what the request tolerates, recorded as a finding.
+    private static func callback(_ ok: Int32, _ context: OpaquePointer?) -> Int32 {
+        guard ok == 0, let context, let data = shim_X509_STORE_CTX_get_app_data(context) else { return ok }
+        let collector = Unmanaged<Collector>.fromOpaque(data).takeUnretainedValue()
+        let code = X509_STORE_CTX_get_error(context)
+        let current = X509_STORE_CTX_get_current_cert(context)
+        // RFC 5280 §4.1.2.5: the validity period includes notAfter itself; OpenSSL calls a
+        // certificate expired from that second on.
+        if code == X509_V_ERR_CERT_HAS_EXPIRED, let current, let notAfter = X509_get0_notAfter(current),
+           ASN1_TIME_cmp_time_t(notAfter, collector.time) == 0 {
+            return 1
         }
-        let collector = Collector(time: time, tolerating: tolerating, store: request.store)
-        let returned: Int32 = withExtendedLifetime(collector) {
-            _ = shim_X509_STORE_CTX_set_app_data(context, Unmanaged.passUnretained(collector).toOpaque())
-            X509_STORE_CTX_set_verify_cb(context) { ok, context in
-                guard ok == 0, let context, let data = shim_X509_STORE_CTX_get_app_data(context) else { return ok }
-                let collector = Unmanaged<Collector>.fromOpaque(data).takeUnretainedValue()
-                let code = X509_STORE_CTX_get_error(context)
-                // RFC 5280 §4.1.2.5: the validity period includes notAfter itself; OpenSSL calls a
-                // certificate expired from that second on.
-                if code == X509_V_ERR_CERT_HAS_EXPIRED, let current = X509_STORE_CTX_get_current_cert(context),
-                   let notAfter = X509_get0_notAfter(current), ASN1_TIME_cmp_time_t(notAfter, collector.time) == 0 {
-                    return 1
-                }
-                let depth = Int(X509_STORE_CTX_get_error_depth(context))
-                // X509_STRICT refuses a CA certificate without basicConstraints (X.509 v1), the
-                // trust anchor included. An anchor is trusted as configured (RFC 5280 §6.1.1 d: its
-                // name and key), and Mozilla shipped v1 roots (VeriSign Class 3 G3) that browsers
-                // trusted: for the self-signed anchor this is a finding; intermediates still need it.
-                if code == X509_V_ERR_INVALID_CA, depth == Int(shim_sk_X509_num(X509_STORE_CTX_get0_chain(context))) - 1,
-                   let current = X509_STORE_CTX_get_current_cert(context), X509_self_signed(current, 0) == 1,
-                   X509_check_ca(current) == 3 {
-                    let subject = X509Handle(borrowing: current).map { " (\($0.subject))" } ?? ""
-                    let finding = "the trust anchor at depth \(depth)\(subject) is an X.509 v1 root without basicConstraints; trusted as configured"
-                    if !collector.tolerated.contains(finding) { collector.tolerated.append(finding) }
-                    return 1
-                }
-                if collector.tolerating.contains(code) {
-                    let subject = X509_STORE_CTX_get_current_cert(context).flatMap { X509Handle(borrowing: $0) }.map { " (\($0.subject))" } ?? ""
-                    let finding = "the certificate at depth \(depth)\(subject): \(String(cString: X509_verify_cert_error_string(Int(code)))) (RFC 5280 strict rule, not counted)"
-                    if !collector.tolerated.contains(finding) { collector.tolerated.append(finding) }
-                    return 1
-                }
-                let certificate = X509_STORE_CTX_get_current_cert(context).flatMap { X509Handle(borrowing: $0) }
-                let error = X509VerificationError(code: code, depth: depth, certificate: certificate)
-                if !collector.errors.contains(error) { collector.errors.append(error) }
-                // Keep going so every problem is reported; the verdict is failure regardless.
-                return 1
-            }
-            return X509_verify_cert(context)
+        let depth = Int(X509_STORE_CTX_get_error_depth(context))
+        let certificate = current.flatMap { X509Handle(borrowing: $0) }
+        // X509_STRICT refuses a CA certificate without basicConstraints (X.509 v1), the trust
+        // anchor included. An anchor is trusted as configured (RFC 5280 §6.1.1 d: its name and
+        // key), and Mozilla shipped v1 roots (VeriSign Class 3 G3) that browsers trusted: for the
+        // self-signed anchor this is a finding; intermediates still need it.
+        var tolerated: X509ToleratedFinding.Rule? = nil
+        if code == X509_V_ERR_INVALID_CA, depth == Int(shim_sk_X509_num(X509_STORE_CTX_get0_chain(context))) - 1,
+           let current, X509_self_signed(current, 0) == 1, X509_check_ca(current) == 3 {
+            tolerated = .versionOneAnchor
+        } else if collector.tolerating.contains(code) {
+            tolerated = .strictRule(code: code, text: String(cString: X509_verify_cert_error_string(Int(code))))
         }
+        if let tolerated {
+            let finding = X509ToleratedFinding(rule: tolerated, depth: depth, subject: certificate?.subject)
+            if !collector.tolerated.contains(finding) { collector.tolerated.append(finding) }
+            return 1
+        }
+        let error = X509VerificationError(code: code, depth: depth, certificate: certificate)
+        if !collector.errors.contains(error) { collector.errors.append(error) }
+        // Keep going so every problem is reported; the verdict is failure regardless.
+        return 1
+    }
 
+    /// The built chain and the errors, with what OpenSSL's own counting gets wrong put right.
+    private static func result(of context: OpaquePointer, returned: Int32, collector: Collector,
+                               request: X509VerificationRequest) -> X509VerificationResult {
         var errors = collector.errors.map { error in
             Self.namingUnsupportedAlgorithm(error, path: [request.leaf] + request.untrusted + request.anchors)
         }
@@ -322,7 +350,8 @@ package enum X509Verification {
         }
         let built = builtChain(context, request)
         // Only a widened depth needs the recount; otherwise OpenSSL has already held the path to it.
-        if returned == 1, selfIssued > 0, built.dropFirst().dropLast().count(where: { !$0.isSelfIssued }) > request.maximumDepth {
+        if returned == 1, request.selfIssuedCount > 0,
+           built.dropFirst().dropLast().count(where: { !$0.isSelfIssued }) > request.maximumDepth {
             errors.append(X509VerificationError(code: X509_V_ERR_CERT_CHAIN_TOO_LONG, depth: built.count - 1, certificate: nil))
         }
         // OpenSSL stops building at the depth limit, says the chain is too long, and then that it

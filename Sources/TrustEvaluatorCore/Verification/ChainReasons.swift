@@ -1,4 +1,5 @@
 import FoundationEssentials
+internal import PincheckOpenSSL
 
 /// What a verification run's errors mean for the verdict: the one place, besides
 /// ``ChainVerificationError/reason(at:purpose:)``, where the verifier's findings become reasons.
@@ -33,6 +34,17 @@ enum ChainReasons {
     }
 
     /// OpenSSL's strict-rule findings on a path that is used, as warnings.
+    /// A rule the verifier reported and the request tolerated, as the warning says it.
+    static func sentence(for finding: X509ToleratedFinding) -> String {
+        let subject = finding.subject.map { " (\($0))" } ?? ""
+        switch finding.rule {
+        case .versionOneAnchor:
+            return "the trust anchor at depth \(finding.depth)\(subject) is an X.509 v1 root without basicConstraints; trusted as configured"
+        case .strictRule(_, let text):
+            return "the certificate at depth \(finding.depth)\(subject): \(text) (RFC 5280 strict rule, not counted)"
+        }
+    }
+
     static func tolerated(_ outcome: ChainVerification) -> [Reason] {
         outcome.tolerated.map { Reason(.profileViolation, $0, requirement: .profile) }
     }

@@ -69,7 +69,7 @@ enum ChainVerifier {
                 ChainVerificationError(kind: error.kind, code: error.code, depth: error.depth, text: error.text,
                                        certificate: error.certificate.map { Certificate(handle: $0) })
             },
-            succeeded: result.succeeded, tolerated: result.tolerated)
+            succeeded: result.succeeded, tolerated: result.tolerated.map(ChainReasons.sentence(for:)))
     }
 }
 
