@@ -98,21 +98,7 @@ public struct PincheckHTTPClient: Sendable {
     public init(policy: TrustPolicy, now: @escaping @Sendable () -> Date = { Date() }) throws(PincheckError) {
         self.policy = policy
         self.now = now
-        func refuse(_ limit: Limit, _ detail: String) -> PincheckError {
-            PincheckError(.invalidPolicy, "AsyncHTTPClient cannot enforce this policy (\(limit.rawValue)): \(detail)")
-        }
-        if case .disabled = policy.validation.chainValidation {
-            throw refuse(.chainValidationDisabled, "NIOSSL verifies every chain it is given; use the NIO verifier for test servers")
-        }
-        if policy.validation.purpose != .serverAuthentication || !policy.validation.requiredKeyUsages.isEmpty {
-            throw refuse(.leafRequirements, "only a server's leaf with NIOSSL's own purpose checks can be required here")
-        }
-        if policy.validation.revocation.requireStapledOCSP {
-            throw refuse(.revocation, "no stapled OCSP response reaches the connection initializers, so a policy that requires one would refuse every server; check distribution-point CRLs instead, or use the NIO verifier")
-        }
-        if !policy.validation.revocationLists.isEmpty {
-            throw refuse(.revocation, "CRLs given to the policy are not checked on this road; let the policy fetch them from the distribution points (RevocationPolicy(distributionPointCRLs:)), or use the NIO verifier")
-        }
+        try Self.checkEnforceable(policy.validation)
         if policy.validation.revocation.distributionPointCRLs != nil {
             var validation = policy.validation
             validation.nameValidation = .disabled(because: "NIOSSL checks the host name; this evaluation judges the path above the leaf for its CRLs")
@@ -120,53 +106,70 @@ public struct PincheckHTTPClient: Sendable {
         } else {
             revocationEvaluator = nil
         }
-        if let transparency = policy.validation.certificateTransparency {
+        (leafPins, trustRoots) = try Self.enforcement(of: policy.pinning, validation: policy.validation)
+        if trustRoots.isEmpty, case .certificates = policy.validation.anchors.origin {
+            throw PincheckError(.invalidPolicy, "AsyncHTTPClient needs at least one trust root; the policy has no anchor")
+        }
+        leafPlan = Self.leafPlan(leafPins: leafPins, pinSets: [])
+    }
+
+    private static func refuse(_ limit: Limit, _ detail: String) -> PincheckError {
+        PincheckError(.invalidPolicy, "AsyncHTTPClient cannot enforce this policy (\(limit.rawValue)): \(detail)")
+    }
+
+    /// Refuses the validation settings this road cannot enforce, naming the ``Limit``.
+    private static func checkEnforceable(_ validation: ValidationPolicy) throws(PincheckError) {
+        if case .disabled = validation.chainValidation {
+            throw refuse(.chainValidationDisabled, "NIOSSL verifies every chain it is given; use the NIO verifier for test servers")
+        }
+        if validation.purpose != .serverAuthentication || !validation.requiredKeyUsages.isEmpty {
+            throw refuse(.leafRequirements, "only a server's leaf with NIOSSL's own purpose checks can be required here")
+        }
+        if validation.revocation.requireStapledOCSP {
+            throw refuse(.revocation, "no stapled OCSP response reaches the connection initializers, so a policy that requires one would refuse every server; check distribution-point CRLs instead, or use the NIO verifier")
+        }
+        if !validation.revocationLists.isEmpty {
+            throw refuse(.revocation, "CRLs given to the policy are not checked on this road; let the policy fetch them from the distribution points (RevocationPolicy(distributionPointCRLs:)), or use the NIO verifier")
+        }
+        if let transparency = validation.certificateTransparency {
             throw refuse(.certificateTransparency, "the \(transparency.policy.rawValue) CT policy needs the leaf's issuer, whose key its embedded SCTs are signed over, and the connection initializers see the leaf alone; use the NIO verifier")
         }
-        let anchors = policy.validation.anchors.certificates
-        if let notRoot = anchors.first(where: { !$0.isSelfSigned }) {
+        if let notRoot = validation.anchors.certificates.first(where: { !$0.isSelfSigned }) {
             throw refuse(.anchorNotRoot, "\(notRoot.subject) is not a self-signed root, and BoringSSL ends a path only at a root")
         }
-        switch policy.pinning {
+    }
+
+    /// How the pinning is enforced here: pins checked on the leaf, and the trust roots NIOSSL is given.
+    private static func enforcement(of pinning: TrustPolicy.Pinning,
+                                    validation: ValidationPolicy) throws(PincheckError) -> (Set<PublicKeyPin>?, [Certificate]) {
+        let anchors = validation.anchors.certificates
+        switch pinning {
         case .none:
-            leafPins = nil
-            trustRoots = anchors
+            return (nil, anchors)
         case .certificates(let pinned):
             if let other = pinned.certificates.first(where: { !$0.isSelfSigned }) {
                 throw refuse(.pinnedCertificateNotRoot, "\(other.subject) is pinned, and only a pinned self-signed root can be enforced (as the only trust root)")
             }
-            leafPins = nil
-            trustRoots = pinned.certificates
+            return (nil, pinned.certificates)
         case .publicKeys(let pinned):
             let rootPins = Set(anchors.map(\.publicKeyPin)).intersection(pinned.pins)
             let otherPins = pinned.pins.subtracting(rootPins)
-            let caPins = Self.knownCertificateAuthorityPins(pinned, validation: policy.validation).intersection(otherPins)
+            let caPins = knownCertificateAuthorityPins(pinned, validation: validation).intersection(otherPins)
             if !caPins.isEmpty {
                 throw refuse(.intermediatePins, "\(caPins.count) of the pins are the keys of CA certificates that are not anchors (intermediates), which AsyncHTTPClient never shows Pincheck; pin the server's leaf, or the root among the anchors")
             }
             switch pinned.scope {
             case .leaf:
-                leafPins = pinned.pins
-                trustRoots = anchors
+                return (pinned.pins, anchors)
             case .certificateAuthorities where !otherPins.isEmpty:
                 throw refuse(.intermediatePins, "\(otherPins.count) of the pins allowed above the leaf match no anchor: intermediates, which AsyncHTTPClient never shows Pincheck")
             case .certificateAuthorities, .anyCertificate:
                 if !rootPins.isEmpty && !otherPins.isEmpty {
                     throw refuse(.pinsAtSeveralDepths, "\(rootPins.count) pin(s) match an anchor and \(otherPins.count) do not; the leaf is checked in the initializer and the root by the trust roots, and a chain matching either cannot be recognised")
                 }
-                if rootPins.isEmpty {
-                    leafPins = otherPins
-                    trustRoots = anchors
-                } else {
-                    leafPins = nil
-                    trustRoots = anchors.filter { rootPins.contains($0.publicKeyPin) }
-                }
+                return rootPins.isEmpty ? (otherPins, anchors) : (nil, anchors.filter { rootPins.contains($0.publicKeyPin) })
             }
         }
-        if trustRoots.isEmpty, case .certificates = policy.validation.anchors.origin {
-            throw PincheckError(.invalidPolicy, "AsyncHTTPClient needs at least one trust root; the policy has no anchor")
-        }
-        leafPlan = Self.leafPlan(leafPins: leafPins, pinSets: [])
     }
 
     /// A client whose leaf is checked against pin sets, with their enforcement and expiry.

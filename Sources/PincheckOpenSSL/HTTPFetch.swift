@@ -421,7 +421,34 @@ package enum HTTPFetch {
     /// before `deadline`. Every address the name resolves to is vetted first: one forbidden
     /// address refuses the name (a resolver answering a public and a metadata address must not
     /// get the second tried).
+    /// One resolved address of a host.
+    private struct Candidate {
+        let family: Int32
+        let address: [UInt8]
+        let ip: IPAddress
+    }
+
     private static func connect(_ url: HTTPURL, deadline: ContinuousClock.Instant, seconds: Int, destinations: Destinations) -> Result<Int32, Failure> {
+        let candidates: [Candidate]
+        switch resolve(url, destinations: destinations) {
+        case .success(let resolved): candidates = resolved
+        case .failure(let failure): return .failure(failure)
+        }
+        var last = "no address answered"
+        for candidate in candidates {
+            guard ContinuousClock.now < deadline else { return .failure(.timedOut(seconds: seconds)) }
+            switch connect(candidate, deadline: deadline) {
+            case .success(let descriptor): return .success(descriptor)
+            case .failure(.timedOut): return .failure(.timedOut(seconds: seconds))
+            case .failure(.unavailable(let why)): last = why
+            case .failure(let other): return .failure(other)
+            }
+        }
+        return .failure(.unavailable("could not connect to \(url.authority): \(last)"))
+    }
+
+    /// Every address of the host, each of them one the destinations allow (any other refuses the fetch).
+    private static func resolve(_ url: HTTPURL, destinations: Destinations) -> Result<[Candidate], Failure> {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -432,13 +459,12 @@ package enum HTTPFetch {
             return .failure(.unavailable("\(url.host) could not be resolved: \(String(cString: gai_strerror(status)))"))
         }
         defer { freeaddrinfo(list) }
-        var candidates: [(family: Int32, address: [UInt8], ip: IPAddress)] = []
+        var candidates: [Candidate] = []
         var entry: UnsafeMutablePointer<addrinfo>? = list
         while let current = entry {
             defer { entry = current.pointee.ai_next }
             guard let raw = current.pointee.ai_addr else { continue }
-            let length = Int(current.pointee.ai_addrlen)
-            let bytes = Array(UnsafeRawBufferPointer(start: raw, count: length))
+            let bytes = Array(UnsafeRawBufferPointer(start: raw, count: Int(current.pointee.ai_addrlen)))
             let ip: IPAddress
             switch current.pointee.ai_family {
             case AF_INET:
@@ -456,41 +482,42 @@ package enum HTTPFetch {
             if let why = ip.forbidden(allowingLoopback: destinations.loopback, allowingPrivate: destinations.privateNetworks) {
                 return .failure(.refused("\(url.host) resolves to \(ip.description), \(why), which \(Self.refusal(why))"))
             }
-            candidates.append((current.pointee.ai_family, bytes, ip))
+            candidates.append(Candidate(family: current.pointee.ai_family, address: bytes, ip: ip))
         }
         guard !candidates.isEmpty else { return .failure(.unavailable("\(url.host) has no address")) }
-        var last = "no address answered"
-        for candidate in candidates {
-            guard ContinuousClock.now < deadline else { return .failure(.timedOut(seconds: seconds)) }
-            let descriptor = socket(candidate.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-            guard descriptor >= 0 else { last = String(cString: strerror(errno)); continue }
-            let started = candidate.address.withUnsafeBytes { raw in
-                Glibc.connect(descriptor, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
-            }
-            if started == 0 { return .success(descriptor) }
-            guard errno == EINPROGRESS else {
-                last = "\(candidate.ip.description): \(String(cString: strerror(errno)))"
-                Glibc.close(descriptor)
-                continue
-            }
-            var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-            var ready: Int32 = 0
-            repeat {
-                let left = deadline - ContinuousClock.now
-                let milliseconds = max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
-                ready = poll(&poller, 1, Int32(clamping: milliseconds))
-            } while ready < 0 && errno == EINTR
-            if ready == 0 {
-                Glibc.close(descriptor)
-                return .failure(.timedOut(seconds: seconds))
-            }
-            var error: Int32 = 0
-            var size = socklen_t(MemoryLayout<Int32>.size)
-            getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &size)
-            if ready > 0 && error == 0 { return .success(descriptor) }
-            last = "\(candidate.ip.description): \(String(cString: strerror(error == 0 ? errno : error)))"
-            Glibc.close(descriptor)
+        return .success(candidates)
+    }
+
+    /// A non-blocking connect to one address, waited for until `deadline`.
+    private static func connect(_ candidate: Candidate, deadline: ContinuousClock.Instant) -> Result<Int32, Failure> {
+        let descriptor = socket(candidate.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard descriptor >= 0 else { return .failure(.unavailable(String(cString: strerror(errno)))) }
+        let started = candidate.address.withUnsafeBytes { raw in
+            Glibc.connect(descriptor, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
         }
-        return .failure(.unavailable("could not connect to \(url.authority): \(last)"))
+        if started == 0 { return .success(descriptor) }
+        guard errno == EINPROGRESS else {
+            let why = "\(candidate.ip.description): \(String(cString: strerror(errno)))"
+            Glibc.close(descriptor)
+            return .failure(.unavailable(why))
+        }
+        var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+        var ready: Int32 = 0
+        repeat {
+            let left = deadline - ContinuousClock.now
+            let milliseconds = max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+            ready = poll(&poller, 1, Int32(clamping: milliseconds))
+        } while ready < 0 && errno == EINTR
+        if ready == 0 {
+            Glibc.close(descriptor)
+            return .failure(.timedOut(seconds: 0))
+        }
+        var error: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &size)
+        if ready > 0 && error == 0 { return .success(descriptor) }
+        let why = "\(candidate.ip.description): \(String(cString: strerror(error == 0 ? errno : error)))"
+        Glibc.close(descriptor)
+        return .failure(.unavailable(why))
     }
 }

@@ -15,17 +15,7 @@ package struct PublicKeyReader: Sendable {
     /// - Parameter passphrase: For an encrypted private key; without it such a key is refused
     ///   with a typed error (OpenSSL is never allowed to prompt).
     package static func read(_ bytes: [UInt8], passphrase: [UInt8]? = nil) throws(OpenSSLFailure) -> PublicKeyReader? {
-        let text = String(decoding: bytes, as: UTF8.self)
-        let kind: String
-        if text.contains("-----BEGIN CERTIFICATE REQUEST-----") || text.contains("-----BEGIN NEW CERTIFICATE REQUEST-----") {
-            kind = "certificate request"
-        } else if text.contains("-----BEGIN PUBLIC KEY-----") {
-            kind = "public key"
-        } else if text.contains("PRIVATE KEY-----") {
-            kind = "private key"
-        } else {
-            return nil
-        }
+        guard let kind = kind(of: String(decoding: bytes, as: UTF8.self)) else { return nil }
         var privateKey: OpaquePointer? = nil
         if kind == "private key" {
             privateKey = try PrivateKeyPEM.read(bytes, passphrase: passphrase, what: "private key")
@@ -60,11 +50,7 @@ package struct PublicKeyReader: Sendable {
                 problem = unusable
                 return nil
             }
-            var out: UnsafeMutablePointer<UInt8>? = nil
-            let length = i2d_PUBKEY(key, &out)
-            guard length > 0, let out else { return nil }
-            defer { shim_OPENSSL_free(out) }
-            return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+            return subjectPublicKeyInfo(key)
         }
         if let problem {
             OpenSSLErrorStack.clear()
@@ -74,6 +60,25 @@ package struct PublicKeyReader: Sendable {
             throw OpenSSLFailure(.malformedPEM, "the \(kind) does not parse: \(OpenSSLErrorStack.drainedText())")
         }
         return PublicKeyReader(kind: kind, subjectPublicKeyInfo: spki)
+    }
+
+    /// What a PEM file holds, by its labels: a certificate request, a public key, a private key; nil for none of them.
+    private static func kind(of text: String) -> String? {
+        if text.contains("-----BEGIN CERTIFICATE REQUEST-----") || text.contains("-----BEGIN NEW CERTIFICATE REQUEST-----") {
+            return "certificate request"
+        }
+        if text.contains("-----BEGIN PUBLIC KEY-----") { return "public key" }
+        if text.contains("PRIVATE KEY-----") { return "private key" }
+        return nil
+    }
+
+    /// The key's DER SubjectPublicKeyInfo (`i2d_PUBKEY`).
+    private static func subjectPublicKeyInfo(_ key: OpaquePointer) -> [UInt8]? {
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_PUBKEY(key, &out)
+        guard length > 0, let out else { return nil }
+        defer { shim_OPENSSL_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
     }
 
     /// Why a key cannot be a TLS server certificate's (nil: it can): a key-agreement-only key

@@ -250,48 +250,15 @@ package final class X509Handle: @unchecked Sendable {
             guard let ext = X509_get_ext(x, index) else { continue }
             facts.extensions.append(.init(oid: dottedOID(X509_EXTENSION_get_object(ext)), critical: X509_EXTENSION_get_critical(ext) == 1))
         }
-        if let subject = X509_get_subject_name(x) {
-            facts.subjectIsEmpty = X509_NAME_entry_count(subject) == 0
-            var position: Int32 = -1
-            while true {
-                position = X509_NAME_get_index_by_NID(subject, NID_commonName, position)
-                guard position >= 0 else { break }
-                if let entry = X509_NAME_get_entry(subject, position) {
-                    facts.subjectCommonNames.append(string(X509_NAME_ENTRY_get_data(entry)))
-                }
-            }
-        }
+        readSubject(x, into: &facts)
         let flags = X509_get_extension_flags(x)
         if flags & UInt32(EXFLAG_INVALID) != 0 { facts.hasUndecodableExtension = true }
         if flags & UInt32(EXFLAG_BCONS) != 0 { facts.basicConstraintsCA = flags & UInt32(EXFLAG_CA) != 0 }
-        if facts.has(CertificateFacts.extendedKeyUsageOID) {
-            if let raw = X509_get_ext_d2i(x, NID_ext_key_usage, nil, nil) {
-                let stack = OpaquePointer(raw)
-                var oids: [String] = []
-                for index in 0..<OPENSSL_sk_num(stack) {
-                    guard let object = OPENSSL_sk_value(stack, index) else { continue }
-                    let oid = dottedOID(OpaquePointer(object))
-                    if !oid.isEmpty { oids.append(oid) }
-                }
-                EXTENDED_KEY_USAGE_free(stack)
-                facts.extendedKeyUsage = oids
-            } else {
-                facts.hasUndecodableExtension = true
-            }
-        }
+        if facts.has(CertificateFacts.extendedKeyUsageOID) { readExtendedKeyUsage(x, into: &facts) }
         facts.authorityKeyIdentifierPresent = X509_get_ext_by_NID(x, NID_authority_key_identifier, -1) >= 0
         facts.authorityKeyIdentifier = X509_get0_authority_key_id(x).map { bytes($0) }
         facts.subjectKeyIdentifier = X509_get0_subject_key_id(x).map { bytes($0) }
-        if X509_get_ext_by_NID(x, NID_name_constraints, -1) >= 0 {
-            if let raw = X509_get_ext_d2i(x, NID_name_constraints, nil, nil) {
-                let constraints = raw.assumingMemoryBound(to: NAME_CONSTRAINTS.self)
-                facts.nameConstraints = .init(permitted: subtrees(constraints.pointee.permittedSubtrees),
-                                              excluded: subtrees(constraints.pointee.excludedSubtrees))
-                NAME_CONSTRAINTS_free(constraints)
-            } else {
-                facts.hasUndecodableExtension = true
-            }
-        }
+        readNameConstraints(x, into: &facts)
         if X509_get_ext_by_NID(x, NID_info_access, -1) >= 0 {
             if let raw = X509_get_ext_d2i(x, NID_info_access, nil, nil) {
                 AUTHORITY_INFO_ACCESS_free(OpaquePointer(raw))
@@ -309,6 +276,50 @@ package final class X509Handle: @unchecked Sendable {
             facts.signatureDigest = String(cString: name).uppercased()
         }
         return facts
+    }
+
+    /// Whether the subject is empty, and its common names.
+    private static func readSubject(_ x: OpaquePointer, into facts: inout CertificateFacts) {
+        guard let subject = X509_get_subject_name(x) else { return }
+        facts.subjectIsEmpty = X509_NAME_entry_count(subject) == 0
+        var position: Int32 = -1
+        while true {
+            position = X509_NAME_get_index_by_NID(subject, NID_commonName, position)
+            guard position >= 0 else { break }
+            if let entry = X509_NAME_get_entry(subject, position) {
+                facts.subjectCommonNames.append(string(X509_NAME_ENTRY_get_data(entry)))
+            }
+        }
+    }
+
+    /// The extendedKeyUsage OIDs; an extension that does not decode is marked so.
+    private static func readExtendedKeyUsage(_ x: OpaquePointer, into facts: inout CertificateFacts) {
+        guard let raw = X509_get_ext_d2i(x, NID_ext_key_usage, nil, nil) else {
+            facts.hasUndecodableExtension = true
+            return
+        }
+        let stack = OpaquePointer(raw)
+        var oids: [String] = []
+        for index in 0..<OPENSSL_sk_num(stack) {
+            guard let object = OPENSSL_sk_value(stack, index) else { continue }
+            let oid = dottedOID(OpaquePointer(object))
+            if !oid.isEmpty { oids.append(oid) }
+        }
+        EXTENDED_KEY_USAGE_free(stack)
+        facts.extendedKeyUsage = oids
+    }
+
+    /// The nameConstraints subtrees; an extension that does not decode is marked so.
+    private static func readNameConstraints(_ x: OpaquePointer, into facts: inout CertificateFacts) {
+        guard X509_get_ext_by_NID(x, NID_name_constraints, -1) >= 0 else { return }
+        guard let raw = X509_get_ext_d2i(x, NID_name_constraints, nil, nil) else {
+            facts.hasUndecodableExtension = true
+            return
+        }
+        let constraints = raw.assumingMemoryBound(to: NAME_CONSTRAINTS.self)
+        facts.nameConstraints = .init(permitted: subtrees(constraints.pointee.permittedSubtrees),
+                                      excluded: subtrees(constraints.pointee.excludedSubtrees))
+        NAME_CONSTRAINTS_free(constraints)
     }
 
     package var publicKeyDescription: KeyDescription {

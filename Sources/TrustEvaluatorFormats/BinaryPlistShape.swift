@@ -19,25 +19,42 @@ enum BinaryPlistShape {
 
     static let magic = Array("bplist00".utf8)
 
-    static func check(_ bytes: [UInt8], maximumDepth: Int, maximumValues: Int) -> Verdict {
-        guard bytes.count >= magic.count + 33, bytes.starts(with: magic) else { return .malformed }
-        let trailer = bytes.count - 32
+    /// The trailer's tables: where each object starts and how references are written.
+    private struct Layout {
+        let bytes: [UInt8]
+        let count: Int
+        let top: Int
+        let table: Int
+        let offsetSize: Int
+        let referenceSize: Int
+
+        init?(_ bytes: [UInt8]) {
+            guard bytes.count >= BinaryPlistShape.magic.count + 33, bytes.starts(with: BinaryPlistShape.magic) else { return nil }
+            self.bytes = bytes
+            let trailer = bytes.count - 32
+            (offsetSize, referenceSize) = (Int(bytes[trailer + 6]), Int(bytes[trailer + 7]))
+            guard let count = Self.integer(bytes, trailer + 8, 8), let top = Self.integer(bytes, trailer + 16, 8),
+                  let table = Self.integer(bytes, trailer + 24, 8),
+                  (1...8).contains(offsetSize), (1...8).contains(referenceSize),
+                  count >= 1, count <= trailer, top < count, table >= BinaryPlistShape.magic.count, table <= trailer - count * offsetSize else {
+                return nil
+            }
+            (self.count, self.top, self.table) = (count, top, table)
+        }
+
+        func integer(_ start: Int, _ width: Int) -> Int? { Self.integer(bytes, start, width) }
+
         /// A big-endian unsigned integer of 1 to 8 bytes inside the object area and tables.
-        func integer(_ start: Int, _ width: Int) -> Int? {
+        static func integer(_ bytes: [UInt8], _ start: Int, _ width: Int) -> Int? {
             guard (1...8).contains(width), start >= 0, start <= bytes.count - width else { return nil }
             var value: UInt64 = 0
             for byte in bytes[start..<(start + width)] { value = value << 8 | UInt64(byte) }
             return value <= UInt64(Int.max) ? Int(value) : nil
         }
-        let offsetSize = Int(bytes[trailer + 6]), referenceSize = Int(bytes[trailer + 7])
-        guard let count = integer(trailer + 8, 8), let top = integer(trailer + 16, 8), let table = integer(trailer + 24, 8),
-              (1...8).contains(offsetSize), (1...8).contains(referenceSize),
-              count >= 1, count <= trailer, top < count, table >= magic.count, table <= trailer - count * offsetSize else {
-            return .malformed
-        }
+
         /// The objects a container refers to (a dictionary's keys and values); none for a scalar.
         func references(_ object: Int) -> [Int]? {
-            guard let start = integer(table + object * offsetSize, offsetSize), start >= magic.count, start < table else { return nil }
+            guard let start = integer(table + object * offsetSize, offsetSize), start >= BinaryPlistShape.magic.count, start < table else { return nil }
             let kind = bytes[start] >> 4
             guard kind == 0xA || kind == 0xC || kind == 0xD else { return [] }   // array, set, dictionary
             var length = Int(bytes[start] & 0x0F)
@@ -59,13 +76,17 @@ enum BinaryPlistShape {
             }
             return result
         }
+    }
 
+    static func check(_ bytes: [UInt8], maximumDepth: Int, maximumValues: Int) -> Verdict {
+        guard let layout = Layout(bytes) else { return .malformed }
+        let (count, top) = (layout.count, layout.top)
         // Each object's depth and tree size, computed once: post-order, on an explicit stack that
         // is never deeper than the depth allowed.
         var state = [UInt8](repeating: 0, count: count)   // 0 unseen, 1 on the stack, 2 measured
         var depth = [Int](repeating: 0, count: count)
         var values = [Int](repeating: 0, count: count)
-        guard let first = references(top) else { return .malformed }
+        guard let first = layout.references(top) else { return .malformed }
         var stack: [(object: Int, references: [Int], next: Int)] = [(top, first, 0)]
         state[top] = 1
         while let frame = stack.last {
@@ -77,7 +98,7 @@ enum BinaryPlistShape {
                 case 2: continue
                 default:
                     guard stack.count < maximumDepth else { return .tooDeep }
-                    guard let grandchildren = references(child) else { return .malformed }
+                    guard let grandchildren = layout.references(child) else { return .malformed }
                     state[child] = 1
                     stack.append((child, grandchildren, 0))
                 }

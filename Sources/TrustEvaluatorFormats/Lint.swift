@@ -43,7 +43,6 @@ extension Configuration {
     ///   program has distrusted or scheduled to distrust.
     public func lint(at time: Date, expiringWithinDays days: Int = 30, publicRoots: [Certificate] = []) -> [LintFinding] {
         var findings: [LintFinding] = []
-        let rootPins = Set(publicRoots.map(\.publicKeyPin))
         for entry in hosts {
             let pattern = entry.policy.pattern.description
             func add(_ level: LintFinding.Level, _ code: String, _ message: String) {
@@ -75,18 +74,7 @@ extension Configuration {
                 add(.warning, "sha1-pin", "\(pin) is a SHA-1 pin; use sha256/")
             }
             let programs = entry.policy.validationPolicy.rootPrograms.data
-            for pin in pins {
-                let programRoots = programs.roots(withKey: pin)
-                if let root = programRoots.first {
-                    add(.warning, "public-root-pin", "\(pin) is the key of a public root (\(root.name), \(root.programSummary)): every certificate that CA issues matches it")
-                } else if rootPins.contains(pin) {
-                    let subject = publicRoots.first { $0.publicKeyPin == pin }?.subject ?? "a public root"
-                    add(.warning, "public-root-pin", "\(pin) is the key of a public root (\(subject)): every certificate that CA issues matches it")
-                }
-                for root in programRoots where root.isDistrustedOrScheduled {
-                    add(.warning, "distrusted-root-pin", "\(pin) is the key of \(root.name), which a browser's root program distrusts (\(root.programSummary)): certificates issued under it after that are refused; pin the CA the host moves to")
-                }
-            }
+            for (code, message) in Self.rootPinFindings(pins, programs: programs, publicRoots: publicRoots) { add(.warning, code, message) }
             for (message, code) in Self.familyFindings(pinned: certificates, pins: pins, programs: programs, at: time) {
                 add(.warning, code, message)
             }
@@ -101,6 +89,23 @@ extension Configuration {
             }
         }
         return findings.sorted { ($0.level, $1.path) > ($1.level, $0.path) }
+    }
+
+    /// Pins on public roots (over-broad) and on roots a program distrusts.
+    private static func rootPinFindings(_ pins: [PublicKeyPin], programs: RootPrograms, publicRoots: [Certificate]) -> [(String, String)] {
+        var findings: [(String, String)] = []
+        for pin in pins {
+            let programRoots = programs.roots(withKey: pin)
+            if let root = programRoots.first {
+                findings.append(("public-root-pin", "\(pin) is the key of a public root (\(root.name), \(root.programSummary)): every certificate that CA issues matches it"))
+            } else if let root = publicRoots.first(where: { $0.publicKeyPin == pin }) {
+                findings.append(("public-root-pin", "\(pin) is the key of a public root (\(root.subject)): every certificate that CA issues matches it"))
+            }
+            for root in programRoots where root.isDistrustedOrScheduled {
+                findings.append(("distrusted-root-pin", "\(pin) is the key of \(root.name), which a browser's root program distrusts (\(root.programSummary)): certificates issued under it after that are refused; pin the CA the host moves to"))
+            }
+        }
+        return findings
     }
 
     /// The backup-pin findings a server's chain shows that the configuration alone does not: the

@@ -148,72 +148,78 @@ enum LimboRunner {
         return .skipped("real-world conflict: \(conflict)")
     }
 
-    private static func evaluate(_ testcase: LimboCase) -> Outcome {
-
+    /// What a case's inputs make: the peer, the policy (anchors as a Web PKI root store), the
+    /// name asked for, the time; or the outcome that ends the case here.
+    private struct Setup {
         let peer: Certificate
-        let trusted: [Certificate]
-        let intermediates: [Certificate]
-        let revocationLists: [CertificateRevocationList]
-        do {
-            peer = try Certificate(pemEncoded: testcase.peerCertificate)
-            trusted = try testcase.trustedCerts.map { pem throws(PincheckError) in try Certificate(pemEncoded: pem) }
-            intermediates = try testcase.untrustedIntermediates.map { pem throws(PincheckError) in try Certificate(pemEncoded: pem) }
-            revocationLists = try testcase.crls.map { pem throws(PincheckError) in try CertificateRevocationList(pemEncoded: pem) }
-        } catch {
-            return .failure("input rejected: \(error.code): \(error.message)")
-        }
+        let policy: TrustPolicy
+        let host: String?
+        let time: Date
+    }
 
-        let anchors: TrustAnchors
-        do {
+    private enum SetupResult {
+        case ready(Setup)
+        /// The case ends before any evaluation (bad input, an unsupported requirement).
+        case done(Outcome)
+    }
+
+    private static func setup(_ testcase: LimboCase) -> SetupResult {
+        let peer: Certificate
+        var policy: TrustPolicy
+        do throws(PincheckError) {
+            peer = try Certificate(pemEncoded: testcase.peerCertificate)
+            let trusted = try testcase.trustedCerts.map { pem throws(PincheckError) in try Certificate(pemEncoded: pem) }
+            let intermediates = try testcase.untrustedIntermediates.map { pem throws(PincheckError) in try Certificate(pemEncoded: pem) }
+            let revocationLists = try testcase.crls.map { pem throws(PincheckError) in try CertificateRevocationList(pemEncoded: pem) }
             // x509-limbo asks what a Web PKI verifier does: its roots stand for a browser's root
             // store, so the Baseline Requirements rows that private anchors are only warned
             // about (webpki::san::san-critical-with-nonempty-subject, webpki::eku::root-has-eku,
             // webpki::cn::*) refuse its chains.
-            anchors = try TrustAnchors(certificates: trusted, classification: .webPKI)
+            policy = TrustPolicy(anchors: try TrustAnchors(certificates: trusted, classification: .webPKI), additionalIntermediates: intermediates)
+            policy.validation.revocationLists = revocationLists
         } catch {
-            return .failure("\(error.code): \(error.message)")
+            return .done(.failure("input rejected: \(error.code): \(error.message)"))
         }
-
-        var policy = TrustPolicy(anchors: anchors, additionalIntermediates: intermediates)
         if let depth = testcase.maxChainDepth { policy.validation.maximumChainDepth = depth }
-        policy.validation.revocationLists = revocationLists
         for usage in testcase.keyUsage {
-            guard let keyUsage = KeyUsage(limboName: usage) else { return .skipped("unknown key usage \(usage)") }
+            guard let keyUsage = KeyUsage(limboName: usage) else { return .done(.skipped("unknown key usage \(usage)")) }
             policy.validation.requiredKeyUsages.insert(keyUsage)
         }
-
         var host: String?
         switch testcase.validationKind {
         case .server:
-            policy.validation.purpose = .serverAuthentication
             host = testcase.expectedPeerName?.value
         case .client:
-            policy.validation.purpose = .clientAuthentication
             // Client certificates name people and services, not hosts: the RFC 822 names are
-            // checked against the leaf (name constraints are OpenSSL's) below.
-            policy.validation.nameValidation = .disabled(because: "client certificate")
+            // checked against the leaf (name constraints are OpenSSL's) after the evaluation.
+            policy = policy.judgingClients
         }
         for eku in testcase.extendedKeyUsage {
             switch (eku, testcase.validationKind) {
             case ("serverAuth", .server), ("clientAuth", .client): continue
-            default: return .skipped("extended key usage \(eku) for a \(testcase.validationKind.rawValue) case")
+            default: return .done(.skipped("extended key usage \(eku) for a \(testcase.validationKind.rawValue) case"))
             }
         }
-
-        let time: Date
-        if let text = testcase.validationTime {
-            let fractional = ISO8601DateFormatter()
-            fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            guard let parsed = ISO8601DateFormatter().date(from: text) ?? fractional.date(from: text) else {
-                return .failure("unreadable validation_time \(text)")
-            }
-            time = parsed
-        } else {
+        guard let text = testcase.validationTime else {
             // x509-limbo means "now"; every such case's certificates are valid from 1970 to 2969, so
             // a fixed instant (the suite snapshot's date) judges them the same and keeps runs reproducible.
-            time = LimboRunner.snapshotDate
+            return .ready(Setup(peer: peer, policy: policy, host: host, time: LimboRunner.snapshotDate))
         }
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        guard let time = ISO8601DateFormatter().date(from: text) ?? fractional.date(from: text) else {
+            return .done(.failure("unreadable validation_time \(text)"))
+        }
+        return .ready(Setup(peer: peer, policy: policy, host: host, time: time))
+    }
 
+    private static func evaluate(_ testcase: LimboCase) -> Outcome {
+        let setup: Setup
+        switch Self.setup(testcase) {
+        case .ready(let made): setup = made
+        case .done(let outcome): return outcome
+        }
+        let (peer, policy, host, time) = (setup.peer, setup.policy, setup.host, setup.time)
         let verdict: Verdict
         do {
             verdict = try Evaluator(policy: policy).evaluate([peer], host: host, at: time)

@@ -39,12 +39,21 @@ struct MozillaCertdata {
     /// - Throws: ``PincheckError`` (`input.root-program-data`) naming the line that is not what
     ///   certdata.txt holds, a certificate object that does not parse, or a certificate with no trust object.
     init(_ bytes: [UInt8], source: String) throws(PincheckError) {
-        func malformed(_ line: Int, _ message: String) -> PincheckError {
-            PincheckError(.malformedRootProgramData, "line \(line): \(message)", source: source)
-        }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw PincheckError(.malformedRootProgramData, "not UTF-8 text: not a certdata.txt", source: source)
         }
+        let roots = try Self.roots(of: try Self.objects(in: text, source: source), source: source)
+        guard !roots.isEmpty else { throw PincheckError(.malformedRootProgramData, "no certificate object: not a certdata.txt", source: source) }
+        self.roots = roots
+    }
+
+    private static func malformed(_ line: Int, _ message: String, source: String) -> PincheckError {
+        PincheckError(.malformedRootProgramData, "line \(line): \(message)", source: source)
+    }
+
+    /// The file's objects and their attributes, as written.
+    private static func objects(in text: String, source: String) throws(PincheckError) -> [Object] {
+        func malformed(_ line: Int, _ message: String) -> PincheckError { Self.malformed(line, message, source: source) }
         var objects: [Object] = []
         var octal: (name: String, bytes: [UInt8], line: Int)?
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -83,7 +92,13 @@ struct MozillaCertdata {
             objects[objects.count - 1].attributes[name] = .text(value)
         }
         if let open = octal { throw malformed(open.line, "\(open.name) has no END") }
+        return objects
 
+    }
+
+    /// The certificate objects with their trust objects' server-authentication trust.
+    private static func roots(of objects: [Object], source: String) throws(PincheckError) -> [Root] {
+        func malformed(_ line: Int, _ message: String) -> PincheckError { Self.malformed(line, message, source: source) }
         struct Trust { let trusted: Bool; let distrustAfter: Date? }
         var trusts: [[UInt8]: Trust] = [:]
         for object in objects where object.kind == "CKO_NSS_TRUST" {
@@ -91,7 +106,7 @@ struct MozillaCertdata {
                   case .text(let server) = object.attributes["CKA_TRUST_SERVER_AUTH"] else {
                 throw malformed(object.line, "a trust object without CKA_ISSUER, CKA_SERIAL_NUMBER and CKA_TRUST_SERVER_AUTH")
             }
-            let date = try Self.distrustDate(object.attributes["CKA_NSS_SERVER_DISTRUST_AFTER"], line: object.line, source: source)
+            let date = try distrustDate(object.attributes["CKA_NSS_SERVER_DISTRUST_AFTER"], line: object.line, source: source)
             trusts[issuer + [0] + serial] = Trust(trusted: server == "CKT_NSS_TRUSTED_DELEGATOR", distrustAfter: date)
         }
         var roots: [Root] = []
@@ -108,13 +123,12 @@ struct MozillaCertdata {
                 throw malformed(object.line, "certificate \(certificate.subject) has no trust object (none with its issuer and serial number)")
             }
             let label: String = if case .text(let text) = object.attributes["CKA_LABEL"] { text } else { certificate.subject }
-            let own = try Self.distrustDate(object.attributes["CKA_NSS_SERVER_DISTRUST_AFTER"], line: object.line, source: source)
+            let own = try distrustDate(object.attributes["CKA_NSS_SERVER_DISTRUST_AFTER"], line: object.line, source: source)
             roots.append(Root(label: label, sha256: certificate.sha256Fingerprint, subjectAndKey: RootPrograms.subjectAndKey(of: certificate),
                               publicKeySHA256: certificate.publicKeyPin.digest,
                               trustedForServers: trust.trusted, distrustAfter: own ?? trust.distrustAfter, notBefore: certificate.notBefore))
         }
-        guard !roots.isEmpty else { throw PincheckError(.malformedRootProgramData, "no certificate object: not a certdata.txt", source: source) }
-        self.roots = roots
+        return roots
     }
 
     /// `\062\064…` as bytes; nil for anything else.

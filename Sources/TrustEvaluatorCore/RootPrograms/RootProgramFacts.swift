@@ -54,16 +54,7 @@ struct RootProgramFacts: Sendable {
         }
         let inCertdata = Set(mozilla.map { DigestKey($0.sha256) })
         for root in ccadb {
-            var mozillaStatus: RootPrograms.Membership.Status?
-            if !inCertdata.contains(DigestKey(root.sha256)) {
-                if root.mozilla == "Removed" { mozillaStatus = .removed }
-                else if root.mozilla == "Included", root.tlsCapable { mozillaStatus = .included }
-            }
-            let chromeStatus: RootPrograms.Membership.Status? = switch root.chrome {
-            case "Included": .included
-            case "Removed", "Blocked": .removed
-            default: nil
-            }
+            let (mozillaStatus, chromeStatus) = Self.statuses(root, inCertdata: inCertdata.contains(DigestKey(root.sha256)))
             guard mozillaStatus != nil || chromeStatus != nil else { continue }
             update(root.sha256, name: root.name) { entry in
                 if let mozillaStatus { entry.mozilla = RootPrograms.Membership(program: .mozilla, status: mozillaStatus, statusSince: ccadbDate) }
@@ -89,6 +80,21 @@ struct RootProgramFacts: Sendable {
             return RootPrograms.Root(name: entry.name, sha256: sha256, subjectAndKey: entry.subjectAndKey, publicKeySHA256: entry.publicKeySHA256,
                                      memberships: memberships)
         }
+    }
+
+    /// What the CCADB says of a root in each program; Mozilla's only for a root certdata.txt does not hold (certdata is newer).
+    private static func statuses(_ root: CCADBRoots.Root, inCertdata: Bool) -> (mozilla: RootPrograms.Membership.Status?, chrome: RootPrograms.Membership.Status?) {
+        var mozilla: RootPrograms.Membership.Status?
+        if !inCertdata {
+            if root.mozilla == "Removed" { mozilla = .removed }
+            else if root.mozilla == "Included", root.tlsCapable { mozilla = .included }
+        }
+        let chrome: RootPrograms.Membership.Status? = switch root.chrome {
+        case "Included": .included
+        case "Removed", "Blocked": .removed
+        default: nil
+        }
+        return (mozilla, chrome)
     }
 
     // MARK: The bundled form
