@@ -1,15 +1,6 @@
 // libFuzzer target: FuzzTargets.revocation. Empty unless built by scripts/fuzz.sh (-DFUZZING).
 #if FUZZING
 import PincheckFuzzing
-
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    FuzzTargets.revocation(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
-    return 0
-}
-
 @_cdecl("FuzzRevocation_main")
-public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    runFuzzer(argc, argv, fuzzOne)
-}
+public func fuzzMain(_ argc: CInt, _ argv: FuzzArguments) -> CInt { runFuzzer(argc, argv, target: FuzzTargets.revocation) }
 #endif

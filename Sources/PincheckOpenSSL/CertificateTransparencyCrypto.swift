@@ -112,10 +112,7 @@ extension X509Handle {
         defer { OpenSSLErrorStack.clear() }
         let index = X509_get_ext_by_NID(copy, NID_ct_precert_scts, -1)
         if index >= 0, let removed = X509_delete_ext(copy, index) { X509_EXTENSION_free(removed) }
-        var out: UnsafeMutablePointer<UInt8>?
-        let length = i2d_re_X509_tbs(copy, &out)
-        guard length > 0, let out else { return nil }
-        defer { shim_OPENSSL_free(out) }
-        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+        guard let encoded = DEREncoding.encode({ i2d_re_X509_tbs(copy, $0) }) else { return nil }
+        return encoded
     }
 }

@@ -14,11 +14,8 @@ package enum CertificateTransparencyTestLog {
               EVP_PKEY_keygen(context, &key) == 1, let key else { throw failure("key generation failed") }
         defer { EVP_PKEY_free(key) }
         guard let pem = PrivateKeyPEM.write(key) else { throw failure("cannot encode the private key") }
-        var out: UnsafeMutablePointer<UInt8>? = nil
-        let spkiLength = i2d_PUBKEY(key, &out)
-        guard spkiLength > 0, let out else { throw failure("cannot encode the public key") }
-        defer { shim_OPENSSL_free(out) }
-        return (pem, Array(UnsafeBufferPointer(start: out, count: Int(spkiLength))))
+        guard let encoded = DEREncoding.encode({ i2d_PUBKEY(key, $0) }) else { throw failure("cannot encode the public key") }
+        return (pem, encoded)
     }
 
     /// An ECDSA signature (DER) with SHA-256 of `message` by the PEM private key.
@@ -53,11 +50,8 @@ package enum CertificateTransparencyTestLog {
             guard X509_add_ext(copy, ext, -1) == 1 else { throw failure("cannot add the SCT list extension") }
         }
         guard X509_sign(copy, key, EVP_sha256()) > 0 else { throw failure("cannot sign the certificate") }
-        var out: UnsafeMutablePointer<UInt8>? = nil
-        let length = i2d_X509(copy, &out)
-        guard length > 0, let out else { throw failure("cannot encode the certificate") }
-        defer { shim_OPENSSL_free(out) }
-        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+        guard let encoded = DEREncoding.encode({ i2d_X509(copy, $0) }) else { throw failure("cannot encode the certificate") }
+        return encoded
     }
 
     /// A successful OCSP response, signed by the issuer itself (SHA-256), saying *good* for `leaf`
@@ -85,11 +79,8 @@ package enum CertificateTransparencyTestLog {
         guard OCSP_basic_sign(basic, issuer.ref, key, EVP_sha256(), nil, 0) == 1,
               let response = OCSP_response_create(Int32(OCSP_RESPONSE_STATUS_SUCCESSFUL), basic) else { throw failure("cannot sign the response") }
         defer { OCSP_RESPONSE_free(response) }
-        var out: UnsafeMutablePointer<UInt8>? = nil
-        let length = i2d_OCSP_RESPONSE(response, &out)
-        guard length > 0, let out else { throw failure("cannot encode the response") }
-        defer { shim_OPENSSL_free(out) }
-        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+        guard let encoded = DEREncoding.encode({ i2d_OCSP_RESPONSE(response, $0) }) else { throw failure("cannot encode the response") }
+        return encoded
     }
 
     /// An SCT list extension (`nid`: a certificate's or an OCSP SingleResponse's) whose value is
@@ -107,11 +98,8 @@ package enum CertificateTransparencyTestLog {
         guard let string = ASN1_OCTET_STRING_new() else { throw failure("out of memory") }
         defer { ASN1_OCTET_STRING_free(string) }
         guard ASN1_OCTET_STRING_set(string, bytes, Int32(bytes.count)) == 1 else { throw failure("out of memory") }
-        var out: UnsafeMutablePointer<UInt8>? = nil
-        let length = i2d_ASN1_OCTET_STRING(string, &out)
-        guard length > 0, let out else { throw failure("cannot encode an OCTET STRING") }
-        defer { shim_OPENSSL_free(out) }
-        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+        guard let encoded = DEREncoding.encode({ i2d_ASN1_OCTET_STRING(string, $0) }) else { throw failure("cannot encode an OCTET STRING") }
+        return encoded
     }
 
     private static func failure(_ message: String) -> OpenSSLFailure {

@@ -1,3 +1,5 @@
+internal import COpenSSL
+
 /// Runs OpenSSL's `d2i_…` parsers over byte arrays.
 package enum DERDecoding {
     /// Parses `bytes` with a `d2i_…` function (called as `d2i(&cursor, count)`).
@@ -10,5 +12,18 @@ package enum DERDecoding {
             let object = d2i(&cursor, buffer.count)
             return (object, cursor.map { $0 - base } ?? 0)
         }
+    }
+}
+
+/// Runs OpenSSL's `i2d_…` encoders into byte arrays.
+package enum DEREncoding {
+    /// The bytes an `i2d_…` function writes (called as `i2d(&out)`, OpenSSL allocating `out`);
+    /// nil when it writes none.
+    package static func encode(_ i2d: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>) -> Int32) -> [UInt8]? {
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d(&out)
+        guard length > 0, let out else { return nil }
+        defer { shim_OPENSSL_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
     }
 }

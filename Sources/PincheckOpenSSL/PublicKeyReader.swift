@@ -74,11 +74,8 @@ package struct PublicKeyReader: Sendable {
 
     /// The key's DER SubjectPublicKeyInfo (`i2d_PUBKEY`).
     private static func subjectPublicKeyInfo(_ key: OpaquePointer) -> [UInt8]? {
-        var out: UnsafeMutablePointer<UInt8>? = nil
-        let length = i2d_PUBKEY(key, &out)
-        guard length > 0, let out else { return nil }
-        defer { shim_OPENSSL_free(out) }
-        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+        guard let encoded = DEREncoding.encode({ i2d_PUBKEY(key, $0) }) else { return nil }
+        return encoded
     }
 
     /// Why a key cannot be a TLS server certificate's (nil: it can): a key-agreement-only key

@@ -18,7 +18,7 @@ package final class X509Handle: @unchecked Sendable {
 
     /// Parses one DER certificate; trailing bytes are an error.
     /// - Parameter position: How messages name the certificate ("certificate #2").
-    package init(der bytes: [UInt8], position: String) throws(OpenSSLFailure) {
+    package convenience init(der bytes: [UInt8], position: String) throws(OpenSSLFailure) {
         OpenSSLErrorStack.clear()
         let (parsed, consumed) = DERDecoding.decode(bytes) { d2i_X509(nil, $0, $1) }
         guard let parsed else {
@@ -32,25 +32,22 @@ package final class X509Handle: @unchecked Sendable {
             X509_free(parsed)
             throw OpenSSLFailure(.malformedDER, "\(position) has a public key OpenSSL cannot encode: \(OpenSSLErrorStack.drainedText())")
         }
-        // Compute the cached extension flags now, so later concurrent readers find them filled.
-        _ = X509_check_purpose(parsed, -1, 0)
-        self.ref = parsed
-        self.der = bytes
-        self.spkiDER = spki
-        self.facts = Self.readFacts(parsed)
-        self.subjectAlternativeNames = Self.readSubjectAlternativeNames(parsed)
-        self.dnsNames = subjectAlternativeNames.compactMap { if case .dnsName(let name) = $0 { name } else { nil } }
-        self.ipAddresses = subjectAlternativeNames.compactMap { if case .ipAddress(let address) = $0 { address } else { nil } }
-        (self.crlDistributionPointURLs, self.ignoredDistributionPointURLs) = Self.readDistributionPointURLs(parsed)
+        self.init(adopting: parsed, der: bytes, spki: spki)
     }
 
     /// Takes a new reference on a certificate OpenSSL lent us (get0), e.g. a store anchor.
-    init?(borrowing pointer: OpaquePointer) {
+    convenience init?(borrowing pointer: OpaquePointer) {
         guard X509_up_ref(pointer) == 1 else { return nil }
         guard let der = Self.encodeDER(pointer), let spki = Self.encodeSPKI(pointer) else {
             X509_free(pointer)
             return nil
         }
+        self.init(adopting: pointer, der: der, spki: spki)
+    }
+
+    /// Owns `pointer` (one reference) and reads once what every reader needs.
+    private init(adopting pointer: OpaquePointer, der: [UInt8], spki: [UInt8]) {
+        // Compute the cached extension flags now, so later concurrent readers find them filled.
         _ = X509_check_purpose(pointer, -1, 0)
         self.ref = pointer
         self.der = der
@@ -91,21 +88,15 @@ package final class X509Handle: @unchecked Sendable {
     deinit { X509_free(ref) }
 
     private static func encodeDER(_ x: OpaquePointer) -> [UInt8]? {
-        var out: UnsafeMutablePointer<UInt8>? = nil
-        let length = i2d_X509(x, &out)
-        guard length > 0, let out else { return nil }
-        defer { shim_OPENSSL_free(out) }
-        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+        guard let encoded = DEREncoding.encode({ i2d_X509(x, $0) }) else { return nil }
+        return encoded
     }
 
     /// The SPKI's own DER, straight from the certificate: no `EVP_PKEY` round trip.
     private static func encodeSPKI(_ x: OpaquePointer) -> [UInt8]? {
         guard let pubkey = X509_get_X509_PUBKEY(x) else { return nil }
-        var out: UnsafeMutablePointer<UInt8>? = nil
-        let length = i2d_X509_PUBKEY(pubkey, &out)
-        guard length > 0, let out else { return nil }
-        defer { shim_OPENSSL_free(out) }
-        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+        guard let encoded = DEREncoding.encode({ i2d_X509_PUBKEY(pubkey, $0) }) else { return nil }
+        return encoded
     }
 
     // MARK: Accessors (computed on demand; none of them mutates the X509)
@@ -114,11 +105,8 @@ package final class X509Handle: @unchecked Sendable {
     package var issuer: String { Self.rfc4514(X509_get_issuer_name(ref)) }
     /// The subject name's DER encoding (empty if it cannot be encoded).
     package var subjectDER: [UInt8] {
-        var out: UnsafeMutablePointer<UInt8>? = nil
-        let length = i2d_X509_NAME(X509_get_subject_name(ref), &out)
-        guard length > 0, let out else { return [] }
-        defer { shim_OPENSSL_free(out) }
-        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+        guard let encoded = DEREncoding.encode({ i2d_X509_NAME(X509_get_subject_name(ref), $0) }) else { return [] }
+        return encoded
     }
 
     package var serialNumberHex: String {
