@@ -267,11 +267,9 @@ package struct AppConfigurationOptions: ParsableArguments {
     @Option(name: .customLong("ca-file"), help: ArgumentHelp("Stands in for the system store wherever the configuration says \"system\"; repeatable.", valueName: "file"))
     var caFiles: [String] = []
 
-    @Option(name: .customLong("android-raw"), help: ArgumentHelp("Where an Android configuration's @raw/NAME certificates are. Default: the app's res/raw, beside the file's res/xml.", valueName: "folder"))
-    var androidRaw: String?
-
-    @Option(name: .customLong("config-format"), help: ArgumentHelp("The configuration's format (pincheck, trustkit, android, okhttp, ats). Default: detected; an empty file is then refused.", valueName: "format"))
-    var configFormat: ConfigurationFormat?
+    @OptionGroup var configurationFile: ConfigurationFileOptions
+    var androidRaw: String? { configurationFile.androidRaw }
+    var configFormat: ConfigurationFormat? { configurationFile.configFormat }
 
     @Option(help: ArgumentHelp("Seconds allowed for name resolution, connect and handshake, per host.", valueName: "seconds"))
     package var timeout: Double = 10

@@ -26,11 +26,9 @@ struct Lint: ConsoleCommand {
 
     @OptionGroup var when: TimeOption
 
-    @Option(name: .customLong("android-raw"), help: ArgumentHelp("Where an Android configuration's @raw/NAME certificates are. Default: the app's res/raw, beside the file's res/xml.", valueName: "folder"))
-    var androidRaw: String?
-
-    @Option(name: .customLong("config-format"), help: ArgumentHelp("The configuration's format (pincheck, trustkit, android, okhttp, ats). Default: detected; an empty file is then refused.", valueName: "format"))
-    var configFormat: ConfigurationFormat?
+    @OptionGroup var configurationFile: ConfigurationFileOptions
+    var androidRaw: String? { configurationFile.androidRaw }
+    var configFormat: ConfigurationFormat? { configurationFile.configFormat }
 
     @Option(name: .customLong("ct-log-list"), help: ArgumentHelp("A CT log list for the configuration's certificateTransparency requirements, in place of the file's certificateTransparencyLogLists; repeatable. Lists too old for their policy are findings.", valueName: "file"))
     var ctLogLists: [String] = []

@@ -71,9 +71,6 @@ struct PolicyOptions: ParsableArguments {
     @Flag(name: .customLong("no-validate-domain-name"), help: "Do not check the host name against the certificate.")
     var noValidateDomainName = false
 
-    @Option(name: .customLong("android-raw"), help: ArgumentHelp("Where an Android configuration's @raw/NAME certificates are. Default: the app's res/raw, beside the file's res/xml.", valueName: "folder"))
-    var androidRaw: String?
-
     @Option(name: .customLong("crl"), help: ArgumentHelp("A CRL (PEM or DER) that must cover the leaf, which it must not list; repeatable.", valueName: "file"))
     var crlFiles: [String] = []
 
@@ -85,8 +82,9 @@ struct PolicyOptions: ParsableArguments {
     @Option(help: ArgumentHelp("A Pincheck JSON configuration (per-host pins); needs --host. --ca-file stands in for the system store it names.", valueName: "file"))
     var config: String?
 
-    @Option(name: .customLong("config-format"), help: ArgumentHelp("The configuration's format (pincheck, trustkit, android, okhttp, ats). Default: detected; an empty file is then refused.", valueName: "format"))
-    var configFormat: ConfigurationFormat?
+    @OptionGroup var configurationFile: ConfigurationFileOptions
+    var androidRaw: String? { configurationFile.androidRaw }
+    var configFormat: ConfigurationFormat? { configurationFile.configFormat }
 
     @OptionGroup var when: TimeOption
 
@@ -425,4 +423,14 @@ struct TimeOption: ParsableArguments {
         }
         return date
     }
+}
+
+/// How a configuration file is read (`--config-format`, `--android-raw`): one group for every
+/// command that reads one.
+struct ConfigurationFileOptions: ParsableArguments {
+    @Option(name: .customLong("config-format"), help: ArgumentHelp("The configuration's format (pincheck, trustkit, android, okhttp, ats). Default: detected; an empty file is then refused.", valueName: "format"))
+    var configFormat: ConfigurationFormat?
+
+    @Option(name: .customLong("android-raw"), help: ArgumentHelp("Where an Android configuration's @raw/NAME certificates are. Default: the app's res/raw, beside the file's res/xml.", valueName: "folder"))
+    var androidRaw: String?
 }

@@ -515,22 +515,8 @@ final class ScanState: @unchecked Sendable {
             table.add(["  network error", "\(networkErrors)"])
             if invalid > 0 { table.add(["  bad input", "\(invalid)"]) }
             table.render().forEach(console.line)
-            if !pinFailures.isEmpty {
-                console.line()
-                console.line("Pins that failed (\(pinFailureCount)):")
-                var pins = Table()
-                for failure in pinFailures { pins.add(["  \(failure.target)", failure.pins]) }
-                pins.render().forEach(console.line)
-                if pinFailureCount > pinFailures.count { console.line("  … and \(pinFailureCount - pinFailures.count) more") }
-            }
-            if !networkFailures.isEmpty {
-                console.line()
-                console.line("Network errors:")
-                var errors = Table()
-                for failure in networkFailures { errors.add(["  \(failure.target)", failure.code]) }
-                errors.render().forEach(console.line)
-                if networkErrors > networkFailures.count { console.line("  … and \(networkErrors - networkFailures.count) more") }
-            }
+            Self.hostList("Pins that failed (\(pinFailureCount)):", pinFailures.map { [$0.target, $0.pins] }, of: pinFailureCount, console)
+            Self.hostList("Network errors:", networkFailures.map { [$0.target, $0.code] }, of: networkErrors, console)
             console.line()
             console.line("Exit code \(worst.rawValue).")
             return worst
@@ -581,5 +567,18 @@ package enum WorkerPool {
     /// Runs `work` on `count` threads named `name` and returns when every one has returned.
     package static func run(_ count: Int, name: String, work: @escaping @Sendable () -> Void) {
         Scan.runWorkers(count, name: name, work: work)
+    }
+}
+
+extension ScanState {
+    /// A titled list of hosts with what went wrong, the first ones of `total`.
+    static func hostList(_ title: String, _ rows: [[String]], of total: Int, _ console: Console) {
+        guard !rows.isEmpty else { return }
+        console.line()
+        console.line(title)
+        var table = Table()
+        for row in rows { table.add(["  \(row[0])"] + row.dropFirst()) }
+        table.render().forEach(console.line)
+        if total > rows.count { console.line("  … and \(total - rows.count) more") }
     }
 }

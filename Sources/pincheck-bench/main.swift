@@ -277,6 +277,13 @@ func manager(_ chain: Chain, sets: Int, certificateCache: CertificateCache? = ni
     return TrustManager(policies: [policy], certificateCache: certificateCache, verdictCache: verdictCache)
 }
 
+/// Each policy uncached, then each with a fresh verdict cache (hit after the first run): the rows a comparison reads.
+func uncachedAndCached(_ policies: [(String, TrustPolicy)]) -> [(String, Evaluator)] {
+    policies.map { ("\($0.0), uncached", Evaluator(policy: $0.1)) }
+        + policies.map { ("\($0.0), verdict cache hit", Evaluator(policy: $0.1, certificateCache: CertificateCache(), verdictCache: VerdictCache())) }
+}
+
+
 func expectTrusted(_ label: String, _ verdict: () throws -> Verdict) {
     do {
         let result = try verdict()
@@ -422,12 +429,7 @@ func rootProgramBench() {
         let withPrograms = TrustPolicy(anchors: anchors)
         var without = withPrograms
         without.validation.rootPrograms = RootProgramPolicy(data: .none, distrust: .notApplied(because: "the benchmark's baseline"))
-        let configurations: [(String, Evaluator)] = [
-            ("no programs, uncached", Evaluator(policy: without)),
-            ("root programs, uncached", Evaluator(policy: withPrograms)),
-            ("no programs, verdict cache hit", Evaluator(policy: without, certificateCache: CertificateCache(), verdictCache: VerdictCache())),
-            ("root programs, verdict cache hit", Evaluator(policy: withPrograms, certificateCache: CertificateCache(), verdictCache: VerdictCache())),
-        ]
+        let configurations = uncachedAndCached([("no programs", without), ("root programs", withPrograms)])
         for (configuration, evaluator) in configurations {
             expectTrusted("root programs, \(label), \(configuration)") { try evaluator.evaluate(derEncoded: der, host: name, at: time) }
         }
@@ -464,12 +466,7 @@ func certificateTransparencyBench() {
     plain.validation.profile = .strictWebPKI
     var enforced = plain
     enforced.validation.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CertificateTransparency.Logs([google, apple]))
-    let configurations: [(String, Evaluator)] = [
-        ("no CT, uncached", Evaluator(policy: plain)),
-        ("CT enforced (chrome, 2 SCTs), uncached", Evaluator(policy: enforced)),
-        ("no CT, verdict cache hit", Evaluator(policy: plain, certificateCache: CertificateCache(), verdictCache: VerdictCache())),
-        ("CT enforced, verdict cache hit", Evaluator(policy: enforced, certificateCache: CertificateCache(), verdictCache: VerdictCache())),
-    ]
+    let configurations = uncachedAndCached([("no CT", plain), ("CT enforced (chrome, 2 SCTs)", enforced)])
     for (label, evaluator) in configurations {
         expectTrusted("certificate transparency, \(label)") { try evaluator.evaluate(derEncoded: der, host: "lencr.org", at: time) }
     }
