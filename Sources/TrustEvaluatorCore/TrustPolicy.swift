@@ -95,18 +95,6 @@ public struct TrustPolicy: Sendable {
         get { validation.revocation }
         set { validation.revocation = newValue }
     }
-    /// The Certificate Transparency requirement (``ValidationPolicy/certificateTransparency``).
-    @available(*, deprecated, renamed: "validation.certificateTransparency")
-    public var certificateTransparency: CertificateTransparency.Requirement? {
-        get { validation.certificateTransparency }
-        set { validation.certificateTransparency = newValue }
-    }
-    /// The root programs' data and whose distrust applies (``ValidationPolicy/rootPrograms``).
-    @available(*, deprecated, renamed: "validation.rootPrograms")
-    public var rootPrograms: RootProgramPolicy {
-        get { validation.rootPrograms }
-        set { validation.rootPrograms = newValue }
-    }
     /// Key usages the leaf must allow (``ValidationPolicy/requiredKeyUsages``).
     @available(*, deprecated, renamed: "validation.requiredKeyUsages")
     public var requiredKeyUsages: Set<KeyUsage> {
