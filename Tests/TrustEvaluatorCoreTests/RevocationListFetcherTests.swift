@@ -6,8 +6,8 @@ import Testing
 
 /// The CRL fetcher as an attacker meets it: forged answers never kept, budgets on memory, fetches
 /// in flight and distribution points, and destinations it never reaches.
-@Suite("CRL fetcher hardening")
-struct CRLFetchHardeningTests {
+@Suite("RevocationListFetcher: forgeries, failure memory, the cache folder, destinations, limits")
+struct RevocationListFetcherTests {
     typealias D = DistributionPointCRLTests
     static let real = D.intermediateCRL
     /// Signed by another key than the intermediate's: what an on-path attacker can serve.

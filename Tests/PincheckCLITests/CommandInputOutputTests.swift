@@ -7,8 +7,8 @@ import Testing
 import TrustEvaluator
 
 /// Issue 16's findings, each with the regression test that failed before the fix.
-@Suite("Hardening the command", .serialized)
-struct HardeningTests {
+@Suite("the command's inputs and outputs: pipes, FIFOs, limits, errors, escaping", .serialized)
+struct CommandInputOutputTests {
     typealias F = CLIFixtures
 
     /// Two loopback ports that refuse connections (kept for the test's duration).

@@ -7,8 +7,8 @@ import PincheckTestSupport
 
 /// The second hardening round: outputs that never replace inputs, empty configurations that
 /// never unpin, updates that cannot unpin, no prompts, no echoed secrets, no lost verdicts.
-@Suite("Hardening, round two", .serialized)
-struct HardeningRoundTwoTests {
+@Suite("sign, keygen, configurations and updates: files never replaced, bad inputs refused", .serialized)
+struct SigningAndConfigurationFileTests {
     typealias F = CLIFixtures
 
     /// A fresh folder, removed after `body`.

@@ -5,11 +5,11 @@ import Testing
 
 /// The wrong answers of the third hardening round: repeated audit names, key material in host
 /// lists, encrypted keys for plan.
-@Suite("pincheck: hardening, round three", .serialized)
-struct HardeningRoundThreeTests {
+@Suite("host lists and keys: never printed, read once, bounded", .serialized)
+struct HostListAndKeyHandlingTests {
     typealias F = CLIFixtures
 
-    static func inFolder<T>(_ body: (String) throws -> T) throws -> T { try HardeningRoundTwoTests.inFolder(body) }
+    static func inFolder<T>(_ body: (String) throws -> T) throws -> T { try SigningAndConfigurationFileTests.inFolder(body) }
 
     /// A key's text in the shapes an accident produces, none with a clean PEM header at the start
     /// of a line.

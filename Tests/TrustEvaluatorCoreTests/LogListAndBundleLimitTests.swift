@@ -6,8 +6,8 @@ import Testing
 @testable import TrustEvaluatorFormats
 
 /// The smaller findings of the third hardening round, one test each.
-@Suite("Hardening, round three: smaller items")
-struct HardeningRoundThreeSmallTests {
+@Suite("CT log lists and PKCS #7 bundles: freshness, repeated keys, key types, size")
+struct LogListAndBundleLimitTests {
     typealias CT = CertificateTransparency
 
     @Test("a log list dated after both the verification time and today is not fresh: Chrome's policy is unenforceable")

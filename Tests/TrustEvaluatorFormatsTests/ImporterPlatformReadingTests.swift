@@ -7,7 +7,7 @@ import PincheckTestSupport
 /// Importers read what the app's platform reads, and refuse what it refuses: a value read
 /// differently here would unpin what the app pins.
 @Suite("Importers: the platform's reading of booleans and refusals")
-struct ImporterHardeningTests {
+struct ImporterPlatformReadingTests {
     static let pinA = Fixtures.referencePins["rsa-intermediate"]!.dropFirst("sha256/".count)
     static let pinB = Fixtures.referencePins["attacker-root"]!.dropFirst("sha256/".count)
 
