@@ -121,6 +121,18 @@ if [ -n "$mutexes" ]; then
   exit 1
 fi
 
+if [ "${PINCHECK_TARGET_SUBSET:-}" != second-leg ]; then
+  log "format: Sources/ as .swift-format lays it out (swift format, from the toolchain; the generated root-program data aside)"
+  files=$(git ls-files 'Sources/*.swift' | grep -v '/BundledRootPrograms.swift$')
+  [ -n "$files" ] || { echo "format check: git lists no Swift source here" >&2; exit 1; }
+  unformatted=$(echo "$files" | xargs -r swift format lint --strict --parallel 2>&1 || true)
+  if [ -n "$unformatted" ]; then
+    echo "these lines are not laid out as .swift-format says; run: git ls-files 'Sources/*.swift' | grep -v BundledRootPrograms | xargs swift format format --in-place --parallel" >&2
+    echo "$unformatted" | head -40 >&2
+    exit 1
+  fi
+fi
+
 # The integrations behind traits (Package.swift) are built and tested here: every swift command
 # below enables them all, so the build folder is never rebuilt between steps.
 if [ "${TRAITS:-}" = none ]; then traits=(); elif [ -n "${TRAITS:-}" ]; then traits=(--traits "$TRAITS"); else traits=(--enable-all-traits); fi

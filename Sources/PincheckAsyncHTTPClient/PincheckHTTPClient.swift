@@ -126,13 +126,22 @@ public struct PincheckHTTPClient: Sendable {
             throw refuse(.leafRequirements, "only a server's leaf with NIOSSL's own purpose checks can be required here")
         }
         if validation.revocation.requireStapledOCSP {
-            throw refuse(.revocation, "no stapled OCSP response reaches the connection initializers, so a policy that requires one would refuse every server; check distribution-point CRLs instead, or use the NIO verifier")
+            throw refuse(
+                .revocation,
+                "no stapled OCSP response reaches the connection initializers, so a policy that requires one would refuse every server; check distribution-point CRLs instead, or use the NIO verifier"
+            )
         }
         if !validation.revocationLists.isEmpty {
-            throw refuse(.revocation, "CRLs given to the policy are not checked on this road; let the policy fetch them from the distribution points (RevocationPolicy(distributionPointCRLs:)), or use the NIO verifier")
+            throw refuse(
+                .revocation,
+                "CRLs given to the policy are not checked on this road; let the policy fetch them from the distribution points (RevocationPolicy(distributionPointCRLs:)), or use the NIO verifier"
+            )
         }
         if let transparency = validation.certificateTransparency {
-            throw refuse(.certificateTransparency, "the \(transparency.policy.rawValue) CT policy needs the leaf's issuer, whose key its embedded SCTs are signed over, and the connection initializers see the leaf alone; use the NIO verifier")
+            throw refuse(
+                .certificateTransparency,
+                "the \(transparency.policy.rawValue) CT policy needs the leaf's issuer, whose key its embedded SCTs are signed over, and the connection initializers see the leaf alone; use the NIO verifier"
+            )
         }
         if let notRoot = validation.anchors.certificates.first(where: { !$0.isSelfSigned }) {
             throw refuse(.anchorNotRoot, "\(notRoot.subject) is not a self-signed root, and BoringSSL ends a path only at a root")
@@ -140,15 +149,19 @@ public struct PincheckHTTPClient: Sendable {
     }
 
     /// How the pinning is enforced here: pins checked on the leaf, and the trust roots NIOSSL is given.
-    private static func enforcement(of pinning: TrustPolicy.Pinning,
-                                    validation: ValidationPolicy) throws(PincheckError) -> (Set<PublicKeyPin>?, [Certificate]) {
+    private static func enforcement(
+        of pinning: TrustPolicy.Pinning,
+        validation: ValidationPolicy
+    ) throws(PincheckError) -> (Set<PublicKeyPin>?, [Certificate]) {
         let anchors = validation.anchors.certificates
         switch pinning {
         case .none:
             return (nil, anchors)
         case .certificates(let pinned):
             if let other = pinned.certificates.first(where: { !$0.isSelfSigned }) {
-                throw refuse(.pinnedCertificateNotRoot, "\(other.subject) is pinned, and only a pinned self-signed root can be enforced (as the only trust root)")
+                throw refuse(
+                    .pinnedCertificateNotRoot,
+                    "\(other.subject) is pinned, and only a pinned self-signed root can be enforced (as the only trust root)")
             }
             return (nil, pinned.certificates)
         case .publicKeys(let pinned):
@@ -156,16 +169,25 @@ public struct PincheckHTTPClient: Sendable {
             let otherPins = pinned.pins.subtracting(rootPins)
             let caPins = knownCertificateAuthorityPins(pinned, validation: validation).intersection(otherPins)
             if !caPins.isEmpty {
-                throw refuse(.intermediatePins, "\(caPins.count) of the pins are the keys of CA certificates that are not anchors (intermediates), which AsyncHTTPClient never shows Pincheck; pin the server's leaf, or the root among the anchors")
+                throw refuse(
+                    .intermediatePins,
+                    "\(caPins.count) of the pins are the keys of CA certificates that are not anchors (intermediates), which AsyncHTTPClient never shows Pincheck; pin the server's leaf, or the root among the anchors"
+                )
             }
             switch pinned.scope {
             case .leaf:
                 return (pinned.pins, anchors)
             case .certificateAuthorities where !otherPins.isEmpty:
-                throw refuse(.intermediatePins, "\(otherPins.count) of the pins allowed above the leaf match no anchor: intermediates, which AsyncHTTPClient never shows Pincheck")
+                throw refuse(
+                    .intermediatePins,
+                    "\(otherPins.count) of the pins allowed above the leaf match no anchor: intermediates, which AsyncHTTPClient never shows Pincheck"
+                )
             case .certificateAuthorities, .anyCertificate:
                 if !rootPins.isEmpty && !otherPins.isEmpty {
-                    throw refuse(.pinsAtSeveralDepths, "\(rootPins.count) pin(s) match an anchor and \(otherPins.count) do not; the leaf is checked in the initializer and the root by the trust roots, and a chain matching either cannot be recognised")
+                    throw refuse(
+                        .pinsAtSeveralDepths,
+                        "\(rootPins.count) pin(s) match an anchor and \(otherPins.count) do not; the leaf is checked in the initializer and the root by the trust roots, and a chain matching either cannot be recognised"
+                    )
                 }
                 return rootPins.isEmpty ? (otherPins, anchors) : (nil, anchors.filter { rootPins.contains($0.publicKeyPin) })
             }
@@ -181,8 +203,10 @@ public struct PincheckHTTPClient: Sendable {
     ///   - now: The clock pin sets expire by and verdicts are dated with.
     ///   - onReportOnlyFailure: Receives the verdict when a report-only set does not match.
     /// - Throws: `PincheckError` (`policy.invalid`), naming the ``Limit`` a set runs into.
-    public init(validation: ValidationPolicy, pinSets: [PinSet], now: @escaping @Sendable () -> Date = { Date() },
-                onReportOnlyFailure: (@Sendable (Verdict) -> Void)? = nil) throws(PincheckError) {
+    public init(
+        validation: ValidationPolicy, pinSets: [PinSet], now: @escaping @Sendable () -> Date = { Date() },
+        onReportOnlyFailure: (@Sendable (Verdict) -> Void)? = nil
+    ) throws(PincheckError) {
         try self.init(policy: TrustPolicy(pinning: .none, validation: validation), now: now)
         let anchorPins = Set(validation.anchors.certificates.map(\.publicKeyPin))
         for set in pinSets {
@@ -196,7 +220,10 @@ public struct PincheckHTTPClient: Sendable {
             case .publicKeys: limit = nil
             }
             if let limit {
-                throw PincheckError(.invalidPolicy, "AsyncHTTPClient cannot enforce this pin set (\(limit.rawValue)): only public-key pins of the server's leaf are checked per connection on this road")
+                throw PincheckError(
+                    .invalidPolicy,
+                    "AsyncHTTPClient cannot enforce this pin set (\(limit.rawValue)): only public-key pins of the server's leaf are checked per connection on this road"
+                )
             }
         }
         self.pinSets = pinSets
@@ -209,10 +236,13 @@ public struct PincheckHTTPClient: Sendable {
     ///   be checked as a pin set), or naming the ``Limit`` a set runs into.
     @available(*, deprecated, message: "give the validation as a ValidationPolicy: validation: policy.validation")
     @_disfavoredOverload
-    public init(validation: TrustPolicy, pinSets: [PinSet], now: @escaping @Sendable () -> Date = { Date() },
-                onReportOnlyFailure: (@Sendable (Verdict) -> Void)? = nil) throws(PincheckError) {
+    public init(
+        validation: TrustPolicy, pinSets: [PinSet], now: @escaping @Sendable () -> Date = { Date() },
+        onReportOnlyFailure: (@Sendable (Verdict) -> Void)? = nil
+    ) throws(PincheckError) {
         guard case .none = validation.pinning else {
-            throw PincheckError(.invalidPolicy, "the validation policy pins too; give every pin as a pin set (its own pins would not be checked as one)")
+            throw PincheckError(
+                .invalidPolicy, "the validation policy pins too; give every pin as a pin set (its own pins would not be checked as one)")
         }
         try self.init(validation: validation.validation, pinSets: pinSets, now: now, onReportOnlyFailure: onReportOnlyFailure)
     }
@@ -239,7 +269,10 @@ public struct PincheckHTTPClient: Sendable {
     public func tlsConfiguration(base: TLSConfiguration?) throws -> TLSConfiguration {
         var configuration = base ?? TLSConfiguration.makeClientConfiguration()
         if configuration.pskClientProvider != nil {
-            throw PincheckError(.invalidPolicy, "the TLS configuration offers a pre-shared key, and a PSK handshake presents no certificate to verify or pin; remove pskClientProvider to pin this client")
+            throw PincheckError(
+                .invalidPolicy,
+                "the TLS configuration offers a pre-shared key, and a PSK handshake presents no certificate to verify or pin; remove pskClientProvider to pin this client"
+            )
         }
         switch policy.validation.anchors.origin {
         case .system where trustRoots.count == policy.validation.anchors.certificates.count:
@@ -264,8 +297,10 @@ public struct PincheckHTTPClient: Sendable {
     private static func presentedLeaf(_ der: [UInt8]?) -> Result<Certificate, PincheckTrustError> {
         guard let der, let leaf = try? CertificateCache.shared.chain(derEncoded: [der]).first else {
             let error = ServerTrustError(.evaluationFailed, "AsyncHTTPClient's connection showed no readable peer certificate")
-            return .failure(PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed, error: error),
-                                               underlying: nil))
+            return .failure(
+                PincheckTrustError(
+                    decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed, error: error),
+                    underlying: nil))
         }
         return .success(leaf)
     }
@@ -273,8 +308,9 @@ public struct PincheckHTTPClient: Sendable {
     /// A connection refused with `verdict`, the error saying `message`.
     private static func refused(_ verdict: Verdict, _ message: String) -> PincheckTrustError {
         let error = ServerTrustError(.untrusted, message, verdict: verdict)
-        return PincheckTrustError(decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted, error: error, verdict: verdict),
-                                  underlying: nil)
+        return PincheckTrustError(
+            decision: ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted, error: error, verdict: verdict),
+            underlying: nil)
     }
 
     /// The revocation status of the leaf a connection presented, when the policy checks
@@ -290,23 +326,27 @@ public struct PincheckHTTPClient: Sendable {
         let fetcher = revocationLists ?? .processWide
         func unavailable(_ why: String) -> PincheckTrustError? {
             guard settings.failure == .hard else { return nil }
-            return Self.refused(Verdict.leafOnlyRevocationUnavailable(leaf: leaf, why: why, at: time, road: Self.road),
-                                "the server's revocation status is unavailable and the policy fails hard: \(why)")
+            return Self.refused(
+                Verdict.leafOnlyRevocationUnavailable(leaf: leaf, why: why, at: time, road: Self.road),
+                "the server's revocation status is unavailable and the policy fails hard: \(why)")
         }
         let validation = policy.validation
         let issuers: [IssuerLookup.Fetched]
         // Anchors from the system's store: a public-facing server, whose issuers are public, so
         // no caIssuers URL of its (not yet verified) leaf is fetched from a private network.
         let publicFacing = if case .system = validation.anchors.origin { true } else { false }
-        switch await fetcher.issuers.certificates(above: leaf, anchors: validation.anchors.certificates,
-                                                  intermediates: validation.additionalIntermediates, publicFacing: publicFacing) {
+        switch await fetcher.issuers.certificates(
+            above: leaf, anchors: validation.anchors.certificates,
+            intermediates: validation.additionalIntermediates, publicFacing: publicFacing)
+        {
         case .success(let found): issuers = found
         case .failure(let problem): return unavailable("the leaf's issuer, which its CRL is verified with, was not found: \(problem.text)")
         }
         let verdict: Verdict
         do {
-            verdict = try await revocationEvaluator.evaluate([leaf] + issuers.map(\.certificate), host: nil, at: time,
-                                                             fetchingRevocationListsWith: fetcher)
+            verdict = try await revocationEvaluator.evaluate(
+                [leaf] + issuers.map(\.certificate), host: nil, at: time,
+                fetchingRevocationListsWith: fetcher)
         } catch {
             return unavailable("the path above the leaf could not be evaluated: \(error.message)")
         }
@@ -400,7 +440,8 @@ extension HTTPClient.Configuration {
     /// the TLS trust roots and certificate verification, the connection initializers (which still
     /// run, before Pincheck's check) and the retry of failed connection establishments.
     /// - Throws: `PincheckError` (`policy.invalid`) naming what AsyncHTTPClient cannot enforce.
-    public static func pinned(by policy: TrustPolicy, base: HTTPClient.Configuration = HTTPClient.Configuration()) throws -> HTTPClient.Configuration {
+    public static func pinned(by policy: TrustPolicy, base: HTTPClient.Configuration = HTTPClient.Configuration()) throws -> HTTPClient.Configuration
+    {
         var configuration = base
         try configuration.pin(with: try PincheckHTTPClient(policy: policy))
         return configuration

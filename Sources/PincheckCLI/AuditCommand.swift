@@ -37,15 +37,19 @@ struct Audit: ConsoleCommand {
         let plan = try audited.plan(configuration)
         for pattern in plan.unaudited {
             if json {
-                console.line(JSONLines.line(["pattern": .string(pattern), "outcome": .string("not-audited"),
-                                               "reason": .string("no host name given for this pattern (--hosts)")]))
+                console.line(
+                    JSONLines.line([
+                        "pattern": .string(pattern), "outcome": .string("not-audited"),
+                        "reason": .string("no host name given for this pattern (--hosts)"),
+                    ]))
             } else {
                 console.line("\(pattern): no host name given for this pattern; add one with --hosts to audit it")
             }
         }
         // Auditing nothing is not a pass: a wildcard-only or empty configuration without --hosts.
         guard !plan.entries.isEmpty else {
-            throw PincheckError(.emptyInput, "nothing was audited: the configuration pins no exact host name, and --hosts names none", source: app.config)
+            throw PincheckError(
+                .emptyInput, "nothing was audited: the configuration pins no exact host name, and --hosts names none", source: app.config)
         }
         let probe = app.probe
         // The leaf's distribution points are consulted where the configuration says nothing of them.
@@ -55,17 +59,21 @@ struct Audit: ConsoleCommand {
         let shard = try fleet.resolvedShard()
         let resume = try fleet.resumeFile(command: "audit", key: AuditPlan.Entry.recordKey)
         if let resume, resume.cutBytes > 0 {
-            Console.standardError.line("pincheck: note: cut a half-written last record (\(resume.cutBytes) bytes) off \(resume.path); its host is audited again")
+            Console.standardError.line(
+                "pincheck: note: cut a half-written last record (\(resume.cutBytes) bytes) off \(resume.path); its host is audited again")
         }
         let share = plan.entries.filter { shard?.contains($0.key) ?? true }
         let entries = share.filter { !(resume?.recorded.contains($0.key) ?? false) }
         if resume != nil, !json {
-            console.line("\(share.count - entries.count) of \(share.count) hosts already recorded in \(Terminal.printable(fleet.resume ?? "")) (not audited again)")
+            console.line(
+                "\(share.count - entries.count) of \(share.count) hosts already recorded in \(Terminal.printable(fleet.resume ?? "")) (not audited again)"
+            )
         }
         let pacer = fleet.rate.map(HandshakePacer.init(perSecond:))
-        let state = AuditProgress(console: console, json: json, total: entries.count,
-                                  showsProgress: Console.standardError.isTerminal && !json, separated: !plan.unaudited.isEmpty || (resume != nil && !json),
-                                  resume: resume)
+        let state = AuditProgress(
+            console: console, json: json, total: entries.count,
+            showsProgress: Console.standardError.isTerminal && !json, separated: !plan.unaudited.isEmpty || (resume != nil && !json),
+            resume: resume)
         // Hosts are audited concurrently, each printed as soon as it is done: a killed audit has
         // printed every host it finished, and 1,000 unreachable names take 1,000 / --concurrency
         // timeouts rather than 1,000.
@@ -73,7 +81,9 @@ struct Audit: ConsoleCommand {
             while let entry = state.nextEntry(of: entries) {
                 pacer?.waitForSlot()
                 let result: Result<AuditResult, PincheckError>
-                do throws(PincheckError) { result = .success(try AuditResult.run(entry, manager: manager, fetcher: fetcher, probe: probe, at: time)) } catch {
+                do throws(PincheckError) {
+                    result = .success(try AuditResult.run(entry, manager: manager, fetcher: fetcher, probe: probe, at: time))
+                } catch {
                     result = .failure(error)
                 }
                 state.record(result, for: entry)
@@ -142,8 +152,10 @@ final class AuditProgress: @unchecked Sendable {
                 }
             case .failure(let error):
                 worst = ExitStatus.worst(worst, .badInput)
-                let record = JSONLines.line(["host": .string(entry.name), "address": .string(entry.address), "outcome": .string("bad-input"),
-                                             "error": .object(["code": .string("\(error.code)"), "message": .string(error.description)])])
+                let record = JSONLines.line([
+                    "host": .string(entry.name), "address": .string(entry.address), "outcome": .string("bad-input"),
+                    "error": .object(["code": .string("\(error.code)"), "message": .string(error.description)]),
+                ])
                 keep(record)
                 if json {
                     console.line(record)
@@ -196,7 +208,8 @@ package struct AuditPlan {
         let hostsFile = try hostsPath.map { path throws(PincheckError) in
             let bytes = try InputFile.read(path, limit: InputFile.configurationLimit, what: "hosts file")
             guard !PEM.containsPrivateKey(bytes) else {
-                throw PincheckError(.unexpectedPEMBlock, "the hosts file holds a private key: this is not a host list (nothing of it is printed)", source: path)
+                throw PincheckError(
+                    .unexpectedPEMBlock, "the hosts file holds a private key: this is not a host list (nothing of it is printed)", source: path)
             }
             return UnicodeText.droppingByteOrderMark(String(decoding: bytes, as: UTF8.self))
         }
@@ -232,7 +245,10 @@ package struct AuditPlan {
             // Key material without a header (a key's body, a key as one base64 line) is refused
             // and summarised: no part of it reaches an error message.
             if PEM.looksLikeKeyMaterial(line) {
-                throw PincheckError(.invalidHost, "hosts file line \(index + 1) looks like key material or base64, not a host name (\(line.utf8.count) bytes; nothing of it is printed)")
+                throw PincheckError(
+                    .invalidHost,
+                    "hosts file line \(index + 1) looks like key material or base64, not a host name (\(line.utf8.count) bytes; nothing of it is printed)"
+                )
             }
             let text = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0].trimmingWhitespaceCharacters()
             guard !text.isEmpty else { continue }
@@ -261,10 +277,14 @@ package struct AuditPlan {
 
 /// An app's own configuration, read with its format's meaning: `audit` and `plan`.
 package struct AppConfigurationOptions: ParsableArguments {
-    @Argument(help: ArgumentHelp("The app's configuration: Pincheck JSON, TrustKit plist, Android XML, OkHttp pins or ATS Info.plist.", valueName: "config"))
+    @Argument(
+        help: ArgumentHelp("The app's configuration: Pincheck JSON, TrustKit plist, Android XML, OkHttp pins or ATS Info.plist.", valueName: "config")
+    )
     package var config: String
 
-    @Option(name: .customLong("ca-file"), help: ArgumentHelp("Stands in for the system store wherever the configuration says \"system\"; repeatable.", valueName: "file"))
+    @Option(
+        name: .customLong("ca-file"),
+        help: ArgumentHelp("Stands in for the system store wherever the configuration says \"system\"; repeatable.", valueName: "file"))
     var caFiles: [String] = []
 
     @OptionGroup var configurationFile: ConfigurationFileOptions
@@ -318,16 +338,19 @@ package struct AuditResult {
     }
 
     /// - Throws: `PincheckError` only when the chain cannot be judged at all (bad input).
-    package static func run(_ entry: AuditPlan.Entry, manager: TrustManager, fetcher: RevocationListFetcher, probe: TLSProbe,
-                    at time: Date) throws(PincheckError) -> AuditResult {
+    package static func run(
+        _ entry: AuditPlan.Entry, manager: TrustManager, fetcher: RevocationListFetcher, probe: TLSProbe,
+        at time: Date
+    ) throws(PincheckError) -> AuditResult {
         let served: ProbeResult
         do {
             served = try probe.probe(entry.target, serverName: entry.name)
         } catch {
             return AuditResult(name: entry.name, target: entry.target, outcome: .networkFailure(error))
         }
-        let verdict = try manager.evaluate(served.servedChain, host: entry.name, port: Int(entry.target.port), at: time,
-                                           stapledOCSPResponse: served.stapledOCSPResponse, waitingForRevocationListsFrom: fetcher)
+        let verdict = try manager.evaluate(
+            served.servedChain, host: entry.name, port: Int(entry.target.port), at: time,
+            stapledOCSPResponse: served.stapledOCSPResponse, waitingForRevocationListsFrom: fetcher)
         return AuditResult(name: entry.name, target: entry.target, outcome: .evaluated(verdict))
     }
 
@@ -356,11 +379,14 @@ package struct AuditResult {
             notes.append("the chain ends at \(root.name): \(root.programSummary); the host must move to another CA, and pins on this one with it")
         }
         if answer.anchorIsPublic {
-            let pinnedRoots = verdict.hostPolicy?.pinSets.filter { $0.isActive(at: verdict.evaluationTime) }.flatMap(\.pinnedCertificates)
+            let pinnedRoots =
+                verdict.hostPolicy?.pinSets.filter { $0.isActive(at: verdict.evaluationTime) }.flatMap(\.pinnedCertificates)
                 .filter { $0.isSelfSigned && $0.isCertificateAuthority } ?? []
             let programs = verdict.hostPolicy?.validationPolicy.rootPrograms.data ?? .bundled
             for root in pinnedRoots where programs.root(for: root) == nil {
-                notes.append("the pinned root \(root.subject) is in no root program while the host's chain is public: that pin matches only if the host moves to this private CA")
+                notes.append(
+                    "the pinned root \(root.subject) is in no root program while the host's chain is public: that pin matches only if the host moves to this private CA"
+                )
             }
         }
         return notes
@@ -403,8 +429,12 @@ package struct AuditResult {
                     table.add(["matched", "\(match.pin) at depth \(match.depth): \(match.certificate.subject)"])
                 }
                 if verdict.pinsFound.isEmpty {
-                    table.add(["matched", verdict.pinsCompared ? "no pin matches the verified path"
-                                                               : "not compared: the chain is refused before its pins are"])
+                    table.add([
+                        "matched",
+                        verdict.pinsCompared
+                            ? "no pin matches the verified path"
+                            : "not compared: the chain is refused before its pins are",
+                    ])
                 }
                 let backups = Self.backupPins(verdict)
                 if let warning = Self.backupPinWarning(verdict) {
@@ -413,13 +443,19 @@ package struct AuditResult {
                     table.add(["backup", "\(backups.count) pin\(backups.count == 1 ? "" : "s") not on the current chain"])
                 }
                 for match in verdict.pinsFound {
-                    table.add(["expires", "depth \(match.depth) in \(Format.daysLeft(match.certificate, at: verdict.evaluationTime)) days (\(Format.day(match.certificate.notAfter)))"])
+                    table.add([
+                        "expires",
+                        "depth \(match.depth) in \(Format.daysLeft(match.certificate, at: verdict.evaluationTime)) days (\(Format.day(match.certificate.notAfter)))",
+                    ])
                 }
             }
             table.add(["leaf rotation", Self.leafRotation(verdict)])
             for note in Self.rootProgramNotes(verdict) { table.add(["root program", console.paint(note, .yellow)]) }
             for status in verdict.revocationStatuses {
-                table.add(["revocation", "depth \(status.depth) \(status.outcome.rawValue): \(Terminal.printable(status.url ?? "no CRL distribution point"))"])
+                table.add([
+                    "revocation",
+                    "depth \(status.depth) \(status.outcome.rawValue): \(Terminal.printable(status.url ?? "no CRL distribution point"))",
+                ])
             }
             table.render(indent: "  ").forEach(console.line)
         }
@@ -443,23 +479,27 @@ package struct AuditResult {
             object["reasons"] = .array(verdict.failures.map { .string("\($0.code)") })
             object["reportOnly"] = .array(verdict.reportOnlyFailures.map { .string("\($0.code)") })
             object["pinsCompared"] = .bool(verdict.pinsCompared)
-            object["matchedPins"] = .array(verdict.pinsFound.map { match in
-                .object(["pin": .string("\(match.pin)"), "depth": .number(Double(match.depth)), "subject": .string(match.certificate.subject),
-                         "daysLeft": .number(Double(Format.daysLeft(match.certificate, at: verdict.evaluationTime))),
-                         "notAfter": .string(Format.timestamp(match.certificate.notAfter))])
-            })
+            object["matchedPins"] = .array(
+                verdict.pinsFound.map { match in
+                    .object([
+                        "pin": .string("\(match.pin)"), "depth": .number(Double(match.depth)), "subject": .string(match.certificate.subject),
+                        "daysLeft": .number(Double(Format.daysLeft(match.certificate, at: verdict.evaluationTime))),
+                        "notAfter": .string(Format.timestamp(match.certificate.notAfter)),
+                    ])
+                })
             object["pins"] = .array(Self.activePins(verdict).map { .string("\($0)") })
             object["backupPins"] = .array(Self.backupPins(verdict).map { .string("\($0)") })
             object["noBackupPin"] = Self.backupPinWarning(verdict).map { .string($0.message) } ?? .null
-            object["revocation"] = .array(verdict.revocationStatuses.map { status in
-                .object(["depth": .number(Double(status.depth)), "outcome": .string(status.outcome.rawValue),
-                         "url": status.url.map(JSONValue.string) ?? .null, "detail": .string(status.detail)])
-            })
+            object["revocation"] = .array(
+                verdict.revocationStatuses.map { status in
+                    .object([
+                        "depth": .number(Double(status.depth)), "outcome": .string(status.outcome.rawValue),
+                        "url": status.url.map(JSONValue.string) ?? .null, "detail": .string(status.detail),
+                    ])
+                })
             object["leafRotation"] = .string(Self.leafRotation(verdict))
             object["rootProgramNotes"] = .array(Self.rootProgramNotes(verdict).map(JSONValue.string))
         }
         return object
     }
 }
-
-

@@ -16,16 +16,19 @@ struct Check: ConsoleCommand {
             Exit codes: 0 trusted · 1 not trusted · 2 bad input · 3 network or handshake failure (the worst over all hosts).
             """)
 
-    @Argument(help: ArgumentHelp("HOST, HOST:PORT or [IPV6]:PORT (default port 443).", valueName: "host"),
-              transform: HostArgument.init(parsing:))
+    @Argument(
+        help: ArgumentHelp("HOST, HOST:PORT or [IPV6]:PORT (default port 443).", valueName: "host"),
+        transform: HostArgument.init(parsing:))
     var targets: [HostArgument] = []
 
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var policy: PolicyOptions
     @OptionGroup var output: OutputOptions
 
-    @Option(name: .customLong("report-to"), help: ArgumentHelp(
-        "Append the RFC 7469 pin failure reports that --config's report URIs are due to FILE, one JSON line each.", valueName: "file"))
+    @Option(
+        name: .customLong("report-to"),
+        help: ArgumentHelp(
+            "Append the RFC 7469 pin failure reports that --config's report URIs are due to FILE, one JSON line each.", valueName: "file"))
     var reportTo: String?
 
     func validate() throws {
@@ -33,7 +36,9 @@ struct Check: ConsoleCommand {
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
-        let runner = HostCheck(judge: try policy.makeJudge(defaultRevocation: .crl, fetchTimeout: connection.timeout, advisories: .liveCheck), connection: connection, policy: policy)
+        let runner = HostCheck(
+            judge: try policy.makeJudge(defaultRevocation: .crl, fetchTimeout: connection.timeout, advisories: .liveCheck), connection: connection,
+            policy: policy)
         var worst = ExitStatus.trusted
         for (index, target) in targets.enumerated() {
             let outcome = try runner.run(connection.target(target))
@@ -50,7 +55,8 @@ struct Check: ConsoleCommand {
             if let reportTo, case .evaluated(_, let verdict) = outcome.result {
                 for report in verdict.reports {
                     do { try FileReporter(path: reportTo, timeout: connection.timeout).append(report) } catch {
-                        Console.standardError.line("pincheck: warning[\(error.code)]: the failure report for \(outcome.host) was not written: \(error)")
+                        Console.standardError.line(
+                            "pincheck: warning[\(error.code)]: the failure report for \(outcome.host) was not written: \(error)")
                         worst = ExitStatus.worst(worst, .reportNotWritten)
                     }
                 }
@@ -125,9 +131,10 @@ struct HostCheck: Sendable {
             let result = try probe.probe(target, serverName: sni)
             // The embedded SCTs and the staple's are read by the engine from the chain and the
             // staple; those libssl saw in the TLS extension reach it only from here.
-            let verdict = try judge.judge(result.servedChain, host: name, port: Int(target.port), at: time,
-                                          stapledOCSPResponse: result.stapledOCSPResponse,
-                                          presentedSCTs: result.signedCertificateTimestamps.filter { $0.source == .tlsExtension })
+            let verdict = try judge.judge(
+                result.servedChain, host: name, port: Int(target.port), at: time,
+                stapledOCSPResponse: result.stapledOCSPResponse,
+                presentedSCTs: result.signedCertificateTimestamps.filter { $0.source == .tlsExtension })
             return CheckOutcome(target: target, host: name, result: .evaluated(result, verdict))
         } catch let error as ProbeError {
             return CheckOutcome(target: target, host: name, result: .networkFailure(error))
@@ -177,11 +184,15 @@ struct CheckOutcome: Sendable {
         switch result {
         case .evaluated(let probe, let verdict):
             let evaluation = VerdictJSON(verdict, requestedHost: host)
-            document = CheckJSON(target: target.description, status: statusName, body: .evaluated(
-                evaluation, ConnectionJSON(probe), probe.signedCertificateTimestamps.map(SignedCertificateTimestampJSON.init)))
+            document = CheckJSON(
+                target: target.description, status: statusName,
+                body: .evaluated(
+                    evaluation, ConnectionJSON(probe), probe.signedCertificateTimestamps.map(SignedCertificateTimestampJSON.init)))
         case .networkFailure(let error):
-            document = CheckJSON(target: target.description, status: statusName, body: .networkFailure(
-                host: host, reason: ReasonJSON(code: error.code.description, message: error.message, evidence: nil)))
+            document = CheckJSON(
+                target: target.description, status: statusName,
+                body: .networkFailure(
+                    host: host, reason: ReasonJSON(code: error.code.description, message: error.message, evidence: nil)))
         }
         document.run = run
         return JSONLines.line(document)

@@ -10,18 +10,22 @@ import Glibc
 /// Indexed Jobs, AWS Batch array jobs, GNU parallel): a stable shard of the host list, a resume
 /// file that a killed job is started again with, and a cap on new handshakes per second.
 struct FleetOptions: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "Check only shard K of N (0 ≤ K < N): the hosts whose SHA-256 of HOST:PORT is K modulo N. N jobs, K = 0…N-1, check every host exactly once, on any machine.",
-        valueName: "K/N"))
+    @Option(
+        help: ArgumentHelp(
+            "Check only shard K of N (0 ≤ K < N): the hosts whose SHA-256 of HOST:PORT is K modulo N. N jobs, K = 0…N-1, check every host exactly once, on any machine.",
+            valueName: "K/N"))
     var shard: Shard?
 
-    @Flag(help: ArgumentHelp(
-        "Take the shard from the environment: K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or AWS_BATCH_JOB_ARRAY_INDEX, N from PINCHECK_SHARD_COUNT."))
+    @Flag(
+        help: ArgumentHelp(
+            "Take the shard from the environment: K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or AWS_BATCH_JOB_ARRAY_INDEX, N from PINCHECK_SHARD_COUNT."
+        ))
     var shardFromEnv = false
 
-    @Option(help: ArgumentHelp(
-        "Append each host's JSON record to this file, and skip the hosts it already records: a killed run started again with the same file and options checks only the rest. A half-written last record is cut off, never trusted; a file this command reads, another job's file (locked) or records made with other options are refused.",
-        valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "Append each host's JSON record to this file, and skip the hosts it already records: a killed run started again with the same file and options checks only the rest. A half-written last record is cut off, never trusted; a file this command reads, another job's file (locked) or records made with other options are refused.",
+            valueName: "file"))
     var resume: String?
 
     @Flag(help: ArgumentHelp("Wait for another job's lock on the --resume file instead of refusing it."))
@@ -44,8 +48,9 @@ struct FleetOptions: ParsableArguments {
     /// The `--resume` file, opened for `command` (its run fingerprint from the invocation).
     func resumeFile(command: String, key: ([UInt8]) -> String?) throws(PincheckError) -> ResumeFile? {
         guard let resume else { return nil }
-        return try ResumeFile(path: resume, run: RunFingerprint(command: command, arguments: Invocation.arguments),
-                              waitForLock: waitLock, key: key)
+        return try ResumeFile(
+            path: resume, run: RunFingerprint(command: command, arguments: Invocation.arguments),
+            waitForLock: waitLock, key: key)
     }
 
     /// The shard this run checks: `--shard`, or the environment's with `--shard-from-env`, or nil (every host).
@@ -55,16 +60,23 @@ struct FleetOptions: ParsableArguments {
         let indexVariables = ["JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"]
         let present = indexVariables.compactMap { name in environment[name].map { (name, $0) } }
         guard present.count <= 1 else {
-            throw PincheckError(.invalidPolicy, "--shard-from-env: both JOB_COMPLETION_INDEX and AWS_BATCH_JOB_ARRAY_INDEX are set (\(present.map { "\($0.0)=\($0.1)" }.joined(separator: ", "))): unset the one that is not this job's index")
+            throw PincheckError(
+                .invalidPolicy,
+                "--shard-from-env: both JOB_COMPLETION_INDEX and AWS_BATCH_JOB_ARRAY_INDEX are set (\(present.map { "\($0.0)=\($0.1)" }.joined(separator: ", "))): unset the one that is not this job's index"
+            )
         }
         guard let (name, indexText) = present.first else {
-            throw PincheckError(.invalidPolicy, "--shard-from-env: neither JOB_COMPLETION_INDEX (Kubernetes Indexed Job) nor AWS_BATCH_JOB_ARRAY_INDEX is set")
+            throw PincheckError(
+                .invalidPolicy, "--shard-from-env: neither JOB_COMPLETION_INDEX (Kubernetes Indexed Job) nor AWS_BATCH_JOB_ARRAY_INDEX is set")
         }
         guard let countText = environment["PINCHECK_SHARD_COUNT"] else {
             throw PincheckError(.invalidPolicy, "--shard-from-env: PINCHECK_SHARD_COUNT is not set (the job's completions or array size)")
         }
         guard let index = Int(indexText), let count = Int(countText), let shard = Shard(index: index, count: count) else {
-            throw PincheckError(.invalidPolicy, "--shard-from-env: \(name)=\(indexText) and PINCHECK_SHARD_COUNT=\(countText) are not a shard K of N with 0 ≤ K < N ≤ \(Shard.maximumCount)")
+            throw PincheckError(
+                .invalidPolicy,
+                "--shard-from-env: \(name)=\(indexText) and PINCHECK_SHARD_COUNT=\(countText) are not a shard K of N with 0 ≤ K < N ≤ \(Shard.maximumCount)"
+            )
         }
         return shard
     }

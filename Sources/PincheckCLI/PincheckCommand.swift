@@ -70,7 +70,10 @@ public struct Pincheck: ParsableCommand {
             Exit codes: 0 trusted · 1 not trusted · 2 usage or bad input · 3 network or handshake failure · 4 every host trusted, but a failure report could not be written (check --report-to; report-only pins failed). A refusal (1) is never hidden by an unwritten report.
             """,
         version: "\(PincheckVersion.current)\nroot programs: \(RootPrograms.bundledProvenance)",
-        subcommands: [Verify.self, Check.self, Scan.self, Pins.self, Lint.self, Audit.self, WatchLauncher.self, Plan.self, Import.self, Keygen.self, Sign.self, RootProgramsCommand.self, Demo.self])
+        subcommands: [
+            Verify.self, Check.self, Scan.self, Pins.self, Lint.self, Audit.self, WatchLauncher.self, Plan.self, Import.self, Keygen.self, Sign.self,
+            RootProgramsCommand.self, Demo.self,
+        ])
 
     public init() {}
 
@@ -87,8 +90,10 @@ public struct Pincheck: ParsableCommand {
 
     /// `run(_:output:errors:)` for another root command (`pincheck-watch`'s), with the same
     /// error lines and exit codes.
-    package static func run(_ root: any ParsableCommand.Type, _ arguments: [String], output: Console = .standardOutput,
-                            errors: Console = .standardError) -> Int32 {
+    package static func run(
+        _ root: any ParsableCommand.Type, _ arguments: [String], output: Console = .standardOutput,
+        errors: Console = .standardError
+    ) -> Int32 {
         let json = arguments.contains("--json")
         var status: Int32
         do {
@@ -133,13 +138,15 @@ public struct Pincheck: ParsableCommand {
     /// messages and exit codes.
     private static func parseSubcommandAlone(_ root: any ParsableCommand.Type, _ arguments: [String]) -> (any ParsableCommand)? {
         guard let name = arguments.first, !name.hasPrefix("-"),
-              let subcommand = root.configuration.subcommands.first(where: { $0.configuration.commandName == name }) else { return nil }
+            let subcommand = root.configuration.subcommands.first(where: { $0.configuration.commandName == name })
+        else { return nil }
         guard let command = try? subcommand.parseAsRoot(Array(arguments.dropFirst())),
-              // A request for help parses into argument-parser's own help command, whose usage
-              // line would name the subcommand without "pincheck": the whole tree answers it.
-              // Compared by identity: describing the type costs the runtime a conformance scan
-              // of the whole binary per protocol it asks about (8 of `verify`'s 83).
-              isCommand(type(of: command), in: subcommand) else { return nil }
+            // A request for help parses into argument-parser's own help command, whose usage
+            // line would name the subcommand without "pincheck": the whole tree answers it.
+            // Compared by identity: describing the type costs the runtime a conformance scan
+            // of the whole binary per protocol it asks about (8 of `verify`'s 83).
+            isCommand(type(of: command), in: subcommand)
+        else { return nil }
         return command
     }
 
@@ -158,7 +165,9 @@ public struct Pincheck: ParsableCommand {
     static let messageLimit = 2_048
 
     private static func fail(code: String, message full: String, json: Bool, output: Console, errors: Console, detail: String? = nil) -> Int32 {
-        let message = full.utf8.count <= messageLimit ? full
+        let message =
+            full.utf8.count <= messageLimit
+            ? full
             : String(decoding: full.utf8.prefix(messageLimit), as: UTF8.self) + "… (\(full.utf8.count) bytes in all)"
         errors.line("pincheck: error[\(code)]: \(Terminal.printable(message))")
         if let detail, detail.contains("\n") {
@@ -186,7 +195,9 @@ public struct Pincheck: ParsableCommand {
         // mounted (a bare chroot) there are none, not even the program's name, and the command
         // would answer a `verify` with the root's help and exit 0. Refused instead.
         guard !CommandLine.arguments.isEmpty else {
-            Console.standardError.line("pincheck: error[\(usageCode)]: the command line cannot be read (is /proc mounted? Swift reads the arguments from /proc/self/cmdline)")
+            Console.standardError.line(
+                "pincheck: error[\(usageCode)]: the command line cannot be read (is /proc mounted? Swift reads the arguments from /proc/self/cmdline)"
+            )
             Glibc.exit(ExitStatus.badInput.rawValue)
         }
         Glibc.exit(run(root, Array(CommandLine.arguments.dropFirst())))

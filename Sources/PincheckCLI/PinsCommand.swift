@@ -22,7 +22,9 @@ struct Pins: ConsoleCommand {
     @Argument(help: ArgumentHelp("A PEM bundle or DER certificate, or HOST[:PORT] to connect to.", valueName: "file|host"))
     var file: String
 
-    @Option(name: .customLong("ca-file"), help: ArgumentHelp("Trust anchors for the verified path of a HOST (PEM or DER); repeatable. Default: the system store.", valueName: "file"))
+    @Option(
+        name: .customLong("ca-file"),
+        help: ArgumentHelp("Trust anchors for the verified path of a HOST (PEM or DER); repeatable. Default: the system store.", valueName: "file"))
     var caFiles: [String] = []
 
     @OptionGroup var connection: ConnectionOptions
@@ -53,16 +55,18 @@ struct Pins: ConsoleCommand {
     }
 
     /// File name endings that say "a file", never a host (`chain.pem` is a valid DNS name).
-    static let fileExtensions: Set<String> = ["pem", "crt", "cer", "der", "key", "csr", "p7b", "p7c", "p12", "pfx", "txt", "json", "plist", "xml", "conf"]
+    static let fileExtensions: Set<String> = [
+        "pem", "crt", "cer", "der", "key", "csr", "p7b", "p7c", "p12", "pfx", "txt", "json", "plist", "xml", "conf",
+    ]
 
     /// Whether a missing file's name reads as HOST[:PORT]: no path separator, and an IP literal, an
     /// explicit port, or a last label that is not a certificate file's extension.
     static func looksLikeHost(_ argument: String) -> Bool {
         guard !argument.contains("/") else { return false }
-        if argument.hasPrefix("[") || argument.filter({ $0 == ":" }).count > 1 { return true }   // IPv6
-        if argument.contains(":") { return true }                                                 // HOST:PORT
+        if argument.hasPrefix("[") || argument.filter({ $0 == ":" }).count > 1 { return true }  // IPv6
+        if argument.contains(":") { return true }  // HOST:PORT
         guard let last = argument.split(separator: ".").last else { return false }
-        if argument.allSatisfy({ $0.isNumber || $0 == "." }) { return true }                      // IPv4
+        if argument.allSatisfy({ $0.isNumber || $0 == "." }) { return true }  // IPv4
         return !fileExtensions.contains(last.lowercased())
     }
 
@@ -96,7 +100,9 @@ struct HostPins {
             result = try connection.probe.probe(target, serverName: connection.servername ?? target.host)
         } catch {
             if json {
-                console.line(JSONLines.line(HostPinsJSON(target: target.description, error: ReasonJSONLite(code: error.code.description, message: error.message))))
+                console.line(
+                    JSONLines.line(
+                        HostPinsJSON(target: target.description, error: ReasonJSONLite(code: error.code.description, message: error.message))))
             } else {
                 console.line("\(console.paint("NETWORK ERROR", .red))  \(target)")
                 console.line("  \(error.code)  \(error.message)")
@@ -108,13 +114,18 @@ struct HostPins {
         let verdict = try Evaluator(policy: policy).evaluate(result.servedChain, host: nil, at: time)
         let path = verdict.verifiedPath?.certificates ?? []
         if json {
-            console.line(JSONLines.line(HostPinsJSON(target: target.description,
-                served: result.servedChain.map { CertificateJSON($0, at: time) },
-                verifiedPath: path.map { CertificateJSON($0, at: time) },
-                verifiedPathError: verdict.verifiedPath == nil ? verdict.failures.map(\.code.description).joined(separator: ", ") : nil)))
+            console.line(
+                JSONLines.line(
+                    HostPinsJSON(
+                        target: target.description,
+                        served: result.servedChain.map { CertificateJSON($0, at: time) },
+                        verifiedPath: path.map { CertificateJSON($0, at: time) },
+                        verifiedPathError: verdict.verifiedPath == nil ? verdict.failures.map(\.code.description).joined(separator: ", ") : nil)))
             return .trusted
         }
-        console.line(console.paint("Served by \(target) (\(result.servedChain.count) certificate\(result.servedChain.count == 1 ? "" : "s"), as sent):", .bold))
+        console.line(
+            console.paint("Served by \(target) (\(result.servedChain.count) certificate\(result.servedChain.count == 1 ? "" : "s"), as sent):", .bold)
+        )
         console.line()
         Pins.render(result.servedChain, at: time, console)
         console.line()

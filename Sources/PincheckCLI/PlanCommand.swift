@@ -23,13 +23,18 @@ struct Plan: ConsoleCommand {
 
     @OptionGroup var app: AppConfigurationOptions
 
-    @Option(name: .customLong("next"), help: ArgumentHelp("What will be served: a certificate or chain (PEM/DER), a CSR, or a public or private key (PEM); repeatable.", valueName: "file"))
+    @Option(
+        name: .customLong("next"),
+        help: ArgumentHelp(
+            "What will be served: a certificate or chain (PEM/DER), a CSR, or a public or private key (PEM); repeatable.", valueName: "file"))
     var next: [String] = []
 
     @Option(help: ArgumentHelp("The chain served today (leaf first). Default: fetched from each host.", valueName: "file"))
     var current: String?
 
-    @Option(name: .customLong("host"), help: ArgumentHelp("A host to plan for; repeatable. Default: every exact name the configuration pins.", valueName: "name"))
+    @Option(
+        name: .customLong("host"),
+        help: ArgumentHelp("A host to plan for; repeatable. Default: every exact name the configuration pins.", valueName: "name"))
     var hosts: [String] = []
 
     @Option(help: ArgumentHelp("A spare key (CSR, public or private key, or certificate) to pin as the backup; repeatable.", valueName: "file"))
@@ -63,7 +68,9 @@ struct Plan: ConsoleCommand {
                 }
             }
         }
-        guard !names.isEmpty else { throw PincheckError(.invalidPolicy, "the configuration pins no exact name; give the hosts to plan for with --host") }
+        guard !names.isEmpty else {
+            throw PincheckError(.invalidPolicy, "the configuration pins no exact name; give the hosts to plan for with --host")
+        }
         let probe = app.probe
 
         var worst = ExitStatus.trusted
@@ -75,12 +82,16 @@ struct Plan: ConsoleCommand {
                 let target = try ProbeTarget(parsing: address ?? name, defaultPort: 443)
                 do { served = try probe.probe(target, serverName: name).servedChain } catch {
                     worst = ExitStatus.worst(worst, .networkFailure)
-                    console.line(json ? JSONLines.line(["host": .string(name), "error": .string("\(error)")]) : "\(name): today's chain could not be fetched: \(error)")
+                    console.line(
+                        json
+                            ? JSONLines.line(["host": .string(name), "error": .string("\(error)")])
+                            : "\(name): today's chain could not be fetched: \(error)")
                     continue
                 }
             }
-            let outcome = try PlanOutcome(host: name, manager: configuration.trustManager, current: served, next: change,
-                                          backups: backups, at: time)
+            let outcome = try PlanOutcome(
+                host: name, manager: configuration.trustManager, current: served, next: change,
+                backups: backups, at: time)
             worst = ExitStatus.worst(worst, outcome.breaks ? .notTrusted : .trusted)
             if json {
                 console.line(outcome.jsonLine(format: format))
@@ -105,7 +116,9 @@ struct NextServed {
         for file in files {
             let bytes = try InputFile.read(file, limit: InputFile.certificateLimit, what: "--next file")
             if let key = try PublicKeyFile.read(bytes, source: file, passphrase: passphrase) {
-                guard leafKey == nil else { throw PincheckError(.invalidPolicy, "--next names more than one key; give one new leaf key (or the certificates)", source: file) }
+                guard leafKey == nil else {
+                    throw PincheckError(.invalidPolicy, "--next names more than one key; give one new leaf key (or the certificates)", source: file)
+                }
                 leafKey = key.pin
                 kinds.append("a new leaf key (\(key.kind))")
             } else {
@@ -148,7 +161,8 @@ struct PlanOutcome {
     /// a pin above where the verified path ends.
     let familyNotes: [String]
 
-    init(host: String, manager: TrustManager, current: [Certificate], next: NextServed, backups: [PublicKeyPin], at time: Date) throws(PincheckError) {
+    init(host: String, manager: TrustManager, current: [Certificate], next: NextServed, backups: [PublicKeyPin], at time: Date) throws(PincheckError)
+    {
         self.host = host
         let today = try manager.evaluate(current, host: host, at: time)
         policy = today.hostPolicy
@@ -178,7 +192,9 @@ struct PlanOutcome {
             } else if verdict.failures.allSatisfy({ $0.code == .pinMismatch }) {
                 reason = Self.breakReason(today, pinned, upcoming)
             } else {
-                reason = "the next chain itself is refused: " + verdict.failures.map { "\($0.code): \($0.message.split(separator: "\n").first ?? "")" }.joined(separator: "; ")
+                reason =
+                    "the next chain itself is refused: "
+                    + verdict.failures.map { "\($0.code): \($0.message.split(separator: "\n").first ?? "")" }.joined(separator: "; ")
             }
         }
 
@@ -215,16 +231,24 @@ struct PlanOutcome {
                 let parent = programs.caName(sha256: ca.parentSHA256) ?? "its parent"
                 if siblings.count > 1 {
                     let covered = siblings.count { sibling in today.pinsFound.contains { $0.certificate.sha256Fingerprint == sibling.sha256 } }
-                    notes.append("the pin on \(ca.name) covers \(covered) of the \(siblings.count) intermediates \(ca.owner) issues from under \(parent) (\(siblings.map(\.name).joined(separator: ", "))), and it may issue the next certificate from any of them: pin \(parent)'s key, or every sibling's")
+                    notes.append(
+                        "the pin on \(ca.name) covers \(covered) of the \(siblings.count) intermediates \(ca.owner) issues from under \(parent) (\(siblings.map(\.name).joined(separator: ", "))), and it may issue the next certificate from any of them: pin \(parent)'s key, or every sibling's"
+                    )
                 }
                 // The same CA under other parents: cross-signed, or re-issued under a successor root.
-                let others = families.all.filter { $0.name == ca.name && $0.owner == ca.owner && $0.parentSHA256 != ca.parentSHA256 && $0.isValid(at: time) }
+                let others = families.all.filter {
+                    $0.name == ca.name && $0.owner == ca.owner && $0.parentSHA256 != ca.parentSHA256 && $0.isValid(at: time)
+                }
                 let otherParents = others.compactMap { programs.caName(sha256: $0.parentSHA256) }
                 if !otherParents.isEmpty {
-                    notes.append("\(ca.name) is also issued under \(Set(otherParents).sorted().joined(separator: ", ")) (a cross-sign or a successor root): a pin on \(parent) does not cover that path")
+                    notes.append(
+                        "\(ca.name) is also issued under \(Set(otherParents).sorted().joined(separator: ", ")) (a cross-sign or a successor root): a pin on \(parent) does not cover that path"
+                    )
                 }
                 if let end = ca.validTo {
-                    notes.append("\(ca.name) expires \(Timestamp.day(end)) (\(Int(end.timeIntervalSince(time) / 86_400)) days): a pin on it ends then at the latest")
+                    notes.append(
+                        "\(ca.name) expires \(Timestamp.day(end)) (\(Int(end.timeIntervalSince(time) / 86_400)) days): a pin on it ends then at the latest"
+                    )
                 }
                 if ca.crlPartitions > 1 { notes.append("\(ca.name) publishes its CRL in \(ca.crlPartitions) partitions") }
             } else if certificate.isSelfSigned, let root = programs.root(for: certificate) {
@@ -233,9 +257,13 @@ struct PlanOutcome {
                 let rootNames = Set(programs.roots.map(\.name))
                 let successors = issued.filter { rootNames.contains($0.name) && $0.name != root.name }
                 let intermediates = issued.filter { !rootNames.contains($0.name) }
-                notes.append("the pin on \(root.name) covers the \(intermediates.count) TLS intermediate\(intermediates.count == 1 ? "" : "s") it issued (\(intermediates.map(\.name).joined(separator: ", "))) and any it issues later")
+                notes.append(
+                    "the pin on \(root.name) covers the \(intermediates.count) TLS intermediate\(intermediates.count == 1 ? "" : "s") it issued (\(intermediates.map(\.name).joined(separator: ", "))) and any it issues later"
+                )
                 if !successors.isEmpty {
-                    notes.append("\(root.name) cross-signs \(successors.map(\.name).joined(separator: ", ")): a successor root, whose own intermediates this pin covers only on the cross-signed path")
+                    notes.append(
+                        "\(root.name) cross-signs \(successors.map(\.name).joined(separator: ", ")): a successor root, whose own intermediates this pin covers only on the cross-signed path"
+                    )
                 }
                 if root.isDistrustedOrScheduled { notes.append("\(root.name): \(root.programSummary)") }
             }
@@ -244,11 +272,14 @@ struct PlanOutcome {
         // (an intermediate the store trusts itself), so a pin on the CA above it never matches.
         // Only for a chain refused for its pins alone: its built path is then the verified one.
         if !today.failures.isEmpty, today.failures.allSatisfy({ $0.code == .pinMismatch }),
-           let path = today.builtPath, path.anchoring == .trustAnchor, let top = path.certificates.last, !top.isSelfSigned,
-           !pinned.isEmpty, !pinned.contains(where: { pin in path.certificates.contains { pin.matches($0) } }) {
+            let path = today.builtPath, path.anchoring == .trustAnchor, let top = path.certificates.last, !top.isSelfSigned,
+            !pinned.isEmpty, !pinned.contains(where: { pin in path.certificates.contains { pin.matches($0) } })
+        {
             let above = pinned.flatMap { programs.roots(withKey: $0) }.first { $0.name.isEmpty == false }
             let pinnedName = above.map { "\($0.name)'s key" } ?? "a CA above it"
-            notes.append("the verified path ends at \(top.subject), an anchor of the store although it is not a root: \(pinnedName) sits above where the path ends and can never match; pin \(top.subject)'s key or one below it")
+            notes.append(
+                "the verified path ends at \(top.subject), an anchor of the store although it is not a root: \(pinnedName) sits above where the path ends and can never match; pin \(top.subject)'s key or one below it"
+            )
         }
         return notes
     }
@@ -268,9 +299,11 @@ struct PlanOutcome {
         let depths = Set(today.pinsFound.map(\.depth))
         if depths == [0] { return "only the leaf key is pinned and the next leaf has a new key" }
         if today.pinsFound.isEmpty {
-            return today.pinsCompared ? "no pin matches today's chain either" : "no pinned key is on the next path (today's chain is refused before its pins are compared)"
+            return today.pinsCompared
+                ? "no pin matches today's chain either" : "no pinned key is on the next path (today's chain is refused before its pins are compared)"
         }
-        return "no pinned key is on the next path: today's pins match at depth \(depths.sorted().map(String.init).joined(separator: ", ")), and the next path's keys are other keys"
+        return
+            "no pinned key is on the next path: today's pins match at depth \(depths.sorted().map(String.init).joined(separator: ", ")), and the next path's keys are other keys"
     }
 
     /// The suggested pins in the configuration's own format.
@@ -282,18 +315,22 @@ struct PlanOutcome {
         case .okHttp:
             return suggestion.map { "\(pattern) \($0)" }.joined(separator: "\n")
         case .trustKit:
-            return (["<key>TSKPublicKeyHashes</key>", "<array>"] + suggestion.map { "    <string>\($0.base64)</string>" } + ["</array>"]).joined(separator: "\n")
+            return (["<key>TSKPublicKeyHashes</key>", "<array>"] + suggestion.map { "    <string>\($0.base64)</string>" } + ["</array>"]).joined(
+                separator: "\n")
         case .android:
             return (["<pin-set>"] + suggestion.map { "    <pin digest=\"SHA-256\">\($0.base64)</pin>" } + ["</pin-set>"]).joined(separator: "\n")
         case .ats:
             // Keys that are leaves today or next go to the leaf identities; the others to the CA ones.
             let leaves = Set([currentKeys.first, nextKeys.first].compactMap { $0 })
             func identities(_ key: String, _ pins: [PublicKeyPin]) -> [String] {
-                pins.isEmpty ? [] : ["<key>\(key)</key>", "<array>"]
-                    + pins.map { "    <dict><key>SPKI-SHA256-BASE64</key><string>\($0.base64)</string></dict>" } + ["</array>"]
+                pins.isEmpty
+                    ? []
+                    : ["<key>\(key)</key>", "<array>"]
+                        + pins.map { "    <dict><key>SPKI-SHA256-BASE64</key><string>\($0.base64)</string></dict>" } + ["</array>"]
             }
-            return (identities("NSPinnedLeafIdentities", suggestion.filter { leaves.contains($0) })
-                    + identities("NSPinnedCAIdentities", suggestion.filter { !leaves.contains($0) })).joined(separator: "\n")
+            return
+                (identities("NSPinnedLeafIdentities", suggestion.filter { leaves.contains($0) })
+                + identities("NSPinnedCAIdentities", suggestion.filter { !leaves.contains($0) })).joined(separator: "\n")
         }
     }
 
@@ -305,7 +342,10 @@ struct PlanOutcome {
         for line in snippet(format: format).split(separator: "\n") { console.line("    \(line)") }
         for note in familyNotes { console.line("  CA family: \(note)") }
         if !backupsFound {
-            console.line("  " + console.paint("no backup pin:", .yellow) + " make a spare key (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out spare.key), keep it offline, and plan again with --backup spare.key")
+            console.line(
+                "  " + console.paint("no backup pin:", .yellow)
+                    + " make a spare key (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out spare.key), keep it offline, and plan again with --backup spare.key"
+            )
         }
     }
 

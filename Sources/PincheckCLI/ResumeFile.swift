@@ -24,8 +24,10 @@ package struct RunFingerprint: Sendable, Equatable, CustomStringConvertible {
 
     /// The options that only say how much of the work this job does, how fast, or where it is shown:
     /// the same hosts judged the same way, whatever they are. The value-taking ones and the flags.
-    static let workOptions: Set<String> = ["--resume", "--records", "--shard", "--rate", "--concurrency", "--hosts",
-                                           "--interval", "--rounds", "--listen"]
+    static let workOptions: Set<String> = [
+        "--resume", "--records", "--shard", "--rate", "--concurrency", "--hosts",
+        "--interval", "--rounds", "--listen",
+    ]
     static let workFlags: Set<String> = ["--shard-from-env", "--wait-lock", "--json", "--progress", "--no-progress"]
 
     package init(command: String, arguments: [String]) {
@@ -96,8 +98,10 @@ package final class ResumeFile: Sendable {
     /// - Throws: ``PincheckError`` `input.unreadable-file` when the file cannot be opened or locked, is
     ///   an input, or holds a line that is not this command's record; `input.too-large` for a line
     ///   over ``maximumLineLength``; `policy.invalid` for records of another run with `sameRunOnly`.
-    package init(path: String, run: RunFingerprint, sameRunOnly: Bool = true, inputs: [String] = Invocation.arguments,
-                 waitForLock: Bool = false, key: ([UInt8]) -> String?) throws(PincheckError) {
+    package init(
+        path: String, run: RunFingerprint, sameRunOnly: Bool = true, inputs: [String] = Invocation.arguments,
+        waitForLock: Bool = false, key: ([UInt8]) -> String?
+    ) throws(PincheckError) {
         self.path = path
         self.run = run
         let opened = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
@@ -109,7 +113,9 @@ package final class ResumeFile: Sendable {
             try Self.lock(opened, identity: identity, path: path, wait: waitForLock)
             let contents = try Self.readRecords(opened, path: path, run: run, sameRunOnly: sameRunOnly, key: key)
             if contents.partial > 0, ftruncate(opened, off_t(contents.completeBytes)) != 0 {
-                throw PincheckError(.unreadableFile, "cannot cut the half-written last record off the records file: \(String(cString: strerror(errno)))", source: path)
+                throw PincheckError(
+                    .unreadableFile, "cannot cut the half-written last record off the records file: \(String(cString: strerror(errno)))", source: path
+                )
             }
             recorded = contents.keys
             cutBytes = contents.partial
@@ -139,7 +145,10 @@ package final class ResumeFile: Sendable {
             }
             var other = stat()
             if stat(value, &other) == 0, other.st_dev == status.st_dev, other.st_ino == status.st_ino {
-                throw PincheckError(.unreadableFile, "the records file is also an input of this command (\(value)): records are written to a file of their own, never to one the command reads; nothing was changed", source: path)
+                throw PincheckError(
+                    .unreadableFile,
+                    "the records file is also an input of this command (\(value)): records are written to a file of their own, never to one the command reads; nothing was changed",
+                    source: path)
             }
         }
         return (status.st_dev, status.st_ino)
@@ -154,7 +163,10 @@ package final class ResumeFile: Sendable {
         }
         let holder = lockHolder(identity).map { "process \($0)" } ?? "another process"
         guard wait else {
-            throw PincheckError(.unreadableFile, "the records file is locked by \(holder): two jobs never share one records file (give each its own, or --wait-lock to wait for this one)", source: path)
+            throw PincheckError(
+                .unreadableFile,
+                "the records file is locked by \(holder): two jobs never share one records file (give each its own, or --wait-lock to wait for this one)",
+                source: path)
         }
         Console.standardError.line("pincheck: note: waiting for \(holder) to release \(path) (--wait-lock)")
         while flock(descriptor, LOCK_EX) != 0 {
@@ -183,8 +195,10 @@ package final class ResumeFile: Sendable {
 
     /// Reads every line: each complete one must be this command's record (of this run, with
     /// `sameRunOnly`); a last line without its newline is cut only when it starts as one would.
-    private static func readRecords(_ descriptor: Int32, path: String, run: RunFingerprint, sameRunOnly: Bool,
-                                    key: ([UInt8]) -> String?) throws(PincheckError) -> Contents {
+    private static func readRecords(
+        _ descriptor: Int32, path: String, run: RunFingerprint, sameRunOnly: Bool,
+        key: ([UInt8]) -> String?
+    ) throws(PincheckError) -> Contents {
         var contents = Contents()
         var pending: [UInt8] = []
         var lineNumber = 0
@@ -212,14 +226,18 @@ package final class ResumeFile: Sendable {
             }
             pending += chunk[start..<count]
             guard pending.count <= maximumLineLength else {
-                throw PincheckError(.tooLarge, "line \(lineNumber + 1) of the records file is longer than \(maximumLineLength >> 20) MiB", source: path)
+                throw PincheckError(
+                    .tooLarge, "line \(lineNumber + 1) of the records file is longer than \(maximumLineLength >> 20) MiB", source: path)
             }
         }
         if !pending.isEmpty {
             // A job killed mid-write leaves the start of one of its records; anything else is not ours to cut.
             let start = Array(#"{"run":"\#(run.command)/"#.utf8)
             guard pending.starts(with: start) || start.starts(with: pending) else {
-                throw PincheckError(.unreadableFile, "the last line of the records file (line \(lineNumber + 1)) has no newline and is not the start of a \(run.command) record: is this the right file? Nothing was changed", source: path)
+                throw PincheckError(
+                    .unreadableFile,
+                    "the last line of the records file (line \(lineNumber + 1)) has no newline and is not the start of a \(run.command) record: is this the right file? Nothing was changed",
+                    source: path)
             }
             contents.partial = pending.count
         }
@@ -227,15 +245,24 @@ package final class ResumeFile: Sendable {
     }
 
     /// The key of one complete record line.
-    private static func record(_ line: [UInt8], line number: Int, path: String, run: RunFingerprint, sameRunOnly: Bool,
-                               key: ([UInt8]) -> String?) throws(PincheckError) -> String {
+    private static func record(
+        _ line: [UInt8], line number: Int, path: String, run: RunFingerprint, sameRunOnly: Bool,
+        key: ([UInt8]) -> String?
+    ) throws(PincheckError) -> String {
         struct Stamp: Decodable { let run: String }
         guard let stamp = try? JSONDecoder().decode(Stamp.self, from: Data(line)), stamp.run.hasPrefix("\(run.command)/"),
-              let recordKey = key(line) else {
-            throw PincheckError(.unreadableFile, "line \(number) of the records file is not a \(run.command) record (each carries the run that wrote it: {\"run\":\"\(run.command)/…\",…}): give a file that only this command writes", source: path)
+            let recordKey = key(line)
+        else {
+            throw PincheckError(
+                .unreadableFile,
+                "line \(number) of the records file is not a \(run.command) record (each carries the run that wrote it: {\"run\":\"\(run.command)/…\",…}): give a file that only this command writes",
+                source: path)
         }
         if sameRunOnly, stamp.run != run.description {
-            throw PincheckError(.invalidPolicy, "line \(number) of the records file was written by another run (\(stamp.run); this one is \(run)): other options, input files or another pincheck judge hosts differently, so resuming would skip hosts this run never judged; resume with the same command, options and version, or give a new file", source: path)
+            throw PincheckError(
+                .invalidPolicy,
+                "line \(number) of the records file was written by another run (\(stamp.run); this one is \(run)): other options, input files or another pincheck judge hosts differently, so resuming would skip hosts this run never judged; resume with the same command, options and version, or give a new file",
+                source: path)
         }
         return recordKey
     }

@@ -21,12 +21,18 @@ struct RootProgramsCommand: ConsoleCommand {
     @Flag(name: .customLong("emit-swift"), help: "Print the Swift source of the bundled data made from --root-store-data alone (all three kinds).")
     var emitSwift = false
 
-    @Option(name: .customLong("revision"), help: ArgumentHelp("With --emit-swift: KIND=REVISION, the revision a file was taken at (nss-certdata, ccadb, chrome-root-store); repeatable.", valueName: "kind=revision"))
+    @Option(
+        name: .customLong("revision"),
+        help: ArgumentHelp(
+            "With --emit-swift: KIND=REVISION, the revision a file was taken at (nss-certdata, ccadb, chrome-root-store); repeatable.",
+            valueName: "kind=revision"))
     var revisions: [String] = []
 
     func validate() throws {
         if emitSwift, rootProgramOptions.dataFiles.count != 3 {
-            throw ValidationError("--emit-swift makes the bundled data from the three files: give --root-store-data for certdata.txt, the CCADB records and Chrome's constraints")
+            throw ValidationError(
+                "--emit-swift makes the bundled data from the three files: give --root-store-data for certdata.txt, the CCADB records and Chrome's constraints"
+            )
         }
     }
 

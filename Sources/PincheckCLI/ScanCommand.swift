@@ -38,17 +38,22 @@ struct Scan: ConsoleCommand {
     }
 
     func execute(_ console: Console) throws -> ExitStatus {
-        let runner = HostCheck(judge: try policy.makeJudge(defaultRevocation: .crl, fetchTimeout: connection.timeout, advisories: .liveCheck), connection: connection, policy: policy)
-        let selection = ScanSelection(shard: try fleet.resolvedShard(), defaultPort: connection.port,
-                                      resume: try fleet.resumeFile(command: "scan", key: ScanSelection.recordKey))
+        let runner = HostCheck(
+            judge: try policy.makeJudge(defaultRevocation: .crl, fetchTimeout: connection.timeout, advisories: .liveCheck), connection: connection,
+            policy: policy)
+        let selection = ScanSelection(
+            shard: try fleet.resolvedShard(), defaultPort: connection.port,
+            resume: try fleet.resumeFile(command: "scan", key: ScanSelection.recordKey))
         if let resume = selection.resume, resume.cutBytes > 0 {
-            Console.standardError.line("pincheck: note: cut a half-written last record (\(resume.cutBytes) bytes) off \(resume.path); its host is checked again")
+            Console.standardError.line(
+                "pincheck: note: cut a half-written last record (\(resume.cutBytes) bytes) off \(resume.path); its host is checked again")
         }
         let pacer = fleet.rate.map(HandshakePacer.init(perSecond:))
         // Opened once and read once, streaming: a pipe, a FIFO or standard input is read as it comes.
         let source = try HostList(path: hosts, writerTimeout: connection.timeout)
-        let state = ScanState(console: console, json: output.json, total: source.countHostsAndRewind(where: { selection.decide($0) == .check }),
-                              resume: selection.resume)
+        let state = ScanState(
+            console: console, json: output.json, total: source.countHostsAndRewind(where: { selection.decide($0) == .check }),
+            resume: selection.resume)
         // glibc gives each thread that allocates its own malloc arena, reserving 64 MiB of address
         // space apiece (up to 8 per core): 64 workers reserved about 1 GiB for 30 MiB of use and
         // crashed under an address-space limit. One arena per core is plenty for workers that
@@ -86,7 +91,8 @@ struct Scan: ConsoleCommand {
         // fitting is an error, never a crash on an allocation halfway through the list.
         let workers = try Self.workersFitting(concurrency)
         if workers < concurrency {
-            Console.standardError.line("pincheck: note: --concurrency \(concurrency) does not fit the address-space limit; scanning with \(workers) at a time")
+            Console.standardError.line(
+                "pincheck: note: --concurrency \(concurrency) does not fit the address-space limit; scanning with \(workers) at a time")
         }
         Self.runWorkers(workers, work: work)
         if let error = source.error { throw error }
@@ -118,7 +124,10 @@ struct Scan: ConsoleCommand {
         let free = Int(clamping: limit.rlim_cur) - used - addressSpaceReserve
         let fitting = min(requested, max(0, free / addressSpacePerWorker))
         guard fitting > 0 else {
-            throw PincheckError(.tooLarge, "the address-space limit (\(Int(clamping: limit.rlim_cur) >> 20) MiB, ulimit -v) leaves no room to check a host: \(used >> 20) MiB are in use and a worker needs about \((addressSpacePerWorker + addressSpaceReserve) >> 20) MiB more")
+            throw PincheckError(
+                .tooLarge,
+                "the address-space limit (\(Int(clamping: limit.rlim_cur) >> 20) MiB, ulimit -v) leaves no room to check a host: \(used >> 20) MiB are in use and a worker needs about \((addressSpacePerWorker + addressSpaceReserve) >> 20) MiB more"
+            )
         }
         return fitting
     }
@@ -130,14 +139,18 @@ struct Scan: ConsoleCommand {
     /// started (a process limit), `work` runs on the calling thread: the hosts are still checked.
     /// - Parameter startingThread: Starts a thread (the test seam for a process out of threads).
     /// - Parameter name: The workers' thread name (`pincheck-scan`, `pincheck-audit`).
-    static func runWorkers(_ count: Int, name: String = "pincheck-scan", work: @escaping @Sendable () -> Void,
-                           startingThread: ((@escaping @Sendable () -> Void) -> Bool)? = nil) {
+    static func runWorkers(
+        _ count: Int, name: String = "pincheck-scan", work: @escaping @Sendable () -> Void,
+        startingThread: ((@escaping @Sendable () -> Void) -> Bool)? = nil
+    ) {
         let startingThread = startingThread ?? { DetachedThread.start(stackSize: workerStackSize, name: name, $0) }
         let finished = Latch(count: count)
         var workers = 0
         for _ in 0..<count {
             // 256 KiB of stack: a worker runs the probe and the evaluator, never deep recursion.
-            if startingThread({ defer { finished.signal() }; work() }) {
+            if startingThread({
+                defer { finished.signal() }; work()
+            }) {
                 workers += 1
             } else {
                 finished.signal()
@@ -276,8 +289,11 @@ final class HostList: @unchecked Sendable {
             while let (raw, tooLong) = readLine() {
                 number += 1
                 if tooLong {
-                    return Line(number: number, text: Self.excerpt(raw), problem: PincheckError(.tooLarge,
-                        "line \(number) is longer than \(Self.maximumLineLength) bytes; a host list holds one HOST[:PORT] per line"))
+                    return Line(
+                        number: number, text: Self.excerpt(raw),
+                        problem: PincheckError(
+                            .tooLarge,
+                            "line \(number) is longer than \(Self.maximumLineLength) bytes; a host list holds one HOST[:PORT] per line"))
                 }
                 if raw.contains(0) {
                     return Line(number: number, text: Self.excerpt(raw), problem: PincheckError(.invalidHost, "line \(number) holds a NUL byte"))
@@ -287,7 +303,8 @@ final class HostList: @unchecked Sendable {
                 }
                 // A private key given by mistake: stop before any of its lines is echoed.
                 if PEM.containsPrivateKey(raw) {
-                    failure = PincheckError(.unexpectedPEMBlock, "line \(number) begins a private key: this is not a host list (nothing of it is printed)", source: path)
+                    failure = PincheckError(
+                        .unexpectedPEMBlock, "line \(number) begins a private key: this is not a host list (nothing of it is printed)", source: path)
                     atEnd = true
                     buffer = []
                     return nil
@@ -296,8 +313,11 @@ final class HostList: @unchecked Sendable {
                 // Key material without a header (a key's body, a key as one base64 line): refused
                 // and summarised, never echoed.
                 if PEM.looksLikeKeyMaterial(text) {
-                    return Line(number: number, text: "(\(raw.count) bytes not shown)", problem: PincheckError(.invalidHost,
-                        "line \(number) looks like key material or base64, not a host name (\(raw.count) bytes; nothing of it is printed)"))
+                    return Line(
+                        number: number, text: "(\(raw.count) bytes not shown)",
+                        problem: PincheckError(
+                            .invalidHost,
+                            "line \(number) looks like key material or base64, not a host name (\(raw.count) bytes; nothing of it is printed)"))
                 }
                 if !text.isEmpty { return Line(number: number, text: text, problem: nil) }
             }
@@ -423,7 +443,8 @@ final class ScanState: @unchecked Sendable {
                 case .badInput, .reportNotWritten: invalid += 1
                 }
                 if case .evaluated(_, let verdict) = outcome.result,
-                   let pinFailure = verdict.failures.first(where: { $0.code == .pinMismatch }) {
+                    let pinFailure = verdict.failures.first(where: { $0.code == .pinMismatch })
+                {
                     pinFailureCount += 1
                     if pinFailures.count < Self.listLimit {
                         let served = verdict.servedChain.first.map { "leaf \($0.publicKeyPin)" } ?? ""
@@ -449,7 +470,9 @@ final class ScanState: @unchecked Sendable {
                 if json {
                     console.line(record)
                 } else {
-                    console.line("\(pad(console.paint("bad input", .red), 14))  line \(line): \(Terminal.printable(text)): \(code): \(Terminal.printable(message))")
+                    console.line(
+                        "\(pad(console.paint("bad input", .red), 14))  line \(line): \(Terminal.printable(text)): \(code): \(Terminal.printable(message))"
+                    )
                 }
             }
             drawProgress()
@@ -498,10 +521,13 @@ final class ScanState: @unchecked Sendable {
             clearProgress()
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             if json {
-                console.line(JSONLines.line(["summary": ScanSummary(
-                    total: done, trusted: trusted, notTrusted: notTrusted, networkError: networkErrors,
-                    badInput: invalid, pinFailures: pinFailureCount, exitCode: Int(worst.rawValue),
-                    alreadyRecorded: resume == nil ? nil : alreadyRecorded)]))
+                console.line(
+                    JSONLines.line([
+                        "summary": ScanSummary(
+                            total: done, trusted: trusted, notTrusted: notTrusted, networkError: networkErrors,
+                            badInput: invalid, pinFailures: pinFailureCount, exitCode: Int(worst.rawValue),
+                            alreadyRecorded: resume == nil ? nil : alreadyRecorded)
+                    ]))
                 return worst
             }
             console.line()

@@ -5,7 +5,11 @@ import TrustEvaluator
 /// Where an encrypted private key's passphrase comes from: a file, or the environment. Never a
 /// prompt: the command runs in scripts and CI, where a prompt waits for ever.
 struct KeyPassphraseOptions: ParsableArguments {
-    @Option(name: .customLong("passphrase-file"), help: ArgumentHelp("The passphrase of an encrypted private key: the file's first line. Default: the PINCHECK_KEY_PASSPHRASE environment variable, if set.", valueName: "file"))
+    @Option(
+        name: .customLong("passphrase-file"),
+        help: ArgumentHelp(
+            "The passphrase of an encrypted private key: the file's first line. Default: the PINCHECK_KEY_PASSPHRASE environment variable, if set.",
+            valueName: "file"))
     var passphraseFile: String?
 
     /// The passphrase, if one was given.
@@ -35,8 +39,9 @@ struct Keygen: ConsoleCommand {
 
     func execute(_ console: Console) throws -> ExitStatus {
         let pair = try Ed25519.generate()
-        try OutputFile.write(Array(pair.privateKeyPEM.utf8), to: out, mode: 0o600, replacing: false,
-                             advice: "pincheck keygen never overwrites a key")
+        try OutputFile.write(
+            Array(pair.privateKeyPEM.utf8), to: out, mode: 0o600, replacing: false,
+            advice: "pincheck keygen never overwrites a key")
         console.line(try PinSetVerificationKey(rawRepresentation: pair.publicKey).description)
         return .trusted
     }
@@ -71,7 +76,9 @@ struct Sign: ConsoleCommand {
     @Flag(help: "Replace an existing --out file (never the key or the update).")
     var force = false
 
-    @Option(name: .customLong("app-config"), help: ArgumentHelp("The app's compiled-in configuration: the update is checked against it as the app will check it.", valueName: "file"))
+    @Option(
+        name: .customLong("app-config"),
+        help: ArgumentHelp("The app's compiled-in configuration: the update is checked against it as the app will check it.", valueName: "file"))
     var appConfig: String?
 
     @OptionGroup var keyPassphrase: KeyPassphraseOptions
@@ -93,8 +100,9 @@ struct Sign: ConsoleCommand {
         let verifier = try PinSetVerificationKey(rawRepresentation: publicKey)
         let directory = FilePath.directory(of: update).isEmpty ? "." : FilePath.directory(of: update)
         let compiledIn = try appConfig.map { path throws(PincheckError) in try Configuration.load(contentsOf: path).trustManager }
-        let manager = UpdatableTrustManager(compiledIn: compiledIn ?? TrustManager(allHostsMustBeEvaluated: false), keys: [verifier],
-                                            baseDirectory: directory, acceptsPinRemoval: true)
+        let manager = UpdatableTrustManager(
+            compiledIn: compiledIn ?? TrustManager(allHostsMustBeEvaluated: false), keys: [verifier],
+            baseDirectory: directory, acceptsPinRemoval: true)
         do {
             try manager.apply(document: document, signature: signature, at: when.time)
         } catch {

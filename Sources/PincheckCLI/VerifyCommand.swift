@@ -28,7 +28,11 @@ struct Verify: ConsoleCommand {
     // Optional, with the default applied below (each default is named in its help): an option
     // declared with a default value makes argument-parser ask at every start whether the type is
     // CaseIterable and RawRepresentable, two runtime scans of the binary's conformance table.
-    @Option(name: .customLong("purpose"), help: ArgumentHelp("Whose chain this is: server (the default) or client (judged as an mTLS server judges its clients: purpose sslclient, no host).", valueName: "purpose"))
+    @Option(
+        name: .customLong("purpose"),
+        help: ArgumentHelp(
+            "Whose chain this is: server (the default) or client (judged as an mTLS server judges its clients: purpose sslclient, no host).",
+            valueName: "purpose"))
     var purposeArgument: PurposeArgument?
     var purpose: PurposeArgument { purposeArgument ?? .server }
 
@@ -46,7 +50,9 @@ struct Verify: ConsoleCommand {
 
     func execute(_ console: Console) throws -> ExitStatus {
         let chain = try Certificate.load(contentsOf: chainFile)
-        let stapled = try staple.map { path throws(PincheckError) in try InputFile.read(path, limit: InputFile.certificateLimit, what: "stapled OCSP response") }
+        let stapled = try staple.map { path throws(PincheckError) in
+            try InputFile.read(path, limit: InputFile.certificateLimit, what: "stapled OCSP response")
+        }
         let verdict: Verdict
         if purpose == .client {
             var clients = try policy.makePolicy().judgingClients

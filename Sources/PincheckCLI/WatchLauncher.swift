@@ -29,7 +29,8 @@ struct WatchLauncher: ParsableCommand {
 
     func run() throws {
         guard Self.mayReplaceProcess.withLock({ $0 }) else {
-            throw ValidationError("pincheck watch runs as a program of its own (\(Self.programName)); Pincheck.run does not start it inside another program")
+            throw ValidationError(
+                "pincheck watch runs as a program of its own (\(Self.programName)); Pincheck.run does not start it inside another program")
         }
         let program = try Self.program()
         let argv = [Self.programName] + arguments
@@ -52,7 +53,9 @@ struct WatchLauncher: ParsableCommand {
         let folder = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         let program = folder + "/" + programName
         guard access(program, X_OK) == 0 else {
-            throw PincheckError(.unreadableFile, """
+            throw PincheckError(
+                .unreadableFile,
+                """
                 pincheck watch runs \(programName), which is not beside this pincheck (\(program)): \
                 build it with `swift build -c release --product \(programName)` and install it in the same folder
                 """, source: program)

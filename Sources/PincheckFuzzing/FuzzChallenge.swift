@@ -15,8 +15,9 @@ extension FuzzTargets {
         let host = hosts[Int(bytes[2]) % hosts.count]
         let served = (try? Certificate.parseBundle(Array(bytes.dropFirst(3)), source: "fuzz")) ?? []
         let proposed = bytes[0] & 0x80 != 0 ? Credential(user: "fuzz", password: "secret", persistence: .none) : nil
-        let space = ProtectionSpace(host: host, port: 443, realm: "fuzz", authenticationMethod: method,
-                                    serverTrust: method == .serverTrust ? PeerTrust(servedChain: served) : nil)
+        let space = ProtectionSpace(
+            host: host, port: 443, realm: "fuzz", authenticationMethod: method,
+            serverTrust: method == .serverTrust ? PeerTrust(servedChain: served) : nil)
         let challenge = Challenge(protectionSpace: space, proposedCredential: proposed, previousFailureCount: failures)
         for (policy, _) in fixture.policies {
             let adapter = ChallengeAdapter(trustManager: .single(policy), now: { fixture.time })

@@ -7,7 +7,8 @@ public typealias FuzzArguments = UnsafeMutablePointer<UnsafeMutablePointer<CChar
 private func LLVMFuzzerRunDriver(
     _ argc: UnsafeMutablePointer<CInt>,
     _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
 
 /// The target of this fuzz binary, set once by its `main` before libFuzzer starts.
 nonisolated(unsafe) private var fuzzTarget: (([UInt8]) -> Void)?

@@ -104,8 +104,10 @@ public enum FuzzTargets {
     /// when stapling is required.
     public static func revocation(_ bytes: [UInt8]) {
         let fixture = ChainFixture.shared
-        guard let verdict = try? fixture.revocationManager.evaluate(
-            fixture.goodChain, host: "www.example.test", at: fixture.time, stapledOCSPResponse: bytes) else { return }
+        guard
+            let verdict = try? fixture.revocationManager.evaluate(
+                fixture.goodChain, host: "www.example.test", at: fixture.time, stapledOCSPResponse: bytes)
+        else { return }
         precondition(Disposition(serverTrust: verdict).allowsConnection == verdict.isTrusted, "a verdict with failures never allows the connection")
         if verdict.isTrusted {
             precondition(verdict.verifiedPath != nil, "a trusted verdict names the path it trusted")
@@ -137,8 +139,11 @@ public enum FuzzTargets {
         _ = crl.handle.entry(for: leaf.handle)
         _ = crl.handle.isIssued(byNameOf: fixture.crlChain[1].handle)
         let lists = FetchedRevocationLists(byURL: [fixture.crlURL: .list(crl)])
-        guard let verdict = try? fixture.crlManager.evaluate(fixture.crlChain, host: "www.example.test", at: fixture.time,
-                                                             stapledOCSPResponse: nil, revocationLists: lists) else { return }
+        guard
+            let verdict = try? fixture.crlManager.evaluate(
+                fixture.crlChain, host: "www.example.test", at: fixture.time,
+                stapledOCSPResponse: nil, revocationLists: lists)
+        else { return }
         precondition(verdict.revocationStatuses.count == 1, "one distribution point, one answer")
         if verdict.isTrusted {
             precondition(verdict.revocationStatuses[0].outcome == .good, "a hard policy trusts only a good answer")
@@ -190,13 +195,15 @@ struct ChainFixture: Sendable {
             (TrustPolicy(pinning: .certificates(try! PinnedCertificates(pinnedCertificates)), anchors: anchorSet), .certificatePins),
         ]
         goodChain = [load("rsa-leaf"), load("rsa-intermediate")]
-        let host = HostPolicy(pattern: try! HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
-                              validation: ValidationPolicy(anchors: anchorSet), revocation: RevocationPolicy(requireStapledOCSP: true))
+        let host = HostPolicy(
+            pattern: try! HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
+            validation: ValidationPolicy(anchors: anchorSet), revocation: RevocationPolicy(requireStapledOCSP: true))
         revocationManager = TrustManager(policies: [host])
         crlChain = try! Certificate.load(contentsOf: directory.appendingPathComponent("crl-fetch/good-chain.pem").path)
-        let crlHost = HostPolicy(pattern: try! HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
-                                 validation: ValidationPolicy(anchors: anchorSet),
-                                 revocation: RevocationPolicy(distributionPointCRLs: DistributionPointCRLs(failure: .hard)))
+        let crlHost = HostPolicy(
+            pattern: try! HostPattern("www.example.test", publicSuffixes: nil), pinSets: [],
+            validation: ValidationPolicy(anchors: anchorSet),
+            revocation: RevocationPolicy(distributionPointCRLs: DistributionPointCRLs(failure: .hard)))
         crlManager = TrustManager(policies: [crlHost])
         let pair = try! Ed25519.generate()
         updateKeyPEM = Array(pair.privateKeyPEM.utf8)
@@ -204,7 +211,8 @@ struct ChainFixture: Sendable {
         updateFloor = TrustManager(policies: [try! HostPolicy("www.example.test", policy: policies[1].0)])
         let logs = (0..<2).map { index in
             let key = try! CertificateTransparencyTestLog.makeKey()
-            return #"{"description": "Fuzz \#(index)", "log_id": "\#(Data(Digest.sha256(key.spkiDER)).base64EncodedString())", "key": "\#(Data(key.spkiDER).base64EncodedString())", "url": "https://fuzz\#(index).test/", "mmd": 86400, "state": {"usable": {"timestamp": "2020-01-01T00:00:00Z"}}}"#
+            return
+                #"{"description": "Fuzz \#(index)", "log_id": "\#(Data(Digest.sha256(key.spkiDER)).base64EncodedString())", "key": "\#(Data(key.spkiDER).base64EncodedString())", "url": "https://fuzz\#(index).test/", "mmd": 86400, "state": {"usable": {"timestamp": "2020-01-01T00:00:00Z"}}}"#
         }
         let operators = logs.enumerated().map { #"{"name": "Operator \#($0.offset)", "email": ["ct@fuzz.test"], "logs": [\#($0.element)]}"# }
         let json = #"{"version": "1.0", "log_list_timestamp": "2030-05-31T00:00:00Z", "operators": [\#(operators.joined(separator: ", "))]}"#

@@ -30,9 +30,12 @@ extension FuzzTargets {
             }
         }
         for manager in fixture.transparencyManagers {
-            guard let verdict = try? manager.evaluate(fixture.goodChain, host: "www.example.test", at: fixture.time,
-                                                      stapledOCSPResponse: nil, revocationLists: nil, presentedSCTs: parsed ?? []),
-                  let assessment = verdict.certificateTransparency else { continue }
+            guard
+                let verdict = try? manager.evaluate(
+                    fixture.goodChain, host: "www.example.test", at: fixture.time,
+                    stapledOCSPResponse: nil, revocationLists: nil, presentedSCTs: parsed ?? []),
+                let assessment = verdict.certificateTransparency
+            else { continue }
             precondition(assessment.timestamps.allSatisfy { !$0.counted || $0.status == .verified }, "only verified SCTs count")
             if verdict.isTrusted {
                 switch assessment.compliance {

@@ -45,8 +45,9 @@ public enum Soak {
                 badInput += 1
             }
         }
-        return Result(iterations: iterations, residentAfterWarmUp: afterWarmUp, residentAtEnd: residentBytes(),
-                      trusted: trusted, rejected: rejected, badInput: badInput)
+        return Result(
+            iterations: iterations, residentAfterWarmUp: afterWarmUp, residentAtEnd: residentBytes(),
+            trusted: trusted, rejected: rejected, badInput: badInput)
     }
 }
 
@@ -55,9 +56,11 @@ extension ChainFixture {
     static func soakInputs() -> [[UInt8]] {
         let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Certificates")
-        let files = ["chains/rsa-good.pem", "chains/ec-good.pem", "chains/rsa-expired.pem", "chains/self-signed.pem",
-                     "chains/attacker-with-pinned-ca.pem", "chains/rsa-wrong-host.pem", "chains/rsa-pathlen.pem",
-                     "malformed/truncated.pem", "malformed/bad-der-in-pem.pem", "malformed/private-key.pem"]
+        let files = [
+            "chains/rsa-good.pem", "chains/ec-good.pem", "chains/rsa-expired.pem", "chains/self-signed.pem",
+            "chains/attacker-with-pinned-ca.pem", "chains/rsa-wrong-host.pem", "chains/rsa-pathlen.pem",
+            "malformed/truncated.pem", "malformed/bad-der-in-pem.pem", "malformed/private-key.pem",
+        ]
         return files.compactMap { try? Array(Data(contentsOf: directory.appendingPathComponent($0))) }
     }
 }

@@ -27,9 +27,11 @@ extension PincheckClientCertificateVerifier {
     ///   - logger: Where the verifier's `startupWarnings`
     ///     (public roots as client anchors) are logged as warnings; nil: not logged.
     ///   - onDecision: Receives every decision, accepted or not (for logs and metrics).
-    public func hummingbirdTLSConfiguration(certificateChain: [NIOSSLCertificateSource], privateKey: NIOSSLPrivateKeySource,
-                                            logger: Logger? = nil,
-                                            onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) -> TLSChannelConfiguration {
+    public func hummingbirdTLSConfiguration(
+        certificateChain: [NIOSSLCertificateSource], privateKey: NIOSSLPrivateKeySource,
+        logger: Logger? = nil,
+        onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }
+    ) -> TLSChannelConfiguration {
         for warning in startupWarnings { logger?.warning("\(warning)") }
         return TLSChannelConfiguration(
             tlsConfiguration: Self.makeServerConfiguration(certificateChain: certificateChain, privateKey: privateKey),

@@ -11,7 +11,8 @@ extension X509Handle {
     package var caIssuersURLs: [String] {
         defer { OpenSSLErrorStack.clear() }
         guard X509_get_ext_by_NID(ref, NID_info_access, -1) >= 0,
-              let raw = X509_get_ext_d2i(ref, NID_info_access, nil, nil) else { return [] }
+            let raw = X509_get_ext_d2i(ref, NID_info_access, nil, nil)
+        else { return [] }
         let access = OpaquePointer(raw)
         defer { AUTHORITY_INFO_ACCESS_free(access) }
         var urls: [String] = []
@@ -19,8 +20,9 @@ extension X509Handle {
             guard let value = OPENSSL_sk_value(access, index) else { continue }
             let description = value.assumingMemoryBound(to: ACCESS_DESCRIPTION.self).pointee
             guard OBJ_obj2nid(description.method) == NID_ad_ca_issuers, let location = description.location,
-                  location.pointee.type == GEN_URI, let uri = location.pointee.d.uniformResourceIdentifier,
-                  let data = ASN1_STRING_get0_data(uri) else { continue }
+                location.pointee.type == GEN_URI, let uri = location.pointee.d.uniformResourceIdentifier,
+                let data = ASN1_STRING_get0_data(uri)
+            else { continue }
             let url = String(decoding: UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(uri))), as: UTF8.self)
             if Self.isHTTP(url), !urls.contains(url) { urls.append(url) }
         }

@@ -11,7 +11,8 @@ extension X509Handle {
     static func readDistributionPointURLs(_ ref: OpaquePointer) -> (urls: [String], ignored: Int) {
         defer { OpenSSLErrorStack.clear() }
         guard X509_get_ext_by_NID(ref, NID_crl_distribution_points, -1) >= 0,
-              let raw = X509_get_ext_d2i(ref, NID_crl_distribution_points, nil, nil) else { return ([], 0) }
+            let raw = X509_get_ext_d2i(ref, NID_crl_distribution_points, nil, nil)
+        else { return ([], 0) }
         let points = OpaquePointer(raw)
         defer { CRL_DIST_POINTS_free(points) }
         var urls: [String] = []
@@ -33,8 +34,9 @@ extension X509Handle {
         var result: [String] = []
         for index in 0..<shim_sk_GENERAL_NAME_num(names) {
             guard let general = shim_sk_GENERAL_NAME_value(names, index), general.pointee.type == GEN_URI,
-                  let uri = general.pointee.d.uniformResourceIdentifier,
-                  let data = ASN1_STRING_get0_data(uri) else { continue }
+                let uri = general.pointee.d.uniformResourceIdentifier,
+                let data = ASN1_STRING_get0_data(uri)
+            else { continue }
             result.append(String(decoding: UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(uri))), as: UTF8.self))
         }
         return result

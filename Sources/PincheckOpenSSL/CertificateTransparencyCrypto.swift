@@ -50,7 +50,8 @@ package enum CertificateTransparencyCrypto {
     /// (RFC 6962 §3.3, in a certificate and in an OCSP SingleResponse alike).
     static func sctList(in extensionPointer: OpaquePointer?) -> [UInt8]? {
         guard let extensionPointer, let data = X509_EXTENSION_get_data(extensionPointer),
-              let bytes = ASN1_STRING_get0_data(data) else { return nil }
+            let bytes = ASN1_STRING_get0_data(data)
+        else { return nil }
         let value = Array(UnsafeBufferPointer(start: bytes, count: Int(ASN1_STRING_length(data))))
         let (inner, consumed) = DERDecoding.decode(value) { d2i_ASN1_OCTET_STRING(nil, $0, $1) }
         OpenSSLErrorStack.clear()

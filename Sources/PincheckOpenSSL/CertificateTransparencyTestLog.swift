@@ -11,7 +11,8 @@ package enum CertificateTransparencyTestLog {
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer? = nil
         guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_ec_paramgen_curve_nid(context, NID_X9_62_prime256v1) == 1,
-              EVP_PKEY_keygen(context, &key) == 1, let key else { throw failure("key generation failed") }
+            EVP_PKEY_keygen(context, &key) == 1, let key
+        else { throw failure("key generation failed") }
         defer { EVP_PKEY_free(key) }
         guard let pem = PrivateKeyPEM.write(key) else { throw failure("cannot encode the private key") }
         guard let encoded = DEREncoding.encode({ i2d_PUBKEY(key, $0) }) else { throw failure("cannot encode the public key") }
@@ -26,7 +27,8 @@ package enum CertificateTransparencyTestLog {
         defer { EVP_MD_CTX_free(context) }
         var length = 0
         guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key) == 1,
-              EVP_DigestSign(context, nil, &length, message, message.count) == 1 else { throw failure("signing failed") }
+            EVP_DigestSign(context, nil, &length, message, message.count) == 1
+        else { throw failure("signing failed") }
         var signature = [UInt8](repeating: 0, count: length)
         guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else { throw failure("signing failed") }
         return Array(signature.prefix(length))
@@ -58,8 +60,10 @@ package enum CertificateTransparencyTestLog {
     /// from `thisUpdate` to `nextUpdate`, whose SingleResponse carries `sctList` (TLS-encoded) in
     /// the SCT list extension (RFC 6962 §3.3, 1.3.6.1.4.1.11129.2.4.5).
     /// - Returns: The response's DER, as a server staples it.
-    package static func stapledResponse(for leaf: X509Handle, issuer: X509Handle, issuerKeyPEM: [UInt8], sctList: [UInt8],
-                                        thisUpdate: Date, nextUpdate: Date) throws(OpenSSLFailure) -> [UInt8] {
+    package static func stapledResponse(
+        for leaf: X509Handle, issuer: X509Handle, issuerKeyPEM: [UInt8], sctList: [UInt8],
+        thisUpdate: Date, nextUpdate: Date
+    ) throws(OpenSSLFailure) -> [UInt8] {
         let key = try PrivateKeyPEM.read(issuerKeyPEM, passphrase: nil, what: "issuer key")
         defer { EVP_PKEY_free(key) }
         guard let basic = OCSP_BASICRESP_new() else { throw failure("out of memory") }
@@ -77,7 +81,8 @@ package enum CertificateTransparencyTestLog {
         defer { X509_EXTENSION_free(ext) }
         guard OCSP_SINGLERESP_add_ext(single, ext, -1) == 1 else { throw failure("cannot add the SCT list extension") }
         guard OCSP_basic_sign(basic, issuer.ref, key, EVP_sha256(), nil, 0) == 1,
-              let response = OCSP_response_create(Int32(OCSP_RESPONSE_STATUS_SUCCESSFUL), basic) else { throw failure("cannot sign the response") }
+            let response = OCSP_response_create(Int32(OCSP_RESPONSE_STATUS_SUCCESSFUL), basic)
+        else { throw failure("cannot sign the response") }
         defer { OCSP_RESPONSE_free(response) }
         guard let encoded = DEREncoding.encode({ i2d_OCSP_RESPONSE(response, $0) }) else { throw failure("cannot encode the response") }
         return encoded
@@ -90,7 +95,8 @@ package enum CertificateTransparencyTestLog {
         guard let value = ASN1_OCTET_STRING_new() else { throw failure("out of memory") }
         defer { ASN1_OCTET_STRING_free(value) }
         guard ASN1_OCTET_STRING_set(value, inner, Int32(inner.count)) == 1,
-              let ext = X509_EXTENSION_create_by_NID(nil, nid, 0, value) else { throw failure("cannot make the SCT list extension") }
+            let ext = X509_EXTENSION_create_by_NID(nil, nid, 0, value)
+        else { throw failure("cannot make the SCT list extension") }
         return ext
     }
 

@@ -94,7 +94,9 @@ package enum IPAddressText {
             // Compress the longest run of two or more zero groups (RFC 5952).
             var bestStart = -1, bestLength = 0, start = -1
             for (index, group) in zip(0..., groups + [1]) {
-                if group == 0 { if start < 0 { start = index } } else if start >= 0 {
+                if group == 0 {
+                    if start < 0 { start = index }
+                } else if start >= 0 {
                     if index - start > bestLength && index - start >= 2 { bestStart = start; bestLength = index - start }
                     start = -1
                 }

@@ -38,7 +38,9 @@ package enum Ed25519Keys {
 
     /// Signs `message` with a PEM private key; returns the signature and the raw public key.
     /// - Parameter passphrase: For an encrypted key; without it such a key is refused (never a prompt).
-    package static func sign(_ message: [UInt8], privateKeyPEM: [UInt8], passphrase: [UInt8]? = nil) throws(OpenSSLFailure) -> (signature: [UInt8], publicKey: [UInt8]) {
+    package static func sign(_ message: [UInt8], privateKeyPEM: [UInt8], passphrase: [UInt8]? = nil) throws(OpenSSLFailure) -> (
+        signature: [UInt8], publicKey: [UInt8]
+    ) {
         let key = try PrivateKeyPEM.read(privateKeyPEM, passphrase: passphrase, what: "signing key")
         defer { EVP_PKEY_free(key) }
         guard EVP_PKEY_get_id(key) == EVP_PKEY_ED25519 else {
@@ -49,7 +51,8 @@ package enum Ed25519Keys {
         var signature = [UInt8](repeating: 0, count: signatureLength)
         var length = signature.count
         guard EVP_DigestSignInit(context, nil, nil, nil, key) == 1,
-              EVP_DigestSign(context, &signature, &length, message, message.count) == 1, length == signatureLength else {
+            EVP_DigestSign(context, &signature, &length, message, message.count) == 1, length == signatureLength
+        else {
             throw failure("signing failed")
         }
         return (signature, try rawPublicKey(key))

@@ -55,13 +55,14 @@ package struct HTTPURL: Sendable, Hashable {
             return .failure(Problem(text: "only http URLs are fetched"))
         }
         for byte in bytes where byte <= 0x20 || byte >= 0x7F {
-            let what = switch byte {
-            case 0x0D: "a carriage return"
-            case 0x0A: "a line feed"
-            case 0x20: "a space"
-            case 0x7F...: "a byte outside ASCII"
-            default: "a control byte"
-            }
+            let what =
+                switch byte {
+                case 0x0D: "a carriage return"
+                case 0x0A: "a line feed"
+                case 0x20: "a space"
+                case 0x7F...: "a byte outside ASCII"
+                default: "a control byte"
+                }
             return .failure(Problem(text: "the URL contains \(what)"))
         }
         let rest = bytes.dropFirst(7)
@@ -86,24 +87,31 @@ package struct HTTPURL: Sendable, Hashable {
         var hostPart = authority[...]
         var port = 80
         if hostPart.first == UInt8(ascii: "[") {
-            guard let close = hostPart.firstIndex(of: UInt8(ascii: "]")) else { return .failure(Problem(text: "the URL's IPv6 literal is not closed")) }
+            guard let close = hostPart.firstIndex(of: UInt8(ascii: "]")) else {
+                return .failure(Problem(text: "the URL's IPv6 literal is not closed"))
+            }
             let literal = String(decoding: hostPart[hostPart.index(after: hostPart.startIndex)..<close], as: UTF8.self)
             guard IPAddress(literal)?.isV6 == true else { return .failure(Problem(text: "the URL's IPv6 literal is malformed")) }
             let after = hostPart[hostPart.index(after: close)...]
             if !after.isEmpty {
-                guard after.first == UInt8(ascii: ":"), let number = portNumber(after.dropFirst()) else { return .failure(Problem(text: "the URL's port is malformed")) }
+                guard after.first == UInt8(ascii: ":"), let number = portNumber(after.dropFirst()) else {
+                    return .failure(Problem(text: "the URL's port is malformed"))
+                }
                 port = number
             }
             return .success(HTTPURL(host: literal.lowercased(), port: port, path: String(decoding: path, as: UTF8.self)))
         }
         if let colon = hostPart.firstIndex(of: UInt8(ascii: ":")) {
-            guard let number = portNumber(hostPart[hostPart.index(after: colon)...]) else { return .failure(Problem(text: "the URL's port is malformed")) }
+            guard let number = portNumber(hostPart[hostPart.index(after: colon)...]) else {
+                return .failure(Problem(text: "the URL's port is malformed"))
+            }
             port = number
             hostPart = hostPart[..<colon]
         }
         let host = String(decoding: hostPart, as: UTF8.self).lowercased()
         guard !host.isEmpty, host.utf8.count <= 253,
-              host.utf8.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") }) else {
+            host.utf8.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") })
+        else {
             return .failure(Problem(text: "the URL's host is not a host name or IP address"))
         }
         return .success(HTTPURL(host: host, port: port, path: String(decoding: path, as: UTF8.self)))
@@ -119,7 +127,8 @@ package struct HTTPURL: Sendable, Hashable {
 
     private static func portNumber(_ digits: some Collection<UInt8>) -> Int? {
         guard (1...5).contains(digits.count), digits.allSatisfy({ (0x30...0x39).contains($0) }),
-              let value = Int(String(decoding: digits, as: UTF8.self)), (1...65535).contains(value) else { return nil }
+            let value = Int(String(decoding: digits, as: UTF8.self)), (1...65535).contains(value)
+        else { return nil }
         return value
     }
 }
@@ -193,10 +202,14 @@ package struct IPAddress: Sendable, Hashable {
     /// An IPv4 address in any spelling the resolver and proxies accept for one: `2130706433`,
     /// `0x7f000001`, `0177.0.0.1`, `127.1` (inet_aton's forms); nil for anything else.
     package init?(legacyIPv4 text: String) {
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "x") || $0 == UInt8(ascii: "X")
-                                                     || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
-                                                     || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
-                                                     || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains($0) }) else { return nil }
+        guard !text.isEmpty,
+            text.utf8.allSatisfy({
+                $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "x") || $0 == UInt8(ascii: "X")
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains($0)
+            })
+        else { return nil }
         var v4 = in_addr()
         guard inet_aton(text, &v4) != 0 else { return nil }
         bytes = withUnsafeBytes(of: &v4) { Array($0) }
@@ -251,8 +264,10 @@ package enum HTTPFetch {
         }
 
         /// Names of cloud metadata services (the addresses they answer at are refused by address).
-        static let metadataNames: Set<String> = ["metadata", "metadata.google.internal", "metadata.goog", "instance-data",
-                                                 "instance-data.ec2.internal", "metadata.azure.internal", "metadata.oraclecloud.com"]
+        static let metadataNames: Set<String> = [
+            "metadata", "metadata.google.internal", "metadata.goog", "instance-data",
+            "instance-data.ec2.internal", "metadata.azure.internal", "metadata.oraclecloud.com",
+        ]
 
         /// Why a URL naming `host` must not be fetched; nil when it may be tried.
         package func forbidden(host: String) -> String? {
@@ -286,15 +301,19 @@ package enum HTTPFetch {
     ///   - timeout: For resolving (when no proxy is used), connecting and the transfer together.
     ///   - proxy: nil honours `http_proxy`/`no_proxy` from the environment; "" uses none. Through
     ///     a proxy the proxy resolves names: the URL's name is vetted here (``Destinations``).
-    package static func get(_ url: String, maximumBytes: Int, timeout: Duration, proxy: String?,
-                            destinations: Destinations = Destinations()) -> Result<[UInt8], Failure> {
+    package static func get(
+        _ url: String, maximumBytes: Int, timeout: Duration, proxy: String?,
+        destinations: Destinations = Destinations()
+    ) -> Result<[UInt8], Failure> {
         if let why = HTTPURL.problem(url) { return .failure(.refused(why)) }
         guard var current = HTTPURL(url) else { return .failure(.refused("the URL is malformed")) }
         let deadline = ContinuousClock.now + timeout
         let seconds = Int(timeout.components.seconds) + (timeout.components.attoseconds > 0 ? 1 : 0)
         for _ in 0...maximumRedirects {
-            switch exchange(current, maximumBytes: maximumBytes, deadline: deadline, seconds: max(1, seconds), proxy: proxy,
-                            destinations: destinations) {
+            switch exchange(
+                current, maximumBytes: maximumBytes, deadline: deadline, seconds: max(1, seconds), proxy: proxy,
+                destinations: destinations)
+            {
             case .body(let bytes): return .success(bytes)
             case .failure(let failure): return .failure(failure)
             case .redirect(let location):
@@ -308,7 +327,10 @@ package enum HTTPFetch {
                     return .failure(.refused("the server redirected to \"\(location.prefix(200))\", which is not an http URL Pincheck fetches"))
                 }
                 guard target.sameOrigin(as: current) else {
-                    return .failure(.refused("the server redirected to another host or port (\(target.authority)); only redirects on \(current.authority) are followed"))
+                    return .failure(
+                        .refused(
+                            "the server redirected to another host or port (\(target.authority)); only redirects on \(current.authority) are followed"
+                        ))
                 }
                 current = target
             }
@@ -322,17 +344,22 @@ package enum HTTPFetch {
         case failure(Failure)
     }
 
-    private static func exchange(_ url: HTTPURL, maximumBytes: Int, deadline: ContinuousClock.Instant, seconds: Int, proxy: String?,
-                                 destinations: Destinations) -> Exchange {
+    private static func exchange(
+        _ url: HTTPURL, maximumBytes: Int, deadline: ContinuousClock.Instant, seconds: Int, proxy: String?,
+        destinations: Destinations
+    ) -> Exchange {
         OpenSSLErrorStack.clear()
         let portText = String(url.port)
         // The proxy this URL goes through, after no_proxy (OpenSSL reads the environment when nil).
         // OSSL_HTTP_adapt_proxy hands back the pointer it was given (or getenv's): it is copied
         // while the C strings passed in are still alive.
-        let viaProxy: String? = proxy == "" ? nil : url.host.withCString { host in
-            guard let proxy else { return OSSL_HTTP_adapt_proxy(nil, nil, host, 0).map { String(cString: $0) } }
-            return proxy.withCString { given in OSSL_HTTP_adapt_proxy(given, nil, host, 0).map { String(cString: $0) } }
-        }
+        let viaProxy: String? =
+            proxy == ""
+            ? nil
+            : url.host.withCString { host in
+                guard let proxy else { return OSSL_HTTP_adapt_proxy(nil, nil, host, 0).map { String(cString: $0) } }
+                return proxy.withCString { given in OSSL_HTTP_adapt_proxy(given, nil, host, 0).map { String(cString: $0) } }
+            }
         if let why = destinations.forbidden(host: url.host) {
             return .failure(.refused("\(url.host) is \(why), which \(Self.refusal(why))"))
         }
@@ -353,7 +380,10 @@ package enum HTTPFetch {
         let remaining = max(1, Int((deadline - ContinuousClock.now).components.seconds) + 1)
         // With a connection of ours, it is given as the reading side too: OpenSSL then neither
         // connects it (it is connected) nor frees it (the defer above does).
-        guard let context = OSSL_HTTP_open(url.host, portText, viaProxy, nil, 0, socketBIO, socketBIO, nil, nil, 0, Int32(clamping: min(remaining, seconds))) else {
+        guard
+            let context = OSSL_HTTP_open(
+                url.host, portText, viaProxy, nil, 0, socketBIO, socketBIO, nil, nil, 0, Int32(clamping: min(remaining, seconds)))
+        else {
             return .failure(failure(OpenSSLErrorStack.drain(), maximumBytes: maximumBytes, deadline: deadline, seconds: seconds))
         }
         var ok: Int32 = 0
@@ -428,7 +458,8 @@ package enum HTTPFetch {
         let ip: IPAddress
     }
 
-    private static func connect(_ url: HTTPURL, deadline: ContinuousClock.Instant, seconds: Int, destinations: Destinations) -> Result<Int32, Failure> {
+    private static func connect(_ url: HTTPURL, deadline: ContinuousClock.Instant, seconds: Int, destinations: Destinations) -> Result<Int32, Failure>
+    {
         let candidates: [Candidate]
         switch resolve(url, destinations: destinations) {
         case .success(let resolved): candidates = resolved

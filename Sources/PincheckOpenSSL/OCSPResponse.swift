@@ -153,12 +153,14 @@ package enum OCSPResponse {
         guard let response = DERDecoding.decode(der, with: { d2i_OCSP_RESPONSE(nil, $0, $1) }).object else { return [] }
         defer { OCSP_RESPONSE_free(response) }
         guard OCSP_response_status(response) == OCSP_RESPONSE_STATUS_SUCCESSFUL, let basic = OCSP_response_get1_basic(response),
-              let serial = ASN1Value(X509_get0_serialNumber(leaf.ref)) else { return [] }
+            let serial = ASN1Value(X509_get0_serialNumber(leaf.ref))
+        else { return [] }
         defer { OCSP_BASICRESP_free(basic) }
         var lists: [[UInt8]] = []
         for index in 0..<max(0, OCSP_resp_count(basic)) {
             guard let single = OCSP_resp_get0(basic, index), let id = OCSP_SINGLERESP_get0_id(single),
-                  isAnswer(id, about: serial) else { continue }
+                isAnswer(id, about: serial)
+            else { continue }
             let position = OCSP_SINGLERESP_get_ext_by_NID(single, NID_ct_cert_scts, -1)
             guard position >= 0, let list = CertificateTransparencyCrypto.sctList(in: OCSP_SINGLERESP_get_ext(single, position)) else { continue }
             lists.append(list)

@@ -22,7 +22,9 @@ package enum PKCS7Bundle {
     ///   - maximumCount: The most certificates a bundle may hold.
     ///   - maximumChainLength: The longest bundle put in chain order (``chainOrder(_:maximumChainLength:)``).
     /// - Throws: ``OpenSSLFailure``: not a SignedData, bytes after it, no certificate, too many.
-    package static func certificates(_ der: [UInt8], position: String, maximumCount: Int, maximumChainLength: Int) throws(OpenSSLFailure) -> [X509Handle] {
+    package static func certificates(_ der: [UInt8], position: String, maximumCount: Int, maximumChainLength: Int) throws(OpenSSLFailure)
+        -> [X509Handle]
+    {
         // Counted before anything is decoded: a bundle over the limit is refused at once, not
         // after OpenSSL has parsed ten thousand certificates.
         if let count = certificateCount(der), count > maximumCount {
@@ -40,7 +42,8 @@ package enum PKCS7Bundle {
         }
         // PKCS7_type_is_signed is a macro: the content type's NID, read here.
         guard OBJ_obj2nid(parsed.pointee.type) == NID_pkcs7_signed, let signed = parsed.pointee.d.sign,
-              let stack = signed.pointee.cert, shim_sk_X509_num(stack) > 0 else {
+            let stack = signed.pointee.cert, shim_sk_X509_num(stack) > 0
+        else {
             throw OpenSSLFailure(.emptyInput, "\(position) is a PKCS #7 bundle with no certificate in it")
         }
         let count = Int(shim_sk_X509_num(stack))
@@ -71,8 +74,10 @@ package enum PKCS7Bundle {
         func element(_ tag: UInt8, _ contents: [UInt8]) -> [UInt8] { [tag] + length(contents.count) + contents }
         let data = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01] as [UInt8]
         let signed = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02] as [UInt8]
-        let body = element(0x30, element(0x02, [1]) + element(0x31, []) + element(0x30, element(0x06, data))
-            + element(0xA0, Array(certificates.joined())) + element(0x31, []))
+        let body = element(
+            0x30,
+            element(0x02, [1]) + element(0x31, []) + element(0x30, element(0x06, data))
+                + element(0xA0, Array(certificates.joined())) + element(0x31, []))
         return element(0x30, element(0x06, signed) + element(0xA0, body))
     }
 
@@ -97,9 +102,10 @@ package enum PKCS7Bundle {
             return (tag, start..<(start + length))
         }
         guard let contentInfo = element(at: 0, end: der.count), contentInfo.tag == 0x30,
-              let type = element(at: contentInfo.contents.lowerBound, end: contentInfo.contents.upperBound), type.tag == 0x06,
-              let explicit = element(at: type.contents.upperBound, end: contentInfo.contents.upperBound), explicit.tag == 0xA0,
-              let signedData = element(at: explicit.contents.lowerBound, end: explicit.contents.upperBound), signedData.tag == 0x30 else { return nil }
+            let type = element(at: contentInfo.contents.lowerBound, end: contentInfo.contents.upperBound), type.tag == 0x06,
+            let explicit = element(at: type.contents.upperBound, end: contentInfo.contents.upperBound), explicit.tag == 0xA0,
+            let signedData = element(at: explicit.contents.lowerBound, end: explicit.contents.upperBound), signedData.tag == 0x30
+        else { return nil }
         var index = signedData.contents.lowerBound
         let end = signedData.contents.upperBound
         for expected: UInt8 in [0x02, 0x31, 0x30] {

@@ -43,15 +43,17 @@ enum PrivateKeyPEM {
             return withUnsafeMutablePointer(to: &secret) { pointer in
                 // The callback copies the passphrase it is handed (an empty one when none was
                 // given: the read then fails) and never reads a terminal.
-                PEM_read_bio_PrivateKey(bio, nil, { buffer, size, _, userdata in
-                    guard let buffer, let userdata else { return -1 }
-                    let secret = userdata.assumingMemoryBound(to: [UInt8].self).pointee
-                    guard !secret.isEmpty, secret.count <= Int(size) else { return -1 }
-                    secret.withUnsafeBytes { raw in
-                        if let base = raw.baseAddress { UnsafeMutableRawPointer(buffer).copyMemory(from: base, byteCount: secret.count) }
-                    }
-                    return Int32(secret.count)
-                }, pointer)
+                PEM_read_bio_PrivateKey(
+                    bio, nil,
+                    { buffer, size, _, userdata in
+                        guard let buffer, let userdata else { return -1 }
+                        let secret = userdata.assumingMemoryBound(to: [UInt8].self).pointee
+                        guard !secret.isEmpty, secret.count <= Int(size) else { return -1 }
+                        secret.withUnsafeBytes { raw in
+                            if let base = raw.baseAddress { UnsafeMutableRawPointer(buffer).copyMemory(from: base, byteCount: secret.count) }
+                        }
+                        return Int32(secret.count)
+                    }, pointer)
             }
         }
         guard let key else {

@@ -90,7 +90,8 @@ package struct PublicKeyReader: Sendable {
         case EVP_PKEY_EC, EVP_PKEY_ED25519, EVP_PKEY_ED448:
             return nil
         case EVP_PKEY_X25519, EVP_PKEY_X448, EVP_PKEY_DH, EVP_PKEY_DHX:
-            return "a key-agreement key (\(OBJ_nid2sn(type).map { String(cString: $0) } ?? "X25519")), which cannot sign: no server certificate can carry it"
+            return
+                "a key-agreement key (\(OBJ_nid2sn(type).map { String(cString: $0) } ?? "X25519")), which cannot sign: no server certificate can carry it"
         case EVP_PKEY_DSA:
             return "a DSA key: TLS 1.3 has no DSA signature scheme and no browser accepts one"
         default:

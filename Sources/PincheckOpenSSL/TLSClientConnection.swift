@@ -126,7 +126,7 @@ package final class TLSClientConnection {
             }
             switch reason {
             case SSL_R_WRONG_VERSION_NUMBER, SSL_R_PACKET_LENGTH_TOO_LONG, SSL_R_UNKNOWN_PROTOCOL,
-                 SSL_R_RECORD_LENGTH_MISMATCH, SSL_R_HTTP_REQUEST, SSL_R_HTTPS_PROXY_REQUEST:
+                SSL_R_RECORD_LENGTH_MISMATCH, SSL_R_HTTP_REQUEST, SSL_R_HTTPS_PROXY_REQUEST:
                 return TLSFailure(.notTLS, "the server did not answer with TLS (plain HTTP or another protocol on this port?)\(detail)")
             case SSL_R_UNEXPECTED_EOF_WHILE_READING:
                 return TLSFailure(.closed, "the server closed the connection during the TLS handshake")
@@ -225,21 +225,24 @@ package final class TLSClientConnection {
             default: continue  // SSL_get0_peer_scts sets one of the three on every SCT it returns.
             }
             let nid = SCT_get_signature_nid(sct)
-            timestamps.append(PresentedSCT(
-                source: source,
-                version: Int(SCT_get_version(sct).rawValue),
-                logID: Self.bytes(sct, SCT_get0_log_id),
-                timestampMilliseconds: SCT_get_timestamp(sct),
-                signatureAlgorithm: nid == NID_undef ? nil : OBJ_nid2ln(nid).map { String(cString: $0) },
-                extensions: Self.bytes(sct, SCT_get0_extensions),
-                signature: Self.bytes(sct, SCT_get0_signature)))
+            timestamps.append(
+                PresentedSCT(
+                    source: source,
+                    version: Int(SCT_get_version(sct).rawValue),
+                    logID: Self.bytes(sct, SCT_get0_log_id),
+                    timestampMilliseconds: SCT_get_timestamp(sct),
+                    signatureAlgorithm: nid == NID_undef ? nil : OBJ_nid2ln(nid).map { String(cString: $0) },
+                    extensions: Self.bytes(sct, SCT_get0_extensions),
+                    signature: Self.bytes(sct, SCT_get0_signature)))
         }
         return timestamps
     }
 
     /// Copies a field an `SCT_get0_…` accessor lends (the SCT keeps ownership).
-    private static func bytes(_ sct: OpaquePointer,
-                              _ accessor: (OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int) -> [UInt8] {
+    private static func bytes(
+        _ sct: OpaquePointer,
+        _ accessor: (OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int
+    ) -> [UInt8] {
         var data: UnsafeMutablePointer<UInt8>? = nil
         let length = accessor(sct, &data)
         guard let data, length > 0 else { return [] }

@@ -260,7 +260,8 @@ package final class X509Handle: @unchecked Sendable {
         }
         var digest: Int32 = NID_undef, keyType: Int32 = NID_undef
         if OBJ_find_sigid_algs(X509_get_signature_nid(x), &digest, &keyType) == 1, digest != NID_undef,
-           let name = OBJ_nid2sn(digest) {
+            let name = OBJ_nid2sn(digest)
+        {
             facts.signatureDigest = String(cString: name).uppercased()
         }
         return facts
@@ -305,8 +306,9 @@ package final class X509Handle: @unchecked Sendable {
             return
         }
         let constraints = raw.assumingMemoryBound(to: NAME_CONSTRAINTS.self)
-        facts.nameConstraints = .init(permitted: subtrees(constraints.pointee.permittedSubtrees),
-                                      excluded: subtrees(constraints.pointee.excludedSubtrees))
+        facts.nameConstraints = .init(
+            permitted: subtrees(constraints.pointee.permittedSubtrees),
+            excluded: subtrees(constraints.pointee.excludedSubtrees))
         NAME_CONSTRAINTS_free(constraints)
     }
 
@@ -319,7 +321,8 @@ package final class X509Handle: @unchecked Sendable {
         case EVP_PKEY_EC:
             var buffer = [CChar](repeating: 0, count: 80)
             var length = 0
-            let curve = EVP_PKEY_get_group_name(key, &buffer, buffer.count, &length) == 1
+            let curve =
+                EVP_PKEY_get_group_name(key, &buffer, buffer.count, &length) == 1
                 ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
             return KeyDescription(algorithm: .ecdsa(curve: curve), bits: bits)
         case EVP_PKEY_ED25519:

@@ -45,8 +45,10 @@ package final class X509Store: @unchecked Sendable {
             if let name, let value = getenv(name) { return String(cString: value) }
             return fallback.map { String(cString: $0) } ?? ""
         }
-        return (environment(X509_get_default_cert_file_env(), X509_get_default_cert_file()),
-                environment(X509_get_default_cert_dir_env(), X509_get_default_cert_dir()))
+        return (
+            environment(X509_get_default_cert_file_env(), X509_get_default_cert_file()),
+            environment(X509_get_default_cert_dir_env(), X509_get_default_cert_dir())
+        )
     }
 
     /// The handle for an `X509` this store lent out, the same handle every time.

@@ -47,9 +47,11 @@ package struct X509VerificationRequest {
     /// The offered self-issued certificates, each of which may lengthen the path by one (RFC 5280 does not count them).
     var selfIssuedCount: Int { untrusted.count { $0.isSelfIssued } }
 
-    package init(leaf: X509Handle, untrusted: [X509Handle], store: X509Store, anchors: [X509Handle], peer: X509PeerName?,
-                 time: Int64, allowPartialChain: Bool, maximumDepth: Int, purpose: X509Purpose,
-                 revocationLists: [CRLHandle], revocationOfWholeChain: Bool, strictRules: StrictRules) {
+    package init(
+        leaf: X509Handle, untrusted: [X509Handle], store: X509Store, anchors: [X509Handle], peer: X509PeerName?,
+        time: Int64, allowPartialChain: Bool, maximumDepth: Int, purpose: X509Purpose,
+        revocationLists: [CRLHandle], revocationOfWholeChain: Bool, strictRules: StrictRules
+    ) {
         self.leaf = leaf
         self.untrusted = untrusted
         self.store = store
@@ -94,28 +96,31 @@ package enum X509VerificationErrorKind: Sendable, Hashable {
     case other
 
     init(code: Int32) {
-        self = switch code {
-        case X509_V_ERR_CERT_HAS_EXPIRED: .expired
-        case X509_V_ERR_CERT_NOT_YET_VALID: .notYetValid
-        case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT: .selfSignedLeaf
-        case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN: .untrustedRoot
-        case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE: .unknownIssuer
-        case X509_V_ERR_CERT_UNTRUSTED: .untrusted
-        case X509_V_ERR_INVALID_CA: .invalidCA
-        case X509_V_ERR_PATH_LENGTH_EXCEEDED: .pathLengthExceeded
-        case X509_V_ERR_INVALID_PURPOSE: .wrongPurpose
-        case X509_V_ERR_CERT_SIGNATURE_FAILURE: .badSignature
-        case X509_V_ERR_CERT_CHAIN_TOO_LONG: .tooLong
-        case X509_V_ERR_CERT_REVOKED: .revoked
-        case X509_V_ERR_UNABLE_TO_GET_CRL, X509_V_ERR_CRL_SIGNATURE_FAILURE, X509_V_ERR_CRL_NOT_YET_VALID,
-             X509_V_ERR_CRL_HAS_EXPIRED, X509_V_ERR_UNABLE_TO_DECRYPT_CRL_SIGNATURE, X509_V_ERR_KEYUSAGE_NO_CRL_SIGN,
-             X509_V_ERR_UNHANDLED_CRITICAL_CRL_EXTENSION, X509_V_ERR_DIFFERENT_CRL_SCOPE, X509_V_ERR_CRL_PATH_VALIDATION_ERROR,
-             X509_V_ERR_UNABLE_TO_GET_CRL_ISSUER: .revocationUnknown
-        case X509_V_ERR_PERMITTED_VIOLATION, X509_V_ERR_EXCLUDED_VIOLATION: .nameConstraints
-        case X509_V_ERR_HOSTNAME_MISMATCH: .hostMismatch
-        case X509_V_ERR_IP_ADDRESS_MISMATCH: .ipAddressMismatch
-        default: .other
-        }
+        self =
+            switch code {
+            case X509_V_ERR_CERT_HAS_EXPIRED: .expired
+            case X509_V_ERR_CERT_NOT_YET_VALID: .notYetValid
+            case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT: .selfSignedLeaf
+            case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN: .untrustedRoot
+            case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+                .unknownIssuer
+            case X509_V_ERR_CERT_UNTRUSTED: .untrusted
+            case X509_V_ERR_INVALID_CA: .invalidCA
+            case X509_V_ERR_PATH_LENGTH_EXCEEDED: .pathLengthExceeded
+            case X509_V_ERR_INVALID_PURPOSE: .wrongPurpose
+            case X509_V_ERR_CERT_SIGNATURE_FAILURE: .badSignature
+            case X509_V_ERR_CERT_CHAIN_TOO_LONG: .tooLong
+            case X509_V_ERR_CERT_REVOKED: .revoked
+            case X509_V_ERR_UNABLE_TO_GET_CRL, X509_V_ERR_CRL_SIGNATURE_FAILURE, X509_V_ERR_CRL_NOT_YET_VALID,
+                X509_V_ERR_CRL_HAS_EXPIRED, X509_V_ERR_UNABLE_TO_DECRYPT_CRL_SIGNATURE, X509_V_ERR_KEYUSAGE_NO_CRL_SIGN,
+                X509_V_ERR_UNHANDLED_CRITICAL_CRL_EXTENSION, X509_V_ERR_DIFFERENT_CRL_SCOPE, X509_V_ERR_CRL_PATH_VALIDATION_ERROR,
+                X509_V_ERR_UNABLE_TO_GET_CRL_ISSUER:
+                .revocationUnknown
+            case X509_V_ERR_PERMITTED_VIOLATION, X509_V_ERR_EXCLUDED_VIOLATION: .nameConstraints
+            case X509_V_ERR_HOSTNAME_MISMATCH: .hostMismatch
+            case X509_V_ERR_IP_ADDRESS_MISMATCH: .ipAddressMismatch
+            default: .other
+            }
     }
 
     /// True when this only says that no issuer was found: the chain does not reach an anchor.
@@ -231,8 +236,9 @@ package enum X509Verification {
         OpenSSLErrorStack.clear()
         defer { OpenSSLErrorStack.clear() }
         func failed(_ text: String) -> X509VerificationResult {
-            X509VerificationResult(builtChain: [], errors: [X509VerificationError(code: X509_V_ERR_UNSPECIFIED, depth: 0, text: text, certificate: nil)],
-                                   succeeded: false, tolerated: [])
+            X509VerificationResult(
+                builtChain: [], errors: [X509VerificationError(code: X509_V_ERR_UNSPECIFIED, depth: 0, text: text, certificate: nil)],
+                succeeded: false, tolerated: [])
         }
         guard let context = X509_STORE_CTX_new() else { return failed("X509_STORE_CTX_new failed") }
         defer { X509_STORE_CTX_free(context) }
@@ -247,10 +253,11 @@ package enum X509Verification {
         var crls: OpaquePointer? = nil
         defer { if let crls { shim_sk_X509_CRL_free(crls) } }
         if let problem = configure(context, for: request, crls: &crls) { return failed(problem) }
-        let tolerating = switch request.strictRules {
-        case .webPKI: webPKIWarnings
-        case .warningsOnly: strictOnlyErrors
-        }
+        let tolerating =
+            switch request.strictRules {
+            case .webPKI: webPKIWarnings
+            case .warningsOnly: strictOnlyErrors
+            }
         let collector = Collector(time: time_t(request.time), tolerating: tolerating, store: request.store)
         let returned: Int32 = withExtendedLifetime(collector) {
             _ = shim_X509_STORE_CTX_set_app_data(context, Unmanaged.passUnretained(collector).toOpaque())
@@ -307,7 +314,8 @@ package enum X509Verification {
         // RFC 5280 §4.1.2.5: the validity period includes notAfter itself; OpenSSL calls a
         // certificate expired from that second on.
         if code == X509_V_ERR_CERT_HAS_EXPIRED, let current, let notAfter = X509_get0_notAfter(current),
-           ASN1_TIME_cmp_time_t(notAfter, collector.time) == 0 {
+            ASN1_TIME_cmp_time_t(notAfter, collector.time) == 0
+        {
             return 1
         }
         let depth = Int(X509_STORE_CTX_get_error_depth(context))
@@ -318,7 +326,8 @@ package enum X509Verification {
         // self-signed anchor this is a finding; intermediates still need it.
         var tolerated: X509ToleratedFinding.Rule? = nil
         if code == X509_V_ERR_INVALID_CA, depth == Int(shim_sk_X509_num(X509_STORE_CTX_get0_chain(context))) - 1,
-           let current, X509_self_signed(current, 0) == 1, X509_check_ca(current) == 3 {
+            let current, X509_self_signed(current, 0) == 1, X509_check_ca(current) == 3
+        {
             tolerated = .versionOneAnchor
         } else if collector.tolerating.contains(code) {
             tolerated = .strictRule(code: code, text: String(cString: X509_verify_cert_error_string(Int(code))))
@@ -335,23 +344,27 @@ package enum X509Verification {
     }
 
     /// The built chain and the errors, with what OpenSSL's own counting gets wrong put right.
-    private static func result(of context: OpaquePointer, returned: Int32, collector: Collector,
-                               request: X509VerificationRequest) -> X509VerificationResult {
+    private static func result(
+        of context: OpaquePointer, returned: Int32, collector: Collector,
+        request: X509VerificationRequest
+    ) -> X509VerificationResult {
         var errors = collector.errors.map { error in
             Self.namingUnsupportedAlgorithm(error, path: [request.leaf] + request.untrusted + request.anchors)
         }
         if returned != 1 && errors.isEmpty {
             // A failure that never reached the callback (an internal error): still a failure.
             let code = X509_STORE_CTX_get_error(context)
-            errors.append(X509VerificationError(
-                code: code, depth: Int(X509_STORE_CTX_get_error_depth(context)),
-                text: code == X509_V_OK ? "verification failed: \(OpenSSLErrorStack.drainedText())" : nil,
-                certificate: nil))
+            errors.append(
+                X509VerificationError(
+                    code: code, depth: Int(X509_STORE_CTX_get_error_depth(context)),
+                    text: code == X509_V_OK ? "verification failed: \(OpenSSLErrorStack.drainedText())" : nil,
+                    certificate: nil))
         }
         let built = builtChain(context, request)
         // Only a widened depth needs the recount; otherwise OpenSSL has already held the path to it.
         if returned == 1, request.selfIssuedCount > 0,
-           built.dropFirst().dropLast().count(where: { !$0.isSelfIssued }) > request.maximumDepth {
+            built.dropFirst().dropLast().count(where: { !$0.isSelfIssued }) > request.maximumDepth
+        {
             errors.append(X509VerificationError(code: X509_V_ERR_CERT_CHAIN_TOO_LONG, depth: built.count - 1, certificate: nil))
         }
         // OpenSSL stops building at the depth limit, says the chain is too long, and then that it
@@ -359,11 +372,13 @@ package enum X509Verification {
         // second is only a consequence of the first: a 31-certificate served chain is too long,
         // not "unknown issuer".
         if errors.contains(where: { $0.kind == .tooLong }), let top = built.last,
-           (request.untrusted + request.anchors).contains(where: { $0 !== top && $0.der != top.der && $0.mayHaveIssued(top) }) {
+            (request.untrusted + request.anchors).contains(where: { $0 !== top && $0.der != top.der && $0.mayHaveIssued(top) })
+        {
             errors.removeAll(where: \.kind.isMissingIssuer)
         }
-        return X509VerificationResult(builtChain: built, errors: errors, succeeded: returned == 1 && errors.isEmpty,
-                                      tolerated: collector.tolerated)
+        return X509VerificationResult(
+            builtChain: built, errors: errors, succeeded: returned == 1 && errors.isEmpty,
+            tolerated: collector.tolerated)
     }
 
     /// The errors OpenSSL gives when it cannot use a key or signature algorithm (3.0 on an ML-DSA
@@ -383,8 +398,9 @@ package enum X509Verification {
         guard algorithmErrors.contains(error.code) else { return error }
         let candidates = error.certificate.map { [$0] } ?? path
         guard let name = candidates.lazy.compactMap(\.unsupportedAlgorithm).first else { return error }
-        return X509VerificationError(kind: .unsupportedAlgorithm(name), code: error.code, depth: error.depth, text: error.text,
-                                     certificate: error.certificate)
+        return X509VerificationError(
+            kind: .unsupportedAlgorithm(name), code: error.code, depth: error.depth, text: error.text,
+            certificate: error.certificate)
     }
 
     /// The context's chain (borrowed: it lives as long as the context), as the request's own

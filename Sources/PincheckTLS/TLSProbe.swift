@@ -80,8 +80,9 @@ public struct TLSProbe: Sendable {
             case nil: return name
             }
         }
-        return try TLSClient.handshake(.init(
-            host: target.host, port: target.port, serverName: sni, alpn: alpn,
-            deadline: ContinuousClock.now + timeout, resolver: resolver))
+        return try TLSClient.handshake(
+            .init(
+                host: target.host, port: target.port, serverName: sni, alpn: alpn,
+                deadline: ContinuousClock.now + timeout, resolver: resolver))
     }
 }

@@ -31,10 +31,12 @@ extension HTTPServer.Configuration {
     ///
     /// The verifier's `startupWarnings` (public roots as client
     /// anchors) are logged to the configuration's `logger` as warnings.
-    public mutating func requireClientCertificates(judgedBy verifier: PincheckClientCertificateVerifier,
-                                                   certificateChain: [NIOSSLCertificateSource],
-                                                   privateKey: NIOSSLPrivateKeySource,
-                                                   onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) {
+    public mutating func requireClientCertificates(
+        judgedBy verifier: PincheckClientCertificateVerifier,
+        certificateChain: [NIOSSLCertificateSource],
+        privateKey: NIOSSLPrivateKeySource,
+        onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }
+    ) {
         for warning in verifier.startupWarnings { logger.warning("\(warning)") }
         tlsConfiguration = PincheckClientCertificateVerifier.makeServerConfiguration(certificateChain: certificateChain, privateKey: privateKey)
         // Vapor takes one of the two callbacks; the one with metadata hands NIOSSL the verified path.

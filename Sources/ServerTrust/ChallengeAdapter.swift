@@ -134,11 +134,13 @@ public struct ChallengeAdapter: Sendable {
     ///   - now: The clock; `Date()` by default.
     ///   - reporter: Where pin failure reports go; wrapped in a `DeduplicatingReporter`. None by default.
     ///   - logger: Where decisions and problems are logged (swift-log); silent by default.
-    public init(trustManager: TrustManager, invalidCertificates: InvalidCertificates = .refuse,
-                credential: Credential? = nil, clientIdentity: Credential? = nil,
-                missingCredential: MissingCredential = .cancel, afterFailure: AfterFailure = .rejectProtectionSpace,
-                override: OverrideHandler? = nil, now: @escaping @Sendable () -> Date = { Date() },
-                reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent) {
+    public init(
+        trustManager: TrustManager, invalidCertificates: InvalidCertificates = .refuse,
+        credential: Credential? = nil, clientIdentity: Credential? = nil,
+        missingCredential: MissingCredential = .cancel, afterFailure: AfterFailure = .rejectProtectionSpace,
+        override: OverrideHandler? = nil, now: @escaping @Sendable () -> Date = { Date() },
+        reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent
+    ) {
         self.reporter = reporter.map { DeduplicatingReporter($0) }
         self.logger = logger
         self.trustManager = trustManager
@@ -163,14 +165,17 @@ public struct ChallengeAdapter: Sendable {
     ///   - now: The clock; `Date()` by default.
     ///   - reporter: Where pin failure reports go; wrapped in a `DeduplicatingReporter`. None by default.
     ///   - logger: Where decisions and problems are logged (swift-log); silent by default.
-    public init(updatableTrustManager: UpdatableTrustManager, invalidCertificates: InvalidCertificates = .refuse,
-                credential: Credential? = nil, clientIdentity: Credential? = nil,
-                missingCredential: MissingCredential = .cancel, afterFailure: AfterFailure = .rejectProtectionSpace,
-                override: OverrideHandler? = nil, now: @escaping @Sendable () -> Date = { Date() },
-                reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent) {
-        self.init(trustManager: updatableTrustManager.compiledIn, invalidCertificates: invalidCertificates, credential: credential,
-                  clientIdentity: clientIdentity, missingCredential: missingCredential, afterFailure: afterFailure,
-                  override: override, now: now, reporter: reporter, logger: logger)
+    public init(
+        updatableTrustManager: UpdatableTrustManager, invalidCertificates: InvalidCertificates = .refuse,
+        credential: Credential? = nil, clientIdentity: Credential? = nil,
+        missingCredential: MissingCredential = .cancel, afterFailure: AfterFailure = .rejectProtectionSpace,
+        override: OverrideHandler? = nil, now: @escaping @Sendable () -> Date = { Date() },
+        reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent
+    ) {
+        self.init(
+            trustManager: updatableTrustManager.compiledIn, invalidCertificates: invalidCertificates, credential: credential,
+            clientIdentity: clientIdentity, missingCredential: missingCredential, afterFailure: afterFailure,
+            override: override, now: now, reporter: reporter, logger: logger)
         self.trustManagerSource = updatableTrustManager
     }
 
@@ -187,14 +192,17 @@ public struct ChallengeAdapter: Sendable {
     ///   - now: The clock; `Date()` by default.
     ///   - reporter: Where pin failure reports go; wrapped in a `DeduplicatingReporter`. None by default.
     ///   - logger: Where decisions and problems are logged (swift-log); silent by default.
-    public init(trustManagerSource: any TrustManagerSource, invalidCertificates: InvalidCertificates = .refuse,
-                credential: Credential? = nil, clientIdentity: Credential? = nil,
-                missingCredential: MissingCredential = .cancel, afterFailure: AfterFailure = .rejectProtectionSpace,
-                override: OverrideHandler? = nil, now: @escaping @Sendable () -> Date = { Date() },
-                reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent) {
-        self.init(trustManager: trustManagerSource.trustManager(at: now()), invalidCertificates: invalidCertificates,
-                  credential: credential, clientIdentity: clientIdentity, missingCredential: missingCredential,
-                  afterFailure: afterFailure, override: override, now: now, reporter: reporter, logger: logger)
+    public init(
+        trustManagerSource: any TrustManagerSource, invalidCertificates: InvalidCertificates = .refuse,
+        credential: Credential? = nil, clientIdentity: Credential? = nil,
+        missingCredential: MissingCredential = .cancel, afterFailure: AfterFailure = .rejectProtectionSpace,
+        override: OverrideHandler? = nil, now: @escaping @Sendable () -> Date = { Date() },
+        reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent
+    ) {
+        self.init(
+            trustManager: trustManagerSource.trustManager(at: now()), invalidCertificates: invalidCertificates,
+            credential: credential, clientIdentity: clientIdentity, missingCredential: missingCredential,
+            afterFailure: afterFailure, override: override, now: now, reporter: reporter, logger: logger)
         self.trustManagerSource = trustManagerSource
     }
 
@@ -208,17 +216,20 @@ public struct ChallengeAdapter: Sendable {
             return decideServerTrust(challenge)
         case .httpBasic, .httpDigest, .ntlm, .negotiate:
             if challenge.previousFailureCount > 0 {
-                let error = ServerTrustError(.credentialRejected,
+                let error = ServerTrustError(
+                    .credentialRejected,
                     "the credential for \(space) failed \(challenge.previousFailureCount) time(s); not retrying")
-                return ChallengeDecision(afterFailure == .cancel ? .cancelAuthenticationChallenge : .rejectProtectionSpace,
-                                         rule: .retryAfterFailure, error: error)
+                return ChallengeDecision(
+                    afterFailure == .cancel ? .cancelAuthenticationChallenge : .rejectProtectionSpace,
+                    rule: .retryAfterFailure, error: error)
             }
             if let credential = credential ?? challenge.proposedCredential, credential.user != nil {
                 return ChallengeDecision(.useCredential, credential, rule: .firstAttemptCredential)
             }
             switch missingCredential {
             case .cancel:
-                return ChallengeDecision(.cancelAuthenticationChallenge, rule: .noCredential,
+                return ChallengeDecision(
+                    .cancelAuthenticationChallenge, rule: .noCredential,
                     error: ServerTrustError(.missingCredential, "no credential is configured for \(space)"))
             case .performDefaultHandling:
                 return ChallengeDecision(.performDefaultHandling, rule: .noCredential)
@@ -237,8 +248,9 @@ public struct ChallengeAdapter: Sendable {
         let chain = space.serverTrust?.servedChain ?? []
         let manager = trustManager(at: time)
         return decideServerTrust(chain, host: space.host) { () throws(PincheckError) in
-            try manager.evaluate(chain, host: space.host, port: space.port, at: time, stapledOCSPResponse: space.serverTrust?.stapledOCSPResponse,
-                                 revocationLists: space.serverTrust?.revocationLists)
+            try manager.evaluate(
+                chain, host: space.host, port: space.port, at: time, stapledOCSPResponse: space.serverTrust?.stapledOCSPResponse,
+                revocationLists: space.serverTrust?.revocationLists)
         }
     }
 
@@ -251,14 +263,18 @@ public struct ChallengeAdapter: Sendable {
     ///   - defaultFetcher: The fetcher when the adapter has none (``revocationLists``): a road
     ///     whose callback is asynchronous fetches what the policy asks for rather than judge without it.
     ///   - completion: Called exactly once, at once unless CRLs are fetched.
-    package func judgeServerTrust(_ chain: [Certificate], host: String, port: Int, staple: [UInt8]?, manager: TrustManager,
-                                  at time: Date, defaultFetcher: RevocationListFetcher? = nil,
-                                  completion: @escaping @Sendable (ChallengeDecision) -> Void) {
+    package func judgeServerTrust(
+        _ chain: [Certificate], host: String, port: Int, staple: [UInt8]?, manager: TrustManager,
+        at time: Date, defaultFetcher: RevocationListFetcher? = nil,
+        completion: @escaping @Sendable (ChallengeDecision) -> Void
+    ) {
         guard let fetcher = revocationLists ?? defaultFetcher, !chain.isEmpty, case .refuse = invalidCertificates,
-              manager.fetchesDistributionPointCRLs(host: host) else {
-            completion(decideServerTrust(chain, host: host) { () throws(PincheckError) in
-                try manager.evaluate(chain, host: host, port: port, at: time, stapledOCSPResponse: staple, revocationLists: nil)
-            })
+            manager.fetchesDistributionPointCRLs(host: host)
+        else {
+            completion(
+                decideServerTrust(chain, host: host) { () throws(PincheckError) in
+                    try manager.evaluate(chain, host: host, port: port, at: time, stapledOCSPResponse: staple, revocationLists: nil)
+                })
             return
         }
         // One evaluation, paused off the caller's thread (an event loop, say) while the CRLs its
@@ -267,8 +283,10 @@ public struct ChallengeAdapter: Sendable {
         Task {
             let verdict: Result<Verdict, PincheckError>
             do throws(PincheckError) {
-                verdict = .success(try await manager.evaluate(chain, host: host, port: port, at: time, stapledOCSPResponse: staple,
-                                                              fetchingRevocationListsWith: fetcher))
+                verdict = .success(
+                    try await manager.evaluate(
+                        chain, host: host, port: port, at: time, stapledOCSPResponse: staple,
+                        fetchingRevocationListsWith: fetcher))
             } catch {
                 verdict = .failure(error)
             }
@@ -276,8 +294,10 @@ public struct ChallengeAdapter: Sendable {
         }
     }
 
-    private func decideServerTrust(_ chain: [Certificate], host: String,
-                                   judging evaluate: () throws(PincheckError) -> Verdict) -> ChallengeDecision {
+    private func decideServerTrust(
+        _ chain: [Certificate], host: String,
+        judging evaluate: () throws(PincheckError) -> Verdict
+    ) -> ChallengeDecision {
         if case .allow = invalidCertificates {
             return ChallengeDecision(.useCredential, Credential(trust: PeerTrust(servedChain: chain)), rule: .allowInvalidCertificates)
         }
@@ -285,7 +305,8 @@ public struct ChallengeAdapter: Sendable {
         do {
             verdict = try evaluate()
         } catch {
-            return ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
+            return ChallengeDecision(
+                .cancelAuthenticationChallenge, rule: .evaluationFailed,
                 error: ServerTrustError(.evaluationFailed, "the chain served by \(host) could not be evaluated: \(error)", underlying: error))
         }
         TrustLogging.log(verdict, host: host, to: logger)
@@ -293,20 +314,24 @@ public struct ChallengeAdapter: Sendable {
         let disposition = Disposition(serverTrust: verdict)
         switch (verdict.coverage, disposition) {
         case (.unlistedRefused, _):
-            return ChallengeDecision(disposition, rule: .unlistedRefused,
+            return ChallengeDecision(
+                disposition, rule: .unlistedRefused,
                 error: ServerTrustError(.hostNotListed, "no trust policy applies to \(host) and unlisted hosts are refused", verdict: verdict),
                 verdict: verdict)
         case (.unlistedDefaultValidation, .performDefaultHandling), (.pinSetExpired, .performDefaultHandling):
             return ChallengeDecision(disposition, rule: .unlistedDefaultHandling, verdict: verdict)
         case (.unlistedDefaultValidation, _), (.pinSetExpired, _):
-            return ChallengeDecision(disposition, rule: .unlistedDefaultHandling,
+            return ChallengeDecision(
+                disposition, rule: .unlistedDefaultHandling,
                 error: ServerTrustError(.untrusted, "no pins apply to \(host) and default validation failed", verdict: verdict),
                 verdict: verdict)
         case (_, .useCredential):
-            return ChallengeDecision(disposition, Credential(trust: PeerTrust(servedChain: chain, verdict: verdict)),
-                                     rule: .trusted, verdict: verdict)
+            return ChallengeDecision(
+                disposition, Credential(trust: PeerTrust(servedChain: chain, verdict: verdict)),
+                rule: .trusted, verdict: verdict)
         case _:
-            return ChallengeDecision(disposition, rule: .untrusted,
+            return ChallengeDecision(
+                disposition, rule: .untrusted,
                 error: ServerTrustError(.untrusted, "the chain served by \(host) is not trusted", verdict: verdict), verdict: verdict)
         }
     }
@@ -344,21 +369,26 @@ public struct ChallengeAdapter: Sendable {
             case .credential(let credential):
                 completion.complete(with: ChallengeDecision(.useCredential, credential, rule: .override)); return
             case .error(let error):
-                completion.complete(with: ChallengeDecision(.cancelAuthenticationChallenge, rule: .override,
-                    error: ServerTrustError(.handlerError, "the override handler failed: \(error)", underlying: error)))
+                completion.complete(
+                    with: ChallengeDecision(
+                        .cancelAuthenticationChallenge, rule: .override,
+                        error: ServerTrustError(.handlerError, "the override handler failed: \(error)", underlying: error)))
                 return
             }
         }
         let space = challenge.protectionSpace
         guard revocationLists != nil, space.authenticationMethod == .serverTrust, let trust = space.serverTrust, trust.revocationLists == nil,
-              !trust.servedChain.isEmpty, case .refuse = invalidCertificates else {
+            !trust.servedChain.isEmpty, case .refuse = invalidCertificates
+        else {
             completion.complete(with: decide(challenge))
             return
         }
         // One evaluation, paused off the caller's thread while its path's CRLs are fetched.
         let time = now()
-        judgeServerTrust(trust.servedChain, host: space.host, port: space.port, staple: trust.stapledOCSPResponse,
-                         manager: trustManager(at: time), at: time) { completion.complete(with: $0) }
+        judgeServerTrust(
+            trust.servedChain, host: space.host, port: space.port, staple: trust.stapledOCSPResponse,
+            manager: trustManager(at: time), at: time
+        ) { completion.complete(with: $0) }
     }
 
     /// Answers a challenge: the override handler first, then the rules.

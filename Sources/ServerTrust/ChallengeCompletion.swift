@@ -20,8 +20,10 @@ public struct ChallengeDecision: Sendable {
     ///   - rule: The adapter rule that decided.
     ///   - error: The failure to report, if any.
     ///   - verdict: The verdict behind a server-trust decision.
-    public init(_ disposition: Disposition, _ credential: Credential? = nil, rule: ChallengeAdapter.Rule? = nil,
-                error: ServerTrustError? = nil, verdict: TrustEvaluator.Verdict? = nil) {
+    public init(
+        _ disposition: Disposition, _ credential: Credential? = nil, rule: ChallengeAdapter.Rule? = nil,
+        error: ServerTrustError? = nil, verdict: TrustEvaluator.Verdict? = nil
+    ) {
         self.disposition = disposition
         self.credential = credential
         self.rule = rule
@@ -49,8 +51,10 @@ public final class ChallengeCompletion: Sendable {
     ///   - label: Names the challenge in diagnostics (no secrets).
     ///   - onMisuse: Told about second calls and releases without a call.
     ///   - deliver: Receives the one decision.
-    public init(label: String = "challenge", onMisuse: @escaping @Sendable (ServerTrustError) -> Void = { _ in },
-                deliver: @escaping @Sendable (ChallengeDecision) -> Void) {
+    public init(
+        label: String = "challenge", onMisuse: @escaping @Sendable (ServerTrustError) -> Void = { _ in },
+        deliver: @escaping @Sendable (ChallengeDecision) -> Void
+    ) {
         self.label = label
         self.deliver = deliver
         self.onMisuse = onMisuse
@@ -85,8 +89,10 @@ public final class ChallengeCompletion: Sendable {
         if won {
             deliver(decision)
         } else {
-            onMisuse(ServerTrustError(.completionCalledTwice,
-                "the completion of \(label) was called again with \(decision.disposition); the first answer stands"))
+            onMisuse(
+                ServerTrustError(
+                    .completionCalledTwice,
+                    "the completion of \(label) was called again with \(decision.disposition); the first answer stands"))
         }
         return won
     }
@@ -94,7 +100,8 @@ public final class ChallengeCompletion: Sendable {
     deinit {
         let undecided = state.withLock { $0.decided == nil }
         if undecided {
-            let error = ServerTrustError(.completionReleased,
+            let error = ServerTrustError(
+                .completionReleased,
                 "the completion of \(label) was released without being called; the challenge was cancelled")
             onMisuse(error)
             deliver(ChallengeDecision(.cancelAuthenticationChallenge, error: error))

@@ -101,8 +101,10 @@ public struct ProtectionSpace: Sendable, Hashable, CustomStringConvertible {
     ///   - realm: The realm, if the server named one.
     ///   - authenticationMethod: The method.
     ///   - serverTrust: For server trust: the served chain.
-    public init(host: String, port: Int, protocol: String? = "https", realm: String? = nil,
-                authenticationMethod: AuthenticationMethod, serverTrust: PeerTrust? = nil) {
+    public init(
+        host: String, port: Int, protocol: String? = "https", realm: String? = nil,
+        authenticationMethod: AuthenticationMethod, serverTrust: PeerTrust? = nil
+    ) {
         self.host = host
         self.port = port
         self.protocol = `protocol`
@@ -171,8 +173,10 @@ public struct Challenge: Sendable {
     ///   - proposedCredential: A credential the stack proposes.
     ///   - previousFailureCount: Failures so far for this request.
     ///   - failureResponse: The response that caused the challenge.
-    public init(protectionSpace: ProtectionSpace, proposedCredential: Credential? = nil,
-                previousFailureCount: Int = 0, failureResponse: FailureResponse? = nil) {
+    public init(
+        protectionSpace: ProtectionSpace, proposedCredential: Credential? = nil,
+        previousFailureCount: Int = 0, failureResponse: FailureResponse? = nil
+    ) {
         self.protectionSpace = protectionSpace
         self.proposedCredential = proposedCredential
         self.previousFailureCount = previousFailureCount
@@ -190,8 +194,10 @@ public struct Challenge: Sendable {
     ///   - protocol: `http` or `https`.
     ///   - previousFailureCount: Failures so far for this request.
     ///   - proposedCredential: A credential the stack proposes.
-    public static func http(response: FailureResponse, host: String, port: Int, protocol: String,
-                            previousFailureCount: Int = 0, proposedCredential: Credential? = nil) -> Challenge? {
+    public static func http(
+        response: FailureResponse, host: String, port: Int, protocol: String,
+        previousFailureCount: Int = 0, proposedCredential: Credential? = nil
+    ) -> Challenge? {
         let headerName = response.statusCode == 407 ? "Proxy-Authenticate" : "WWW-Authenticate"
         guard response.statusCode == 401 || response.statusCode == 407, let header = response.header(headerName) else { return nil }
         let scheme = header.split(separator: " ", maxSplits: 1).first.map { $0.lowercased() } ?? ""
@@ -219,8 +225,9 @@ extension Challenge {
     func replacing(serverTrust trust: PeerTrust) -> Challenge {
         let space = protectionSpace
         return Challenge(
-            protectionSpace: ProtectionSpace(host: space.host, port: space.port, protocol: space.protocol, realm: space.realm,
-                                             authenticationMethod: space.authenticationMethod, serverTrust: trust),
+            protectionSpace: ProtectionSpace(
+                host: space.host, port: space.port, protocol: space.protocol, realm: space.realm,
+                authenticationMethod: space.authenticationMethod, serverTrust: trust),
             proposedCredential: proposedCredential, previousFailureCount: previousFailureCount, failureResponse: failureResponse)
     }
 }

@@ -39,8 +39,10 @@ public struct ChallengeRouter: Sendable {
     ///   - sessionHandler: The session-level handler.
     ///   - taskHandler: The task-level handler.
     ///   - onMisuse: Told about completion misuse (no secrets are ever in the message).
-    public init(sessionHandler: ChallengeHandler? = nil, taskHandler: ChallengeHandler? = nil,
-                onMisuse: @escaping @Sendable (ServerTrustError) -> Void = { _ in }) {
+    public init(
+        sessionHandler: ChallengeHandler? = nil, taskHandler: ChallengeHandler? = nil,
+        onMisuse: @escaping @Sendable (ServerTrustError) -> Void = { _ in }
+    ) {
         self.sessionHandler = sessionHandler
         self.taskHandler = taskHandler
         self.onMisuse = onMisuse

@@ -104,8 +104,10 @@ public final class ChallengeSession: Sendable {
             return pending
         }
         for completion in pending {
-            completion.complete(with: ChallengeDecision(.cancelAuthenticationChallenge,
-                error: ServerTrustError(.cancelledByInvalidation, "the session was invalidated and cancelled")))
+            completion.complete(
+                with: ChallengeDecision(
+                    .cancelAuthenticationChallenge,
+                    error: ServerTrustError(.cancelledByInvalidation, "the session was invalidated and cancelled")))
         }
         state.withLock { $0.inFlight.removeAll() }
         fire()

@@ -90,7 +90,8 @@ public struct Credential: Sendable, CustomStringConvertible, CustomDebugStringCo
     public var description: String {
         switch kind {
         case .password(let user, _): "Credential(user: \(user), password: <redacted>, persistence: \(persistence))"
-        case .identity(let certificates, _): "Credential(identity: \(certificates.first?.subject ?? "?"), key: <redacted>, persistence: \(persistence))"
+        case .identity(let certificates, _):
+            "Credential(identity: \(certificates.first?.subject ?? "?"), key: <redacted>, persistence: \(persistence))"
         case .serverTrust(let trust): "Credential(serverTrust: \(trust.servedChain.first?.subject ?? "?"))"
         }
     }

@@ -43,8 +43,9 @@ public final class CredentialStorage: Sendable {
         }
         state.withLock { state in
             for e in entries {
-                let space = ProtectionSpace(host: e.host, port: e.port, protocol: e.proto, realm: e.realm,
-                                            authenticationMethod: AuthenticationMethod(rawValue: e.method))
+                let space = ProtectionSpace(
+                    host: e.host, port: e.port, protocol: e.proto, realm: e.realm,
+                    authenticationMethod: AuthenticationMethod(rawValue: e.method))
                 state.credentials[space, default: [:]][e.user] = Credential(user: e.user, password: e.password, persistence: .permanent)
             }
         }
@@ -107,8 +108,10 @@ public final class CredentialStorage: Sendable {
         var entries: [Entry] = []
         for (space, users) in all {
             for (user, credential) in users.sorted(by: { $0.key < $1.key }) where credential.persistence == .permanent {
-                entries.append(Entry(host: space.host, port: space.port, proto: space.protocol, realm: space.realm,
-                                     method: space.authenticationMethod.rawValue, user: user, password: credential.password ?? ""))
+                entries.append(
+                    Entry(
+                        host: space.host, port: space.port, proto: space.protocol, realm: space.realm,
+                        method: space.authenticationMethod.rawValue, user: user, password: credential.password ?? ""))
             }
         }
         let data: Data

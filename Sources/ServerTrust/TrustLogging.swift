@@ -19,26 +19,32 @@ public enum TrustLogging {
     ///   - logger: Where it goes.
     public static func log(_ verdict: Verdict, host: String, to logger: Logger) {
         let disposition = Disposition(serverTrust: verdict)
-        logger.debug("trust decision", metadata: [
-            "host": "\(host)",
-            "disposition": "\(disposition.name)",
-            "coverage": "\(verdict.coverage.rawValue)",
-            "reasons": .array(verdict.failures.map { "\($0.code)" }),
-            "reportOnly": .array(verdict.reportOnlyFailures.map { "\($0.code)" }),
-        ])
-        for warning in verdict.warnings where warning.code == .pinSetExpired {
-            logger.warning("pin set expired: the host is validated without pins", metadata: [
-                "host": "\(host)", "detail": "\(warning.message)",
+        logger.debug(
+            "trust decision",
+            metadata: [
+                "host": "\(host)",
+                "disposition": "\(disposition.name)",
+                "coverage": "\(verdict.coverage.rawValue)",
+                "reasons": .array(verdict.failures.map { "\($0.code)" }),
+                "reportOnly": .array(verdict.reportOnlyFailures.map { "\($0.code)" }),
             ])
+        for warning in verdict.warnings where warning.code == .pinSetExpired {
+            logger.warning(
+                "pin set expired: the host is validated without pins",
+                metadata: [
+                    "host": "\(host)", "detail": "\(warning.message)",
+                ])
         }
     }
 
     /// Logs a failure report that could not be delivered.
     public static func logUndelivered(_ report: PinFailureReport, error: any Error, to logger: Logger) {
-        logger.warning("pin failure report not delivered", metadata: [
-            "host": "\(report.hostname)", "port": "\(report.port)",
-            "reportURIs": .array(report.reportURIs.map { "\($0.absoluteString)" }), "error": "\(error)",
-        ])
+        logger.warning(
+            "pin failure report not delivered",
+            metadata: [
+                "host": "\(report.hostname)", "port": "\(report.port)",
+                "reportURIs": .array(report.reportURIs.map { "\($0.absoluteString)" }), "error": "\(error)",
+            ])
     }
 
     /// An `UpdatableTrustManager`'s events as log records: an accepted update at `.notice`, a

@@ -79,14 +79,16 @@ extension ProtectionSpace {
     /// Converts Foundation's protection space (it carries no served chain on Linux).
     /// - Parameter space: Foundation's protection space.
     public init(_ space: URLProtectionSpace) {
-        self.init(host: space.host, port: space.port, protocol: space.protocol, realm: space.realm,
-                  authenticationMethod: AuthenticationMethod(rawValue: space.authenticationMethod))
+        self.init(
+            host: space.host, port: space.port, protocol: space.protocol, realm: space.realm,
+            authenticationMethod: AuthenticationMethod(rawValue: space.authenticationMethod))
     }
 
     /// Foundation's protection space (without the served chain, which it cannot hold on Linux).
     public var urlProtectionSpace: URLProtectionSpace {
-        URLProtectionSpace(host: host, port: port, protocol: self.protocol, realm: realm,
-                           authenticationMethod: authenticationMethod.rawValue)
+        URLProtectionSpace(
+            host: host, port: port, protocol: self.protocol, realm: realm,
+            authenticationMethod: authenticationMethod.rawValue)
     }
 }
 
@@ -95,13 +97,16 @@ extension Challenge {
     /// - Parameter challenge: Foundation's challenge.
     public init(_ challenge: URLAuthenticationChallenge) {
         let response = (challenge.failureResponse as? HTTPURLResponse).map { response in
-            FailureResponse(statusCode: response.statusCode, headers: Dictionary(
-                response.allHeaderFields.compactMap { key, value in (key as? String).map { ($0, "\(value)") } },
-                uniquingKeysWith: { first, _ in first }))
+            FailureResponse(
+                statusCode: response.statusCode,
+                headers: Dictionary(
+                    response.allHeaderFields.compactMap { key, value in (key as? String).map { ($0, "\(value)") } },
+                    uniquingKeysWith: { first, _ in first }))
         }
-        self.init(protectionSpace: ProtectionSpace(challenge.protectionSpace),
-                  proposedCredential: challenge.proposedCredential.flatMap(Credential.init),
-                  previousFailureCount: challenge.previousFailureCount, failureResponse: response)
+        self.init(
+            protectionSpace: ProtectionSpace(challenge.protectionSpace),
+            proposedCredential: challenge.proposedCredential.flatMap(Credential.init),
+            previousFailureCount: challenge.previousFailureCount, failureResponse: response)
     }
 }
 
@@ -128,7 +133,8 @@ extension ChallengeDecision {
         let answer = urlSessionAnswer
         #if os(Linux) || os(Windows)
         if answer.0 == .performDefaultHandling, challenge.proposedCredential == nil,
-           challenge.protectionSpace.authenticationMethod != .serverTrust {
+            challenge.protectionSpace.authenticationMethod != .serverTrust
+        {
             return (.cancelAuthenticationChallenge, nil)
         }
         #endif
@@ -167,14 +173,18 @@ public final class RoutingURLSessionDelegate: NSObject, URLSessionTaskDelegate, 
     public var delivered: [(level: Level, challenge: Challenge)] { log.entries }
 
     /// Session-level challenges (server trust, client certificate, NTLM, negotiate on Apple systems).
-    public func urlSession(_ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
-                           completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+    public func urlSession(
+        _ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
         forward(Challenge(challenge), level: .session, completionHandler)
     }
 
     /// Task-level challenges (HTTP basic and digest; on Linux, every challenge).
-    public func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-                           completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
         forward(Challenge(challenge), level: .task, completionHandler)
     }
 
@@ -183,8 +193,10 @@ public final class RoutingURLSessionDelegate: NSObject, URLSessionTaskDelegate, 
         self.session.finishTasksAndInvalidate()
     }
 
-    private func forward(_ challenge: Challenge, level: Level,
-                         _ completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+    private func forward(
+        _ challenge: Challenge, level: Level,
+        _ completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
         log.append(level, challenge)
         do {
             try session.handle(challenge) { decision in

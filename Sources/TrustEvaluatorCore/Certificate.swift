@@ -56,8 +56,10 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// The certificates of a PKCS #7 bundle, leaf first when they form one chain.
     private static func pkcs7(_ der: [UInt8], source: String?, position: String) throws(PincheckError) -> [Certificate] {
         do {
-            return try PKCS7Bundle.certificates(der, position: position, maximumCount: Limits.maximumBundleCertificates,
-                                                maximumChainLength: Limits.maximumServedChainLength).map(Certificate.init(handle:))
+            return try PKCS7Bundle.certificates(
+                der, position: position, maximumCount: Limits.maximumBundleCertificates,
+                maximumChainLength: Limits.maximumServedChainLength
+            ).map(Certificate.init(handle:))
         } catch {
             throw PincheckError(error, source: source)
         }
@@ -66,7 +68,8 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     private static func checkSize(_ der: [UInt8], source: String?) throws(PincheckError) {
         guard !der.isEmpty else { throw PincheckError(.emptyInput, "no bytes where a DER certificate was expected", source: source) }
         guard der.count <= Limits.maximumCertificateBytes else {
-            throw PincheckError(.tooLarge, "the DER input is \(der.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source)
+            throw PincheckError(
+                .tooLarge, "the DER input is \(der.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source)
         }
     }
 
@@ -106,7 +109,8 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
             }
             let slice = Array(bytes[start..<end])
             guard slice.count <= Limits.maximumCertificateBytes else {
-                throw PincheckError(.tooLarge, "\(position) is \(slice.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source)
+                throw PincheckError(
+                    .tooLarge, "\(position) is \(slice.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source)
             }
             certificates.append(Certificate(handle: try Self.parse(slice, source: source, position: position)))
             start = end
@@ -143,7 +147,9 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         }
         let blocks = try PEM.blocks(in: bytes, source: source)
         guard blocks.count <= Limits.maximumBundleCertificates else {
-            throw PincheckError(.tooLarge, "the PEM text holds \(blocks.count) blocks; a bundle may hold at most \(Limits.maximumBundleCertificates) certificates", source: source)
+            throw PincheckError(
+                .tooLarge, "the PEM text holds \(blocks.count) blocks; a bundle may hold at most \(Limits.maximumBundleCertificates) certificates",
+                source: source)
         }
         var certificates: [Certificate] = []
         for (index, block) in blocks.enumerated() {
@@ -155,7 +161,9 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
                     throw PincheckError(.malformedPEM, "\(position) is empty", source: source)
                 }
                 guard der.count <= Limits.maximumCertificateBytes else {
-                    throw PincheckError(.tooLarge, "\(position) is \(der.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source)
+                    throw PincheckError(
+                        .tooLarge, "\(position) is \(der.count) bytes; a certificate may be at most \(Limits.maximumCertificateBytes)", source: source
+                    )
                 }
                 certificates.append(Certificate(handle: try Self.parse(der, source: source, position: position)))
             case "PKCS7":
@@ -165,7 +173,10 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
                     throw PincheckError(.tooLarge, "the PEM text holds more than \(Limits.maximumBundleCertificates) certificates", source: source)
                 }
             case let label where label.contains("PRIVATE KEY"):
-                throw PincheckError(.unexpectedPEMBlock, "\(position) is a private key (\(label)), not a certificate: a private key does not belong in a chain or pin file", source: source)
+                throw PincheckError(
+                    .unexpectedPEMBlock,
+                    "\(position) is a private key (\(label)), not a certificate: a private key does not belong in a chain or pin file", source: source
+                )
             default:
                 throw PincheckError(.unexpectedPEMBlock, "\(position) is labelled \(block.label), not CERTIFICATE", source: source)
             }
@@ -248,7 +259,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
 /// One bit of the keyUsage extension (RFC 5280 §4.2.1.3).
 public enum KeyUsage: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case digitalSignature = 0, contentCommitment, keyEncipherment, dataEncipherment, keyAgreement,
-         keyCertSign, cRLSign, encipherOnly, decipherOnly
+        keyCertSign, cRLSign, encipherOnly, decipherOnly
 
     public var description: String {
         switch self {
@@ -287,13 +298,14 @@ public enum SubjectAlternativeName: Sendable, Hashable, CustomStringConvertible 
 
 extension SubjectAlternativeName {
     init(_ name: GeneralName) {
-        self = switch name {
-        case .dnsName(let name): .dnsName(name)
-        case .ipAddress(let address): .ipAddress(address)
-        case .email(let address): .email(address)
-        case .uri(let uri): .uri(uri)
-        case .other(let type): .other(type: type)
-        }
+        self =
+            switch name {
+            case .dnsName(let name): .dnsName(name)
+            case .ipAddress(let address): .ipAddress(address)
+            case .email(let address): .email(address)
+            case .uri(let uri): .uri(uri)
+            case .other(let type): .other(type: type)
+            }
     }
 }
 
@@ -324,13 +336,14 @@ public struct PublicKeyDescription: Sendable, Hashable, CustomStringConvertible 
 
 extension PublicKeyDescription {
     init(_ key: KeyDescription) {
-        let algorithm: Algorithm = switch key.algorithm {
-        case .rsa: .rsa
-        case .ecdsa(let curve): .ecdsa(curve: curve)
-        case .ed25519: .ed25519
-        case .ed448: .ed448
-        case .unknown(let name): .unknown(name)
-        }
+        let algorithm: Algorithm =
+            switch key.algorithm {
+            case .rsa: .rsa
+            case .ecdsa(let curve): .ecdsa(curve: curve)
+            case .ed25519: .ed25519
+            case .ed448: .ed448
+            case .unknown(let name): .unknown(name)
+            }
         self.init(algorithm: algorithm, bits: key.bits)
     }
 }

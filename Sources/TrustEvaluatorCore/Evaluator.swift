@@ -38,8 +38,10 @@ public struct Evaluator: Sendable {
     ///   - certificateCache: Parsed certificates to reuse in ``evaluate(derEncoded:host:at:)``.
     ///   - verdictCache: Verdicts to reuse while they still hold (see ``VerdictCache``).
     ///   - diagnostics: Called with each step of every evaluation, on the evaluating thread.
-    public init(policy: TrustPolicy, certificateCache: CertificateCache? = nil, verdictCache: VerdictCache? = nil,
-                diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) {
+    public init(
+        policy: TrustPolicy, certificateCache: CertificateCache? = nil, verdictCache: VerdictCache? = nil,
+        diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil
+    ) {
         self.policy = policy
         self.certificateCache = certificateCache
         self.verdictCache = verdictCache
@@ -86,11 +88,14 @@ public struct Evaluator: Sendable {
     ///   - host: As in ``evaluate(_:host:at:)``.
     ///   - time: As in ``evaluate(_:host:at:)``.
     /// - Throws: As ``evaluate(_:host:at:)``.
-    public func evaluate(_ servedChain: [Certificate], host: String?, at time: Date,
-                         stapledOCSPResponse: [UInt8]?) throws(PincheckError) -> Verdict {
+    public func evaluate(
+        _ servedChain: [Certificate], host: String?, at time: Date,
+        stapledOCSPResponse: [UInt8]?
+    ) throws(PincheckError) -> Verdict {
         let peer = try EvaluationEntry.peer(of: servedChain, host: host)
-        return plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse,
-                             verdictCache: verdictCache, diagnostics: diagnostics)
+        return plan.evaluate(
+            servedChain, peer: peer, at: time, staple: stapledOCSPResponse,
+            verdictCache: verdictCache, diagnostics: diagnostics)
     }
 }
 
@@ -109,26 +114,33 @@ extension Evaluator {
     ///   - stapledOCSPResponse: As in ``evaluate(_:host:at:stapledOCSPResponse:)``.
     ///   - fetcher: Fetches and keeps the CRLs; share one per process.
     /// - Throws: As ``evaluate(_:host:at:)``.
-    public func evaluate(_ servedChain: [Certificate], host: String?, at time: Date, stapledOCSPResponse: [UInt8]? = nil,
-                         fetchingRevocationListsWith fetcher: RevocationListFetcher) async throws(PincheckError) -> Verdict {
+    public func evaluate(
+        _ servedChain: [Certificate], host: String?, at time: Date, stapledOCSPResponse: [UInt8]? = nil,
+        fetchingRevocationListsWith fetcher: RevocationListFetcher
+    ) async throws(PincheckError) -> Verdict {
         let peer = try EvaluationEntry.peer(of: servedChain, host: host)
-        return await plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher,
-                                   verdictCache: verdictCache, diagnostics: diagnostics)
+        return await plan.evaluate(
+            servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher,
+            verdictCache: verdictCache, diagnostics: diagnostics)
     }
 
     /// The same, blocking the calling thread while CRLs are fetched (none when `fetcher` is nil):
     /// for a command-line tool's own thread, never an event loop or Swift's cooperative pool.
     /// - Parameter presentedSCTs: SCTs the server sent in the TLS extension, for the CT policy.
-    package func evaluate(_ servedChain: [Certificate], host: String?, at time: Date, stapledOCSPResponse: [UInt8]? = nil,
-                          presentedSCTs: [SignedCertificateTimestamp] = [],
-                          waitingForRevocationListsFrom fetcher: RevocationListFetcher?) throws(PincheckError) -> Verdict {
+    package func evaluate(
+        _ servedChain: [Certificate], host: String?, at time: Date, stapledOCSPResponse: [UInt8]? = nil,
+        presentedSCTs: [SignedCertificateTimestamp] = [],
+        waitingForRevocationListsFrom fetcher: RevocationListFetcher?
+    ) throws(PincheckError) -> Verdict {
         let peer = try EvaluationEntry.peer(of: servedChain, host: host)
         guard let fetcher else {
-            return plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, presentedSCTs: presentedSCTs,
-                                 verdictCache: verdictCache, diagnostics: diagnostics)
+            return plan.evaluate(
+                servedChain, peer: peer, at: time, staple: stapledOCSPResponse, presentedSCTs: presentedSCTs,
+                verdictCache: verdictCache, diagnostics: diagnostics)
         }
-        return plan.evaluateWaiting(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, presentedSCTs: presentedSCTs,
-                                    fetcher: fetcher, verdictCache: verdictCache, diagnostics: diagnostics)
+        return plan.evaluateWaiting(
+            servedChain, peer: peer, at: time, staple: stapledOCSPResponse, presentedSCTs: presentedSCTs,
+            fetcher: fetcher, verdictCache: verdictCache, diagnostics: diagnostics)
     }
 }
 

@@ -147,7 +147,10 @@ package enum HostName {
                     let hex = String(value, radix: 16, uppercase: true)
                     let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
                     let before = String(scalars)
-                    throw PincheckError(.invalidHost, "the host name contains \(code) \(before.isEmpty ? "at its start" : "after \"\(before)\""), a space or invisible character no DNS name can hold")
+                    throw PincheckError(
+                        .invalidHost,
+                        "the host name contains \(code) \(before.isEmpty ? "at its start" : "after \"\(before)\""), a space or invisible character no DNS name can hold"
+                    )
                 default:
                     break
                 }

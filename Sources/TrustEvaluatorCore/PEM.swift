@@ -68,7 +68,8 @@ package enum PEM {
             }
             guard base64 else { continue }
             if token.utf8.count > 63 { return true }
-            if token.utf8.count >= 16 && token.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "=") }) {
+            if token.utf8.count >= 16 && token.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "=") })
+            {
                 return true
             }
         }
@@ -127,12 +128,17 @@ package enum PEM {
             if let current = open {
                 if has(end) {
                     guard hasSuffixDashes, line.count >= end.count + dashes.count, label(after: end) == current.label else {
-                        throw PincheckError(.malformedPEM, "line \(lineNumber): END line does not match BEGIN \(current.label) on line \(current.line)", source: source)
+                        throw PincheckError(
+                            .malformedPEM, "line \(lineNumber): END line does not match BEGIN \(current.label) on line \(current.line)",
+                            source: source)
                     }
                     result.append(Block(label: current.label, contents: Base64.decode(current.body), line: current.line))
                     open = nil
                 } else if has(begin) {
-                    throw PincheckError(.malformedPEM, "line \(lineNumber): BEGIN inside the \(current.label) block starting on line \(current.line) (missing END line)", source: source)
+                    throw PincheckError(
+                        .malformedPEM,
+                        "line \(lineNumber): BEGIN inside the \(current.label) block starting on line \(current.line) (missing END line)",
+                        source: source)
                 } else {
                     open?.body.append(contentsOf: bytes[line])
                 }
@@ -144,12 +150,14 @@ package enum PEM {
             } else if has(end) {
                 // An END line outside any block means a block whose BEGIN line was not recognised:
                 // skipping it as text would drop a certificate without a word.
-                throw PincheckError(.malformedPEM, "line \(lineNumber): END line with no BEGIN line before it (a damaged BEGIN line?)", source: source)
+                throw PincheckError(
+                    .malformedPEM, "line \(lineNumber): END line with no BEGIN line before it (a damaged BEGIN line?)", source: source)
             }
             start = next
         }
         if let current = open {
-            throw PincheckError(.malformedPEM, "the \(current.label) block starting on line \(current.line) has no END line (truncated?)", source: source)
+            throw PincheckError(
+                .malformedPEM, "the \(current.label) block starting on line \(current.line) has no END line (truncated?)", source: source)
         }
         return result
     }
@@ -175,10 +183,10 @@ package enum UnicodeText {
                 return (index, index + 1)
             case 0x0D:
                 return (index, index + 1 < bytes.count && bytes[index + 1] == 0x0A ? index + 2 : index + 1)
-            case 0xC2 where index + 1 < bytes.count && bytes[index + 1] == 0x85:          // U+0085
+            case 0xC2 where index + 1 < bytes.count && bytes[index + 1] == 0x85:  // U+0085
                 return (index, index + 2)
             case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80 && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9):
-                return (index, index + 3)                                                // U+2028, U+2029
+                return (index, index + 3)  // U+2028, U+2029
             default:
                 index += 1
             }
@@ -195,10 +203,11 @@ package enum UnicodeText {
     }
 
     /// The UTF-8 encodings of the White_Space characters beyond ASCII.
-    private static let wide: [[UInt8]] = [
-        [0xC2, 0x85], [0xC2, 0xA0], [0xE1, 0x9A, 0x80], [0xE2, 0x80, 0xA8], [0xE2, 0x80, 0xA9], [0xE2, 0x80, 0xAF],
-        [0xE2, 0x81, 0x9F], [0xE3, 0x80, 0x80],
-    ] + (0x80...0x8A).map { [0xE2, 0x80, UInt8($0)] }
+    private static let wide: [[UInt8]] =
+        [
+            [0xC2, 0x85], [0xC2, 0xA0], [0xE1, 0x9A, 0x80], [0xE2, 0x80, 0xA8], [0xE2, 0x80, 0xA9], [0xE2, 0x80, 0xAF],
+            [0xE2, 0x81, 0x9F], [0xE3, 0x80, 0x80],
+        ] + (0x80...0x8A).map { [0xE2, 0x80, UInt8($0)] }
 
     private static func isASCIIWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
 

@@ -63,7 +63,8 @@ public struct PublicKeyPin: Sendable, Hashable, CustomStringConvertible, Compara
             throw PincheckError(.malformedPin, "pin \"\(text)\" is not valid base64 (expected sha256/ followed by 44 base64 characters)")
         }
         guard digest.count == algorithm.digestLength else {
-            throw PincheckError(.malformedPin, "pin \"\(text)\" decodes to \(digest.count) bytes; a \(algorithm.rawValue) pin is exactly \(algorithm.digestLength)")
+            throw PincheckError(
+                .malformedPin, "pin \"\(text)\" decodes to \(digest.count) bytes; a \(algorithm.rawValue) pin is exactly \(algorithm.digestLength)")
         }
         self.init(algorithm: algorithm, unchecked: digest)
     }
@@ -104,7 +105,7 @@ public struct PublicKeyPin: Sendable, Hashable, CustomStringConvertible, Compara
 
 extension StringProtocol {
     /// Without leading and trailing white space (`Character.isWhitespace`).
-        package func trimmingWhitespaceCharacters() -> String {
+    package func trimmingWhitespaceCharacters() -> String {
         String(Substring(self).trimmingWhitespace())
     }
 }

@@ -87,8 +87,10 @@ public final class SecurityPolicy {
     ///     chain as on every other road (revocation is judged on the path verified against the
     ///     anchors, a pinned certificate notwithstanding; a must-staple leaf needs one).
     /// - Throws: ``PincheckError`` for an empty chain or an impossible host name.
-    public func evaluate(_ servedChain: [Certificate], forDomain domain: String?, at time: Date = Date(),
-                         stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Verdict {
+    public func evaluate(
+        _ servedChain: [Certificate], forDomain domain: String?, at time: Date = Date(),
+        stapledOCSPResponse: [UInt8]? = nil
+    ) throws(PincheckError) -> Verdict {
         let pinning: TrustPolicy.Pinning
         do {
             pinning = try makePinning()
@@ -125,14 +127,17 @@ public final class SecurityPolicy {
 
     private func noPinsReason(domain: String?) -> Reason {
         if domain != nil && allowInvalidCertificates && validatesDomainName {
-            return Reason(.selfSignedRequiresPinning, "validating a host name with chain validation disabled requires pinning, and nothing is pinned", requirement: .hostPolicy)
+            return Reason(
+                .selfSignedRequiresPinning, "validating a host name with chain validation disabled requires pinning, and nothing is pinned",
+                requirement: .hostPolicy)
         }
         return Reason(.noUsablePins, "the pinning mode is \(pinningMode) but nothing is pinned: rejected (fail closed)", requirement: .pins)
     }
 
     private static func rejection(_ served: [Certificate], domain: String?, time: Date, reason: Reason) throws(PincheckError) -> Verdict {
         let host = try EvaluationEntry.peer(of: served, host: domain)?.text
-        return Verdict(failures: [reason], warnings: [], verifiedPath: nil, servedChain: served,
-                       checkedHost: host, pinsFound: [], evaluationTime: time)
+        return Verdict(
+            failures: [reason], warnings: [], verifiedPath: nil, servedChain: served,
+            checkedHost: host, pinsFound: [], evaluationTime: time)
     }
 }

@@ -33,9 +33,10 @@ package enum Timestamp {
         guard let days = reader.date() else { return nil }
         if reader.atEnd { return Date(timeIntervalSince1970: TimeInterval(days * 86_400)) }
         guard reader.take("T") || reader.take("t"),
-              let hour = reader.number(2), hour < 24, reader.take(":"),
-              let minute = reader.number(2), minute < 60, reader.take(":"),
-              let second = reader.number(2), second < 60 else { return nil }
+            let hour = reader.number(2), hour < 24, reader.take(":"),
+            let minute = reader.number(2), minute < 60, reader.take(":"),
+            let second = reader.number(2), second < 60
+        else { return nil }
         var fraction = 0.0
         if reader.take(".") {
             var scale = 0.1
@@ -138,7 +139,8 @@ package enum Timestamp {
         /// `yyyy-MM-dd` as days since 1970-01-01, if it is a real date.
         mutating func date() -> Int? {
             guard let year = number(4), year >= 1, take("-"), let month = number(2), (1...12).contains(month),
-                  take("-"), let day = number(2), day >= 1 else { return nil }
+                take("-"), let day = number(2), day >= 1
+            else { return nil }
             let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
             let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
             guard day <= lengths[month - 1] else { return nil }

@@ -119,8 +119,9 @@ public struct TrustPolicy: Sendable {
         maximumChainDepth: Int = 10
     ) {
         self.pinning = pinning
-        self.validation = ValidationPolicy(anchors: anchors, chainValidation: chainValidation, nameValidation: nameValidation,
-                                           additionalIntermediates: additionalIntermediates, maximumChainDepth: maximumChainDepth)
+        self.validation = ValidationPolicy(
+            anchors: anchors, chainValidation: chainValidation, nameValidation: nameValidation,
+            additionalIntermediates: additionalIntermediates, maximumChainDepth: maximumChainDepth)
     }
 
     /// A policy from its two parts.

@@ -57,7 +57,6 @@ public struct ValidationPolicy: Sendable {
         case wholeChain
     }
 
-
     /// The anchors chains must lead to (the system store unless replaced). Any certificate given
     /// here ends a path, a root or not: an intermediate given as anchor needs nothing above it.
     public var anchors: TrustAnchors

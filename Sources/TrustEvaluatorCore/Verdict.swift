@@ -59,10 +59,12 @@ public struct Verdict: Sendable {
         let pinsCompared: Bool
         let rootPrograms: RootProgramAnswer?
 
-        init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, checkedHost: String?,
-             pinsFound: [PinMatch], reportOnlyFailures: [Reason], builtPath: VerifiedPath?, coverage: Coverage, hostPolicy: HostPolicy?,
-             revocationStatuses: [RevocationStatus], revocationPath: [Certificate]?, certificateTransparency: CertificateTransparency.Assessment?,
-             pinsCompared: Bool, rootPrograms: RootProgramAnswer?) {
+        init(
+            failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, checkedHost: String?,
+            pinsFound: [PinMatch], reportOnlyFailures: [Reason], builtPath: VerifiedPath?, coverage: Coverage, hostPolicy: HostPolicy?,
+            revocationStatuses: [RevocationStatus], revocationPath: [Certificate]?, certificateTransparency: CertificateTransparency.Assessment?,
+            pinsCompared: Bool, rootPrograms: RootProgramAnswer?
+        ) {
             self.pinsCompared = pinsCompared
             self.rootPrograms = rootPrograms
             self.revocationStatuses = revocationStatuses
@@ -139,18 +141,21 @@ public struct Verdict: Sendable {
         self.reports = reports
     }
 
-    init(failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, servedChain: [Certificate],
-         checkedHost: String?, pinsFound: [PinMatch], evaluationTime: Date,
-         reportOnlyFailures: [Reason] = [], builtPath: VerifiedPath? = nil, coverage: Coverage = .everyHost,
-         hostPolicy: HostPolicy? = nil, reports: [PinFailureReport] = [], revocationStatuses: [RevocationStatus] = [],
-         revocationPath: [Certificate]? = nil, certificateTransparency: CertificateTransparency.Assessment? = nil,
-         pinsCompared: Bool = false, rootPrograms: RootProgramAnswer? = nil) {
-        judgement = Judgement(failures: failures, warnings: warnings, verifiedPath: verifiedPath, checkedHost: checkedHost,
-                              pinsFound: pinsFound, reportOnlyFailures: reportOnlyFailures,
-                              builtPath: builtPath ?? verifiedPath,
-                              coverage: coverage, hostPolicy: hostPolicy, revocationStatuses: revocationStatuses,
-                              revocationPath: revocationPath, certificateTransparency: certificateTransparency,
-                              pinsCompared: pinsCompared, rootPrograms: rootPrograms)
+    init(
+        failures: [Reason], warnings: [Reason], verifiedPath: VerifiedPath?, servedChain: [Certificate],
+        checkedHost: String?, pinsFound: [PinMatch], evaluationTime: Date,
+        reportOnlyFailures: [Reason] = [], builtPath: VerifiedPath? = nil, coverage: Coverage = .everyHost,
+        hostPolicy: HostPolicy? = nil, reports: [PinFailureReport] = [], revocationStatuses: [RevocationStatus] = [],
+        revocationPath: [Certificate]? = nil, certificateTransparency: CertificateTransparency.Assessment? = nil,
+        pinsCompared: Bool = false, rootPrograms: RootProgramAnswer? = nil
+    ) {
+        judgement = Judgement(
+            failures: failures, warnings: warnings, verifiedPath: verifiedPath, checkedHost: checkedHost,
+            pinsFound: pinsFound, reportOnlyFailures: reportOnlyFailures,
+            builtPath: builtPath ?? verifiedPath,
+            coverage: coverage, hostPolicy: hostPolicy, revocationStatuses: revocationStatuses,
+            revocationPath: revocationPath, certificateTransparency: certificateTransparency,
+            pinsCompared: pinsCompared, rootPrograms: rootPrograms)
         self.servedChain = servedChain
         self.evaluationTime = evaluationTime
         self.reports = reports
@@ -200,7 +205,8 @@ extension Verdict {
     /// could not be found or did not verify to the anchors.
     package static func leafOnlyRevocationUnavailable(leaf: Certificate, why: String, at time: Date, road: String) -> Verdict {
         let reason = Reason(.crlUnavailable, "the revocation status of \(leaf.subject) is unavailable (\(road)): \(why)", requirement: .revocation)
-        return Verdict(failures: [reason], warnings: [], verifiedPath: nil, servedChain: [leaf], checkedHost: nil,
-                       pinsFound: [], evaluationTime: time, pinsCompared: false)
+        return Verdict(
+            failures: [reason], warnings: [], verifiedPath: nil, servedChain: [leaf], checkedHost: nil,
+            pinsFound: [], evaluationTime: time, pinsCompared: false)
     }
 }

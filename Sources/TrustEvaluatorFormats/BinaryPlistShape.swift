@@ -1,6 +1,5 @@
 import TrustEvaluatorCore
 
-
 /// The shape of a binary property list (`bplist00`, what Xcode leaves in a built app's
 /// Info.plist), read from its object table before anything is decoded: how deep its containers
 /// nest and how many values it expands to. A binary plist names its children by reference, so a
@@ -34,9 +33,10 @@ enum BinaryPlistShape {
             let trailer = bytes.count - 32
             (offsetSize, referenceSize) = (Int(bytes[trailer + 6]), Int(bytes[trailer + 7]))
             guard let count = Self.integer(bytes, trailer + 8, 8), let top = Self.integer(bytes, trailer + 16, 8),
-                  let table = Self.integer(bytes, trailer + 24, 8),
-                  (1...8).contains(offsetSize), (1...8).contains(referenceSize),
-                  count >= 1, count <= trailer, top < count, table >= BinaryPlistShape.magic.count, table <= trailer - count * offsetSize else {
+                let table = Self.integer(bytes, trailer + 24, 8),
+                (1...8).contains(offsetSize), (1...8).contains(referenceSize),
+                count >= 1, count <= trailer, top < count, table >= BinaryPlistShape.magic.count, table <= trailer - count * offsetSize
+            else {
                 return nil
             }
             (self.count, self.top, self.table) = (count, top, table)
@@ -54,12 +54,14 @@ enum BinaryPlistShape {
 
         /// The objects a container refers to (a dictionary's keys and values); none for a scalar.
         func references(_ object: Int) -> [Int]? {
-            guard let start = integer(table + object * offsetSize, offsetSize), start >= BinaryPlistShape.magic.count, start < table else { return nil }
+            guard let start = integer(table + object * offsetSize, offsetSize), start >= BinaryPlistShape.magic.count, start < table else {
+                return nil
+            }
             let kind = bytes[start] >> 4
-            guard kind == 0xA || kind == 0xC || kind == 0xD else { return [] }   // array, set, dictionary
+            guard kind == 0xA || kind == 0xC || kind == 0xD else { return [] }  // array, set, dictionary
             var length = Int(bytes[start] & 0x0F)
             var cursor = start + 1
-            if length == 0x0F {   // the count follows as an integer object
+            if length == 0x0F {  // the count follows as an integer object
                 guard cursor < table, bytes[cursor] >> 4 == 0x1 else { return nil }
                 let width = 1 << Int(bytes[cursor] & 0x0F)
                 guard let value = integer(cursor + 1, width), value <= table else { return nil }
@@ -83,7 +85,7 @@ enum BinaryPlistShape {
         let (count, top) = (layout.count, layout.top)
         // Each object's depth and tree size, computed once: post-order, on an explicit stack that
         // is never deeper than the depth allowed.
-        var state = [UInt8](repeating: 0, count: count)   // 0 unseen, 1 on the stack, 2 measured
+        var state = [UInt8](repeating: 0, count: count)  // 0 unseen, 1 on the stack, 2 measured
         var depth = [Int](repeating: 0, count: count)
         var values = [Int](repeating: 0, count: count)
         guard let first = layout.references(top) else { return .malformed }
@@ -94,7 +96,7 @@ enum BinaryPlistShape {
                 let child = frame.references[frame.next]
                 stack[stack.count - 1].next += 1
                 switch state[child] {
-                case 1: return .tooDeep   // a container that contains itself
+                case 1: return .tooDeep  // a container that contains itself
                 case 2: continue
                 default:
                     guard stack.count < maximumDepth else { return .tooDeep }

@@ -87,8 +87,9 @@ struct PinSetUpdate {
         /// The signed document's fields, read from its one parse (other keys are ignored).
         init?(_ document: JSONValue) {
             guard case .object(let fields) = document, case .number(let serial)? = fields["serial"],
-                  serial == serial.rounded(), abs(serial) < 1e15,
-                  case .string(let expires)? = fields["expires"], let configuration = fields["configuration"] else { return nil }
+                serial == serial.rounded(), abs(serial) < 1e15,
+                case .string(let expires)? = fields["expires"], let configuration = fields["configuration"]
+            else { return nil }
             switch fields["removesPins"] {
             case nil, .null?: removesPins = nil
             case .bool(let flag)?: removesPins = flag
@@ -105,10 +106,12 @@ struct PinSetUpdate {
     ///     the document (`removesPins`) and the app (`acceptsPinRemoval`) say so. Nil: not checked
     ///     (`pincheck sign`, which does not know the app).
     /// - Throws: ``PinSetUpdateError`` in the order: signature, form, expiry, configuration, pins.
-    static func verify(document: [UInt8], signature: [UInt8], keys: [PinSetVerificationKey], at time: Date,
-                       baseDirectory: String, anchors: TrustAnchors?, floor: TrustManager? = nil,
-                       acceptsPinRemoval: Bool = false,
-                       logStore: CertificateTransparency.LogStore? = nil) throws(PinSetUpdateError) -> PinSetUpdate {
+    static func verify(
+        document: [UInt8], signature: [UInt8], keys: [PinSetVerificationKey], at time: Date,
+        baseDirectory: String, anchors: TrustAnchors?, floor: TrustManager? = nil,
+        acceptsPinRemoval: Bool = false,
+        logStore: CertificateTransparency.LogStore? = nil
+    ) throws(PinSetUpdateError) -> PinSetUpdate {
         let raw: [UInt8]
         if signature.count == Ed25519.signatureLength {
             raw = signature
@@ -119,7 +122,8 @@ struct PinSetUpdate {
         }
         // Nothing in the document is read before its signature verifies.
         guard keys.contains(where: { Ed25519.verify(signature: raw, message: document, publicKey: $0.rawRepresentation) }) else {
-            throw PinSetUpdateError(.badSignature, "the signature does not verify with any of the \(keys.count) embedded key\(keys.count == 1 ? "" : "s")")
+            throw PinSetUpdateError(
+                .badSignature, "the signature does not verify with any of the \(keys.count) embedded key\(keys.count == 1 ? "" : "s")")
         }
         // A repeated key ("serial" twice) could be read two ways; the signer meant one.
         let parsed: JSONValue
@@ -127,7 +131,8 @@ struct PinSetUpdate {
             throw PinSetUpdateError(.malformed, error.description)
         }
         guard let envelope = Envelope(parsed) else {
-            throw PinSetUpdateError(.malformed, "not a pin-set update ({\"serial\": N, \"expires\": TIME, \"configuration\": {…}, \"removesPins\": true or false})")
+            throw PinSetUpdateError(
+                .malformed, "not a pin-set update ({\"serial\": N, \"expires\": TIME, \"configuration\": {…}, \"removesPins\": true or false})")
         }
         guard envelope.serial > 0 else { throw PinSetUpdateError(.malformed, "serial must be a positive integer") }
         guard let expires = Timestamp.parse(envelope.expires) ?? Timestamp.parseDay(envelope.expires) else {
@@ -138,17 +143,20 @@ struct PinSetUpdate {
         }
         let configuration: Configuration
         do {
-            configuration = try Configuration.decode(document: envelope.configuration, source: "update \(envelope.serial)",
-                                                     baseDirectory: baseDirectory, anchors: anchors, logStore: logStore)
+            configuration = try Configuration.decode(
+                document: envelope.configuration, source: "update \(envelope.serial)",
+                baseDirectory: baseDirectory, anchors: anchors, logStore: logStore)
         } catch {
             throw PinSetUpdateError(.invalidConfiguration, error.description)
         }
         for entry in configuration.hosts {
             if case .disabled = entry.policy.validationPolicy.chainValidation {
-                throw PinSetUpdateError(.weakensValidation, "\(entry.path) (\(entry.policy.pattern)) turns chain validation off; an update may change pins only")
+                throw PinSetUpdateError(
+                    .weakensValidation, "\(entry.path) (\(entry.policy.pattern)) turns chain validation off; an update may change pins only")
             }
             if case .disabled = entry.policy.validationPolicy.nameValidation {
-                throw PinSetUpdateError(.weakensValidation, "\(entry.path) (\(entry.policy.pattern)) turns host name validation off; an update may change pins only")
+                throw PinSetUpdateError(
+                    .weakensValidation, "\(entry.path) (\(entry.policy.pattern)) turns host name validation off; an update may change pins only")
             }
         }
         let removesPins = envelope.removesPins ?? false
@@ -156,10 +164,16 @@ struct PinSetUpdate {
             let removed = Self.unpinned(by: configuration, below: floor, at: time, until: expires)
             if !removed.isEmpty {
                 guard removesPins else {
-                    throw PinSetUpdateError(.removesPins, "update \(envelope.serial) \(removed.joined(separator: "; ")); an update may change pins, not remove them, unless it says \"removesPins\": true and the app accepts that")
+                    throw PinSetUpdateError(
+                        .removesPins,
+                        "update \(envelope.serial) \(removed.joined(separator: "; ")); an update may change pins, not remove them, unless it says \"removesPins\": true and the app accepts that"
+                    )
                 }
                 guard acceptsPinRemoval else {
-                    throw PinSetUpdateError(.removesPins, "update \(envelope.serial) \(removed.joined(separator: "; ")); it says \"removesPins\": true, but this app was built not to accept updates that remove pins")
+                    throw PinSetUpdateError(
+                        .removesPins,
+                        "update \(envelope.serial) \(removed.joined(separator: "; ")); it says \"removesPins\": true, but this app was built not to accept updates that remove pins"
+                    )
                 }
             }
         }
@@ -196,7 +210,8 @@ struct PinSetUpdate {
             if let now = (try? updated.policy(for: name)) ?? nil, enforced(now, until: expires) { continue }
             let pattern = "\(pinned.pattern)"
             if reported.insert(pattern).inserted {
-                removed.append("leaves \(pattern)\(pattern == name ? "" : " (\(name), say)") without the enforced pins the compiled-in configuration gives it")
+                removed.append(
+                    "leaves \(pattern)\(pattern == name ? "" : " (\(name), say)") without the enforced pins the compiled-in configuration gives it")
             }
         }
         return removed

@@ -74,11 +74,14 @@ public final class UpdatableTrustManager: TrustManagerSource {
     ///     (or let unlisted hosts through where `compiledIn` refuses them). False by default: such
     ///     an update is refused (`update.removes-pins`), so a stolen signing key cannot unpin the
     ///     app. When true, the update must still say so itself, with `"removesPins": true`.
-    public convenience init(compiledIn: TrustManager, keys: [PinSetVerificationKey], storageDirectory: String? = nil,
-                            baseDirectory: String = ".", anchors: TrustAnchors? = nil, at time: Date = Date(),
-                            acceptsPinRemoval: Bool = false, events: (@Sendable (Event) -> Void)? = nil) {
-        self.init(compiledIn: compiledIn, keys: keys, storageDirectory: storageDirectory, baseDirectory: baseDirectory, anchors: anchors,
-                  certificateTransparencyLogStore: nil, at: time, acceptsPinRemoval: acceptsPinRemoval, events: events)
+    public convenience init(
+        compiledIn: TrustManager, keys: [PinSetVerificationKey], storageDirectory: String? = nil,
+        baseDirectory: String = ".", anchors: TrustAnchors? = nil, at time: Date = Date(),
+        acceptsPinRemoval: Bool = false, events: (@Sendable (Event) -> Void)? = nil
+    ) {
+        self.init(
+            compiledIn: compiledIn, keys: keys, storageDirectory: storageDirectory, baseDirectory: baseDirectory, anchors: anchors,
+            certificateTransparencyLogStore: nil, at: time, acceptsPinRemoval: acceptsPinRemoval, events: events)
     }
 
     /// A manager whose updates' Certificate Transparency requirements read their logs from
@@ -95,10 +98,12 @@ public final class UpdatableTrustManager: TrustManagerSource {
     ///   - time: The time a stored update is judged at.
     ///   - acceptsPinRemoval: Whether an update may leave a host that `compiledIn` pins unpinned.
     ///   - events: Told of every acceptance and refusal.
-    public init(compiledIn: TrustManager, keys: [PinSetVerificationKey], storageDirectory: String? = nil,
-                baseDirectory: String = ".", anchors: TrustAnchors? = nil,
-                certificateTransparencyLogStore: CertificateTransparency.LogStore?, at time: Date = Date(),
-                acceptsPinRemoval: Bool = false, events: (@Sendable (Event) -> Void)? = nil) {
+    public init(
+        compiledIn: TrustManager, keys: [PinSetVerificationKey], storageDirectory: String? = nil,
+        baseDirectory: String = ".", anchors: TrustAnchors? = nil,
+        certificateTransparencyLogStore: CertificateTransparency.LogStore?, at time: Date = Date(),
+        acceptsPinRemoval: Bool = false, events: (@Sendable (Event) -> Void)? = nil
+    ) {
         self.logStore = certificateTransparencyLogStore
         self.compiledIn = compiledIn
         self.keys = keys
@@ -128,14 +133,18 @@ public final class UpdatableTrustManager: TrustManagerSource {
     }
 
     /// Judges a served chain with the manager in force at `time` (see `TrustManager/evaluate(_:host:port:at:stapledOCSPResponse:)`).
-    public func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
-                         stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Verdict {
+    public func evaluate(
+        _ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
+        stapledOCSPResponse: [UInt8]? = nil
+    ) throws(PincheckError) -> Verdict {
         try trustManager(at: time).evaluate(servedChain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse)
     }
 
     /// Judges a served chain given as DER with the manager in force at `time`.
-    public func evaluate(derEncoded chain: [[UInt8]], host: String, port: Int = 443, at time: Date,
-                         stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Verdict {
+    public func evaluate(
+        derEncoded chain: [[UInt8]], host: String, port: Int = 443, at time: Date,
+        stapledOCSPResponse: [UInt8]? = nil
+    ) throws(PincheckError) -> Verdict {
         try trustManager(at: time).evaluate(derEncoded: chain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse)
     }
 
@@ -157,9 +166,10 @@ public final class UpdatableTrustManager: TrustManagerSource {
     }
 
     private func apply(document: [UInt8], signature: [UInt8], at time: Date, store: Bool) throws(PinSetUpdateError) -> Int {
-        let update = try PinSetUpdate.verify(document: document, signature: signature, keys: keys, at: time,
-                                             baseDirectory: baseDirectory, anchors: anchors, floor: compiledIn,
-                                             acceptsPinRemoval: acceptsPinRemoval, logStore: logStore)
+        let update = try PinSetUpdate.verify(
+            document: document, signature: signature, keys: keys, at: time,
+            baseDirectory: baseDirectory, anchors: anchors, floor: compiledIn,
+            acceptsPinRemoval: acceptsPinRemoval, logStore: logStore)
         // One update at a time: the rollback check, the store and the swap happen together; with
         // storage, under a lock on the folder too, against what is stored there (another process
         // sharing the folder may have stored a newer update since this one started).
@@ -182,7 +192,11 @@ public final class UpdatableTrustManager: TrustManagerSource {
                 }
                 defer { _ = flock(descriptor, LOCK_UN) }
                 if let stored = storedUpdate(at: nil), stored.serial >= update.serial {
-                    return .failure(PinSetUpdateError(.rollback, "update \(update.serial) is not newer than update \(stored.serial), stored by another process sharing \(storageDirectory)"))
+                    return .failure(
+                        PinSetUpdateError(
+                            .rollback,
+                            "update \(update.serial) is not newer than update \(stored.serial), stored by another process sharing \(storageDirectory)"
+                        ))
                 }
                 // One file, one rename: the signature's base64 on the first line, then the document's bytes.
                 let stored = Array((Self.signatureBase64(signature) + "\n").utf8) + document
@@ -204,7 +218,8 @@ public final class UpdatableTrustManager: TrustManagerSource {
     public static let storedName = "pinset-update"
 
     private static func signatureBase64(_ signature: [UInt8]) -> String {
-        signature.count == Ed25519.signatureLength ? Base64.encode(signature)
+        signature.count == Ed25519.signatureLength
+            ? Base64.encode(signature)
             : String(decoding: signature, as: UTF8.self).trimmingWhitespaceCharacters()
     }
 
@@ -213,11 +228,14 @@ public final class UpdatableTrustManager: TrustManagerSource {
     /// Nil when none is stored or it does not verify.
     private func storedUpdate(at time: Date?) -> PinSetUpdate? {
         guard let storageDirectory,
-              let stored = try? InputFile.read(FilePath.join(storageDirectory, Self.storedName), limit: InputFile.configurationLimit, what: "stored update"),
-              let newline = stored.firstIndex(of: 0x0A) else { return nil }
-        return try? PinSetUpdate.verify(document: Array(stored[(newline + 1)...]), signature: Array(stored[..<newline]), keys: keys,
-                                        at: time ?? Date(timeIntervalSince1970: 0), baseDirectory: baseDirectory, anchors: anchors,
-                                        floor: compiledIn, acceptsPinRemoval: acceptsPinRemoval, logStore: logStore)
+            let stored = try? InputFile.read(
+                FilePath.join(storageDirectory, Self.storedName), limit: InputFile.configurationLimit, what: "stored update"),
+            let newline = stored.firstIndex(of: 0x0A)
+        else { return nil }
+        return try? PinSetUpdate.verify(
+            document: Array(stored[(newline + 1)...]), signature: Array(stored[..<newline]), keys: keys,
+            at: time ?? Date(timeIntervalSince1970: 0), baseDirectory: baseDirectory, anchors: anchors,
+            floor: compiledIn, acceptsPinRemoval: acceptsPinRemoval, logStore: logStore)
     }
 
     /// Applies the stored update, if there is one and it still passes every check.

@@ -32,9 +32,11 @@ public struct PincheckGRPCClientSettings: Sendable {
     ///   - config: The transport configuration to start from.
     ///   - onDecision: Receives every decision, accepted or not.
     /// - Throws: NIOSSL's error when the TLS context cannot be made.
-    public init(verifier: PincheckNIOVerifier, host: String, port: Int = 443,
-                config: HTTP2ClientTransport.Posix.Config = .defaults,
-                onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) throws {
+    public init(
+        verifier: PincheckNIOVerifier, host: String, port: Int = 443,
+        config: HTTP2ClientTransport.Posix.Config = .defaults,
+        onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }
+    ) throws {
         var tls = PincheckNIOVerifier.makeClientConfiguration()
         tls.applicationProtocols = ["grpc-exp", "h2"]
         let context = try NIOSSLContext(configuration: tls)
@@ -43,8 +45,9 @@ public struct PincheckGRPCClientSettings: Sendable {
         config.http2.authority = isIPLiteral ? nil : host
         config.channelDebuggingCallbacks.onCreateTCPConnection = { channel in
             channel.eventLoop.makeCompletedFuture {
-                try verifier.addClientHandlers(to: channel.pipeline.syncOperations, context: context, host: host, port: port,
-                                               position: .first, onDecision: onDecision)
+                try verifier.addClientHandlers(
+                    to: channel.pipeline.syncOperations, context: context, host: host, port: port,
+                    position: .first, onDecision: onDecision)
             }
         }
         self.transportSecurity = .customSecure
@@ -53,10 +56,13 @@ public struct PincheckGRPCClientSettings: Sendable {
 
     /// A client transport to `target` with these settings.
     /// - Throws: gRPC's error when no resolver handles the target.
-    public func makeTransport(connectingTo target: any ResolvableTarget,
-                              eventLoopGroup: any EventLoopGroup = .singletonMultiThreadedEventLoopGroup) throws -> HTTP2ClientTransport.Posix {
-        try HTTP2ClientTransport.Posix(target: target, transportSecurity: transportSecurity, config: config,
-                                       eventLoopGroup: eventLoopGroup)
+    public func makeTransport(
+        connectingTo target: any ResolvableTarget,
+        eventLoopGroup: any EventLoopGroup = .singletonMultiThreadedEventLoopGroup
+    ) throws -> HTTP2ClientTransport.Posix {
+        try HTTP2ClientTransport.Posix(
+            target: target, transportSecurity: transportSecurity, config: config,
+            eventLoopGroup: eventLoopGroup)
     }
 }
 

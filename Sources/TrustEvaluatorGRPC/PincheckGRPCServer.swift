@@ -26,8 +26,10 @@ extension PincheckClientCertificateVerifier {
     ///   - certificateChain: The server's own chain, leaf first.
     ///   - privateKey: The server's key.
     ///   - onDecision: Receives every decision, accepted or not (for logs and metrics).
-    public func grpcServerTransportSecurity(certificateChain: [TLSConfig.CertificateSource], privateKey: TLSConfig.PrivateKeySource,
-                                            onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in })
+    public func grpcServerTransportSecurity(
+        certificateChain: [TLSConfig.CertificateSource], privateKey: TLSConfig.PrivateKeySource,
+        onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }
+    )
         -> HTTP2ServerTransport.Posix.TransportSecurity
     {
         let verification = callback(onDecision: onDecision)

@@ -20,7 +20,10 @@ extension PincheckNIOVerifier {
             throw PincheckError(.invalidPolicy, "root anchoring needs at least one root certificate")
         }
         if let intermediate = anchors.first(where: { !$0.isSelfSigned }) {
-            throw PincheckError(.invalidPolicy, "\(intermediate.subject) is not a self-signed root: AsyncHTTPClient's TLS (BoringSSL without partial chains) can anchor only on roots; pin intermediates or keys with the NIO verifier instead")
+            throw PincheckError(
+                .invalidPolicy,
+                "\(intermediate.subject) is not a self-signed root: AsyncHTTPClient's TLS (BoringSSL without partial chains) can anchor only on roots; pin intermediates or keys with the NIO verifier instead"
+            )
         }
         var configuration = makeClientConfiguration()
         // No Pincheck callback runs here: NIOSSL's own host check is the only one, so it stays on.

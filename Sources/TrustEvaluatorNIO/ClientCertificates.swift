@@ -83,10 +83,12 @@ public struct PincheckClientCertificateVerifier: Sendable {
     ///     same chain is judged once per validity window); nil judges every handshake afresh.
     /// - Throws: `PincheckError` (`policy.invalid`) when the policy does not validate chains:
     ///   a server must not let any certificate in.
-    public init(policy: TrustPolicy, requiredIdentities: [ClientIdentity] = [],
-                revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
-                offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
-                verdictCache: VerdictCache? = VerdictCache()) throws(PincheckError) {
+    public init(
+        policy: TrustPolicy, requiredIdentities: [ClientIdentity] = [],
+        revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
+        offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
+        verdictCache: VerdictCache? = VerdictCache()
+    ) throws(PincheckError) {
         if case .disabled = policy.validation.chainValidation {
             throw PincheckError(.invalidPolicy, "a server must validate its clients' chains: chainValidation cannot be disabled here")
         }
@@ -95,8 +97,10 @@ public struct PincheckClientCertificateVerifier: Sendable {
         self.policy = clients
         self.requiredIdentities = requiredIdentities
         self.revocationLists = revocationLists
-        self.trust = ClientTrustSource(ClientTrust(evaluator: Evaluator(policy: clients, certificateCache: certificateCache, verdictCache: verdictCache),
-                                                   router: nil, trustDomains: [:], generation: 0))
+        self.trust = ClientTrustSource(
+            ClientTrust(
+                evaluator: Evaluator(policy: clients, certificateCache: certificateCache, verdictCache: verdictCache),
+                router: nil, trustDomains: [:], generation: 0))
         self.certificateCache = certificateCache
         self.now = now
         self.offloadEvaluation = offloadEvaluation
@@ -121,15 +125,20 @@ public struct PincheckClientCertificateVerifier: Sendable {
     ///   - verdictCache: Verdicts to reuse while they still hold; nil judges every handshake afresh.
     /// - Throws: `PincheckError` (`policy.invalid`) for no domain, a domain given twice, or a
     ///   policy that does not validate chains.
-    public init(trustDomains: [SPIFFETrustDomain], policy: TrustPolicy = TrustPolicy(), requiredIdentities: [ClientIdentity] = [],
-                revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
-                offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
-                verdictCache: VerdictCache? = VerdictCache()) throws(PincheckError) {
-        try self.init(policy: ClientTrust.placeholderPolicy(policy, trustDomains), requiredIdentities: requiredIdentities,
-                      revocationLists: revocationLists, now: now, offloadEvaluation: offloadEvaluation,
-                      certificateCache: certificateCache, verdictCache: verdictCache)
-        trust.replace(with: try ClientTrust(trustDomains: trustDomains, clients: self.policy, certificateCache: certificateCache,
-                                            verdictCache: verdictCache, generation: 0))
+    public init(
+        trustDomains: [SPIFFETrustDomain], policy: TrustPolicy = TrustPolicy(), requiredIdentities: [ClientIdentity] = [],
+        revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
+        offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
+        verdictCache: VerdictCache? = VerdictCache()
+    ) throws(PincheckError) {
+        try self.init(
+            policy: ClientTrust.placeholderPolicy(policy, trustDomains), requiredIdentities: requiredIdentities,
+            revocationLists: revocationLists, now: now, offloadEvaluation: offloadEvaluation,
+            certificateCache: certificateCache, verdictCache: verdictCache)
+        trust.replace(
+            with: try ClientTrust(
+                trustDomains: trustDomains, clients: self.policy, certificateCache: certificateCache,
+                verdictCache: verdictCache, generation: 0))
     }
 
     /// A verifier for the trust domains of a SPIFFE bundle folder (``SPIFFETrustDomain/bundles(inFolder:)``),
@@ -154,23 +163,27 @@ public struct PincheckClientCertificateVerifier: Sendable {
     ///   - certificateCache: Parsed certificates to reuse across handshakes.
     ///   - verdictCache: Verdicts to reuse while they still hold; nil judges every handshake afresh.
     /// - Throws: `PincheckError` when the folder cannot be read now: a server does not start without trust.
-    public init(watchingBundleFolder folder: String, interval: Duration = .seconds(5), logger: Logger = Logger(label: "pincheck.trust-bundles"),
-                policy: TrustPolicy = TrustPolicy(), requiredIdentities: [ClientIdentity] = [],
-                revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
-                offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
-                verdictCache: VerdictCache? = VerdictCache()) throws(PincheckError) {
+    public init(
+        watchingBundleFolder folder: String, interval: Duration = .seconds(5), logger: Logger = Logger(label: "pincheck.trust-bundles"),
+        policy: TrustPolicy = TrustPolicy(), requiredIdentities: [ClientIdentity] = [],
+        revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
+        offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
+        verdictCache: VerdictCache? = VerdictCache()
+    ) throws(PincheckError) {
         let snapshot = try BundleFolderSnapshot(folder: folder)
-        try self.init(trustDomains: try snapshot.domains(), policy: policy, requiredIdentities: requiredIdentities,
-                      revocationLists: revocationLists, now: now, offloadEvaluation: offloadEvaluation,
-                      certificateCache: certificateCache, verdictCache: verdictCache)
+        try self.init(
+            trustDomains: try snapshot.domains(), policy: policy, requiredIdentities: requiredIdentities,
+            revocationLists: revocationLists, now: now, offloadEvaluation: offloadEvaluation,
+            certificateCache: certificateCache, verdictCache: verdictCache)
         logger.notice("client trust in force", metadata: ClientTrust.metadata(trust.current, source: folder))
         for warning in startupWarnings { logger.warning("\(warning)") }
         let clients = self.policy
         trust.watch(folder, from: snapshot, every: interval, logger: logger) { () throws(PincheckError) in
             try BundleFolderSnapshot(folder: folder)
         } make: { snapshot, generation throws(PincheckError) in
-            try ClientTrust(trustDomains: try snapshot.domains(), clients: clients, certificateCache: certificateCache,
-                            verdictCache: verdictCache, generation: generation)
+            try ClientTrust(
+                trustDomains: try snapshot.domains(), clients: clients, certificateCache: certificateCache,
+                verdictCache: verdictCache, generation: generation)
         }
     }
 
@@ -192,12 +205,14 @@ public struct PincheckClientCertificateVerifier: Sendable {
     ///   - certificateCache: Parsed certificates to reuse across handshakes.
     ///   - verdictCache: Verdicts to reuse while they still hold; nil judges every handshake afresh.
     /// - Throws: `PincheckError` when the files cannot be read now, or hold no certificate.
-    public init(watchingAnchorFiles anchorFiles: [String], crlFiles: [String] = [], interval: Duration = .seconds(5),
-                logger: Logger = Logger(label: "pincheck.trust-bundles"),
-                policy: TrustPolicy = TrustPolicy(), requiredIdentities: [ClientIdentity] = [],
-                revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
-                offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
-                verdictCache: VerdictCache? = VerdictCache()) throws(PincheckError) {
+    public init(
+        watchingAnchorFiles anchorFiles: [String], crlFiles: [String] = [], interval: Duration = .seconds(5),
+        logger: Logger = Logger(label: "pincheck.trust-bundles"),
+        policy: TrustPolicy = TrustPolicy(), requiredIdentities: [ClientIdentity] = [],
+        revocationLists: RevocationListFetcher = RevocationListFetcher(), now: @escaping @Sendable () -> Date = { Date() },
+        offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
+        verdictCache: VerdictCache? = VerdictCache()
+    ) throws(PincheckError) {
         let paths = anchorFiles + crlFiles
         @Sendable func judged(_ files: WatchedFiles, _ base: TrustPolicy) throws(PincheckError) -> TrustPolicy {
             var clients = base
@@ -211,8 +226,9 @@ public struct PincheckClientCertificateVerifier: Sendable {
             return clients
         }
         let first = try WatchedFiles(paths)
-        try self.init(policy: try judged(first, policy), requiredIdentities: requiredIdentities, revocationLists: revocationLists, now: now,
-                      offloadEvaluation: offloadEvaluation, certificateCache: certificateCache, verdictCache: verdictCache)
+        try self.init(
+            policy: try judged(first, policy), requiredIdentities: requiredIdentities, revocationLists: revocationLists, now: now,
+            offloadEvaluation: offloadEvaluation, certificateCache: certificateCache, verdictCache: verdictCache)
         let what = paths.joined(separator: ", ")
         logger.notice("client trust in force", metadata: ClientTrust.metadata(trust.current, source: what))
         for warning in startupWarnings { logger.warning("\(warning)") }
@@ -220,8 +236,9 @@ public struct PincheckClientCertificateVerifier: Sendable {
         trust.watch(what, from: first, every: interval, logger: logger) { () throws(PincheckError) in
             try WatchedFiles(paths)
         } make: { files, generation throws(PincheckError) in
-            ClientTrust(evaluator: Evaluator(policy: try judged(files, clients), certificateCache: certificateCache, verdictCache: verdictCache),
-                        router: nil, trustDomains: [:], generation: generation)
+            ClientTrust(
+                evaluator: Evaluator(policy: try judged(files, clients), certificateCache: certificateCache, verdictCache: verdictCache),
+                router: nil, trustDomains: [:], generation: generation)
         }
     }
 
@@ -237,7 +254,8 @@ public struct PincheckClientCertificateVerifier: Sendable {
             // With trust domains, the domain the leaf names chooses the evaluator (the plan's
             // TrustDomainCheck refuses a leaf no domain can judge); identities are its ClientIdentityCheck.
             let judge = chain.first.flatMap { trust.router?.evaluator(for: $0) } ?? trust.evaluator
-            let verdict = policy.validation.revocation.distributionPointCRLs == nil
+            let verdict =
+                policy.validation.revocation.distributionPointCRLs == nil
                 ? try judge.evaluate(chain, host: nil, at: time)
                 : try await judge.evaluate(chain, host: nil, at: time, fetchingRevocationListsWith: revocationLists)
             return .success(verdict)
@@ -252,11 +270,13 @@ public struct PincheckClientCertificateVerifier: Sendable {
         case .success(let verdict) where Disposition(serverTrust: verdict).allowsConnection:
             return ChallengeDecision(.performDefaultHandling, rule: .trusted, verdict: verdict)
         case .success(let verdict):
-            return ChallengeDecision(.cancelAuthenticationChallenge, rule: .untrusted,
-                                     error: ServerTrustError(.untrusted, "the client certificate is not trusted", verdict: verdict))
+            return ChallengeDecision(
+                .cancelAuthenticationChallenge, rule: .untrusted,
+                error: ServerTrustError(.untrusted, "the client certificate is not trusted", verdict: verdict))
         case .failure(let error):
-            return ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
-                                     error: ServerTrustError(.evaluationFailed, "the client's certificates could not be read: \(error)", underlying: error))
+            return ChallengeDecision(
+                .cancelAuthenticationChallenge, rule: .evaluationFailed,
+                error: ServerTrustError(.evaluationFailed, "the client's certificates could not be read: \(error)", underlying: error))
         }
     }
 
@@ -273,7 +293,8 @@ public struct PincheckClientCertificateVerifier: Sendable {
                 onDecision(decision)
                 // Trusted always comes with a verified path: that is what NIOSSL is told was validated.
                 guard decision.allowsConnection, decision.verdict?.verifiedPath != nil,
-                      let validated = PincheckNIOVerifier.validatedChain(decision, presented: presented) else {
+                    let validated = PincheckNIOVerifier.validatedChain(decision, presented: presented)
+                else {
                     promise.succeed(.failed)
                     return
                 }
@@ -291,8 +312,10 @@ public struct PincheckClientCertificateVerifier: Sendable {
 
     /// A server configuration that asks every client for a certificate and fails the handshake
     /// without one (NIOSSL's `.noHostnameVerification`: the custom callback replaces its checks).
-    public static func makeServerConfiguration(certificateChain: [NIOSSLCertificateSource],
-                                               privateKey: NIOSSLPrivateKeySource) -> TLSConfiguration {
+    public static func makeServerConfiguration(
+        certificateChain: [NIOSSLCertificateSource],
+        privateKey: NIOSSLPrivateKeySource
+    ) -> TLSConfiguration {
         var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: certificateChain, privateKey: privateKey)
         configuration.certificateVerification = .noHostnameVerification
         return configuration
@@ -304,13 +327,18 @@ public struct PincheckClientCertificateVerifier: Sendable {
     ///   - pipeline: The child channel's synchronous pipeline operations.
     ///   - context: A context from ``makeServerConfiguration(certificateChain:privateKey:)``.
     ///   - onDecision: Receives each decision, with the verdict and its reasons.
-    public func addServerHandlers(to pipeline: ChannelPipeline.SynchronousOperations, context: NIOSSLContext,
-                                  onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) throws {
+    public func addServerHandlers(
+        to pipeline: ChannelPipeline.SynchronousOperations, context: NIOSSLContext,
+        onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }
+    ) throws {
         let keeper = ClientDecisionHandler()
-        try pipeline.addHandler(NIOSSLServerHandler(context: context, customVerificationCallbackWithMetadata: callback { decision in
-            keeper.record(decision)
-            onDecision(decision)
-        }))
+        try pipeline.addHandler(
+            NIOSSLServerHandler(
+                context: context,
+                customVerificationCallbackWithMetadata: callback { decision in
+                    keeper.record(decision)
+                    onDecision(decision)
+                }))
         try pipeline.addHandler(keeper)
     }
 

@@ -27,18 +27,24 @@ public struct NIOHTTPSReporter: Reporter {
     ///   - validation: Anchors and checks for the collector; the system store by default.
     ///   - group: NIO's shared loops by default.
     ///   - timeout: Ten seconds by default.
-    public init(validation: ValidationPolicy = ValidationPolicy(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-                timeout: TimeAmount = .seconds(10)) {
+    public init(
+        validation: ValidationPolicy = ValidationPolicy(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        timeout: TimeAmount = .seconds(10)
+    ) {
         self.validationPolicy = validation
         self.group = group
         self.timeout = timeout
     }
 
     /// A reporter whose collector validation is given as a `TrustPolicy` whose pinning is not used.
-    @available(*, deprecated, message: "give the validation as a ValidationPolicy (a TrustPolicy's pins were ignored here): validation: policy.validation")
+    @available(
+        *, deprecated, message: "give the validation as a ValidationPolicy (a TrustPolicy's pins were ignored here): validation: policy.validation"
+    )
     @_disfavoredOverload
-    public init(validation: TrustPolicy = TrustPolicy(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-                timeout: TimeAmount = .seconds(10)) {
+    public init(
+        validation: TrustPolicy = TrustPolicy(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        timeout: TimeAmount = .seconds(10)
+    ) {
         self.init(validation: validation.validation, group: group, timeout: timeout)
     }
 
@@ -60,7 +66,8 @@ public struct NIOHTTPSReporter: Reporter {
             .connectTimeout(timeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(verifier.makeClientHandler(context: context, host: host, port: port, channel: channel))
+                    try channel.pipeline.syncOperations.addHandler(
+                        verifier.makeClientHandler(context: context, host: host, port: port, channel: channel))
                     try channel.pipeline.syncOperations.addHandler(StatusLineReader(status: status))
                 }
             }
@@ -74,8 +81,9 @@ public struct NIOHTTPSReporter: Reporter {
         }
         let path = uri.path.isEmpty ? "/" : uri.path + (uri.query.map { "?\($0)" } ?? "")
         let authority = uri.port.map { "\(host):\($0)" } ?? host
-        var request = ByteBuffer(string: "POST \(path) HTTP/1.1\r\nHost: \(authority)\r\nContent-Type: application/json\r\n"
-                                 + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n")
+        var request = ByteBuffer(
+            string: "POST \(path) HTTP/1.1\r\nHost: \(authority)\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n")
         request.writeBytes(body)
         try await channel.writeAndFlush(request)
         let code = try await status.futureResult.get()

@@ -49,8 +49,10 @@ public struct PincheckNIOVerifier: Sendable {
     ///   - certificateCache: Parsed certificates to reuse; one cache for the process by default.
     ///   - staples: When the stapled OCSP response is asked for; only where the connection cannot
     ///     succeed without one (a must-staple leaf, a policy with `requireStapledOCSP`) by default.
-    public init(adapter: ChallengeAdapter, offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
-                staples: StapleRetrieval = .whenRequired) {
+    public init(
+        adapter: ChallengeAdapter, offloadEvaluation: Bool = true, certificateCache: CertificateCache = .shared,
+        staples: StapleRetrieval = .whenRequired
+    ) {
         self.adapter = adapter
         self.offloadEvaluation = offloadEvaluation
         self.certificateCache = certificateCache
@@ -63,8 +65,10 @@ public struct PincheckNIOVerifier: Sendable {
     ///   - now: The clock; tests inject a fixed time.
     ///   - reporter: Where pin failure reports go (deduplicated); none by default.
     ///   - logger: Where decisions are logged (swift-log, `.debug`); silent by default.
-    public init(policy: TrustPolicy, now: @escaping @Sendable () -> Date = { Date() }, reporter: (any Reporter)? = nil,
-                logger: Logger = TrustLogging.silent) {
+    public init(
+        policy: TrustPolicy, now: @escaping @Sendable () -> Date = { Date() }, reporter: (any Reporter)? = nil,
+        logger: Logger = TrustLogging.silent
+    ) {
         self.init(adapter: ChallengeAdapter(trustManager: .single(policy), now: now, reporter: reporter, logger: logger))
     }
 
@@ -74,8 +78,10 @@ public struct PincheckNIOVerifier: Sendable {
     ///   - now: The clock; tests inject a fixed time.
     ///   - reporter: Where the verdicts' pin failure reports go (deduplicated); none by default.
     ///   - logger: Where decisions, expired pin sets and undelivered reports are logged (swift-log); silent by default.
-    public init(trustManager: TrustManager, now: @escaping @Sendable () -> Date = { Date() }, reporter: (any Reporter)? = nil,
-                logger: Logger = TrustLogging.silent) {
+    public init(
+        trustManager: TrustManager, now: @escaping @Sendable () -> Date = { Date() }, reporter: (any Reporter)? = nil,
+        logger: Logger = TrustLogging.silent
+    ) {
         self.init(adapter: ChallengeAdapter(trustManager: trustManager, now: now, reporter: reporter, logger: logger))
     }
 
@@ -87,8 +93,10 @@ public struct PincheckNIOVerifier: Sendable {
     ///   - now: The clock; `Date()` by default.
     ///   - reporter: Where pin failure reports go (deduplicated); none by default.
     ///   - logger: Where decisions are logged (swift-log); silent by default.
-    public init(updatableTrustManager: UpdatableTrustManager, now: @escaping @Sendable () -> Date = { Date() },
-                reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent) {
+    public init(
+        updatableTrustManager: UpdatableTrustManager, now: @escaping @Sendable () -> Date = { Date() },
+        reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent
+    ) {
         self.init(adapter: ChallengeAdapter(updatableTrustManager: updatableTrustManager, now: now, reporter: reporter, logger: logger))
     }
 
@@ -100,8 +108,10 @@ public struct PincheckNIOVerifier: Sendable {
     ///   - now: The clock; `Date()` by default.
     ///   - reporter: Where pin failure reports go (deduplicated); none by default.
     ///   - logger: Where decisions are logged (swift-log); silent by default.
-    public init(trustManagerSource: any TrustManagerSource, now: @escaping @Sendable () -> Date = { Date() },
-                reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent) {
+    public init(
+        trustManagerSource: any TrustManagerSource, now: @escaping @Sendable () -> Date = { Date() },
+        reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent
+    ) {
         self.init(adapter: ChallengeAdapter(trustManagerSource: trustManagerSource, now: now, reporter: reporter, logger: logger))
     }
 
@@ -119,14 +129,18 @@ public struct PincheckNIOVerifier: Sendable {
     ///   - completion: Receives the decision exactly once: at once, unless an override handler keeps
     ///     it or the stapled OCSP response is asked for (``staples``); unreadable certificates give a
     ///     cancel with `.evaluationFailed`.
-    public func decide(derChain: [[UInt8]], host: String, port: Int, address: String? = nil,
-                       completion: @escaping @Sendable (ChallengeDecision) -> Void) {
+    public func decide(
+        derChain: [[UInt8]], host: String, port: Int, address: String? = nil,
+        completion: @escaping @Sendable (ChallengeDecision) -> Void
+    ) {
         let chain: [Certificate]
         do {
             chain = try certificateCache.chain(derEncoded: derChain)
         } catch {
-            completion(ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
-                error: ServerTrustError(.evaluationFailed, "the peer's certificates could not be read: \(error)", underlying: error)))
+            completion(
+                ChallengeDecision(
+                    .cancelAuthenticationChallenge, rule: .evaluationFailed,
+                    error: ServerTrustError(.evaluationFailed, "the peer's certificates could not be read: \(error)", underlying: error)))
             return
         }
         let adapter = adapter
@@ -138,14 +152,16 @@ public struct PincheckNIOVerifier: Sendable {
             guard adapter.override != nil else {
                 // NIOSSL's callback is asynchronous: the CRLs a policy asks for are fetched (with the
                 // adapter's fetcher, else the process's), never skipped.
-                adapter.judgeServerTrust(chain, host: host, port: port, staple: staple, manager: manager, at: time,
-                                         defaultFetcher: .processWide, completion: completion)
+                adapter.judgeServerTrust(
+                    chain, host: host, port: port, staple: staple, manager: manager, at: time,
+                    defaultFetcher: .processWide, completion: completion)
                 return
             }
             // An override handler is URLSession's: it is handed a challenge, and answers first.
-            let challenge = Challenge(protectionSpace: ProtectionSpace(
-                host: host, port: port, protocol: "https", authenticationMethod: .serverTrust,
-                serverTrust: PeerTrust(servedChain: chain, stapledOCSPResponse: staple)))
+            let challenge = Challenge(
+                protectionSpace: ProtectionSpace(
+                    host: host, port: port, protocol: "https", authenticationMethod: .serverTrust,
+                    serverTrust: PeerTrust(servedChain: chain, stapledOCSPResponse: staple)))
             adapter.handle(challenge, completion: ChallengeCompletion(label: "TLS peer \(host):\(port)", deliver: completion))
         }
         guard let leaf = chain.first, wantsStaple(leaf: leaf, host: host, manager: manager) else {
@@ -192,15 +208,19 @@ public struct PincheckNIOVerifier: Sendable {
     ///
     /// The closure is `@Sendable`, so it fits both NIOSSL's `NIOSSLCustomVerificationCallbackWithMetadata`
     /// and stacks that require a sendable callback (gRPC Swift 2's `customVerificationCallback`).
-    public func callback(host: String, port: Int = 443, channel: (any Channel)? = nil,
-                         onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in })
+    public func callback(
+        host: String, port: Int = 443, channel: (any Channel)? = nil,
+        onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }
+    )
         -> SendableVerificationCallback
     {
         callback(host: host, port: port, peer: PeerAddress(channel), onDecision: onDecision)
     }
 
-    private func callback(host: String, port: Int, peer: PeerAddress,
-                          onDecision: @escaping @Sendable (ChallengeDecision) -> Void) -> SendableVerificationCallback {
+    private func callback(
+        host: String, port: Int, peer: PeerAddress,
+        onDecision: @escaping @Sendable (ChallengeDecision) -> Void
+    ) -> SendableVerificationCallback {
         let verifier = self
         return { peerChain, promise in
             guard let der = Self.encoded(peerChain, whose: "peer's", onDecision: onDecision, promise: promise) else { return }
@@ -227,13 +247,17 @@ public struct PincheckNIOVerifier: Sendable {
 
     /// The presented chain as DER; nil after refusing it (decision delivered, promise failed)
     /// when NIOSSL cannot encode it.
-    static func encoded(_ presented: [NIOSSLCertificate], whose: String, onDecision: @Sendable (ChallengeDecision) -> Void,
-                        promise: EventLoopPromise<NIOSSLVerificationResultWithMetadata>) -> [[UInt8]]? {
+    static func encoded(
+        _ presented: [NIOSSLCertificate], whose: String, onDecision: @Sendable (ChallengeDecision) -> Void,
+        promise: EventLoopPromise<NIOSSLVerificationResultWithMetadata>
+    ) -> [[UInt8]]? {
         do {
             return try presented.map { try $0.toDERBytes() }
         } catch {
-            onDecision(ChallengeDecision(.cancelAuthenticationChallenge, rule: .evaluationFailed,
-                error: ServerTrustError(.evaluationFailed, "the \(whose) certificates could not be encoded: \(error)")))
+            onDecision(
+                ChallengeDecision(
+                    .cancelAuthenticationChallenge, rule: .evaluationFailed,
+                    error: ServerTrustError(.evaluationFailed, "the \(whose) certificates could not be encoded: \(error)")))
             promise.succeed(.failed)
             return nil
         }
@@ -246,7 +270,8 @@ public struct PincheckNIOVerifier: Sendable {
     /// Nil when there is nothing to name (no path and no certificate): the handshake then fails.
     static func validatedChain(_ decision: ChallengeDecision, presented: [NIOSSLCertificate]) -> ValidatedCertificateChain? {
         if let path = decision.verdict?.verifiedPath?.certificates, !path.isEmpty,
-           let converted = try? path.map({ try NIOSSLCertificate(bytes: $0.derBytes, format: .der) }) {
+            let converted = try? path.map({ try NIOSSLCertificate(bytes: $0.derBytes, format: .der) })
+        {
             return ValidatedCertificateChain(converted)
         }
         guard let leaf = presented.first else { return nil }
@@ -262,16 +287,21 @@ public struct PincheckNIOVerifier: Sendable {
     ///     response goes to the same address (see ``callback(host:port:channel:onDecision:)``).
     ///   - onDecision: Receives the decision, with the verdict and its reasons.
     /// - Throws: NIOSSL's errors for a bad context or host name.
-    public func makeClientHandler(context: NIOSSLContext, host: String, port: Int = 443, channel: (any Channel)? = nil,
-                                  onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) throws -> NIOSSLClientHandler {
+    public func makeClientHandler(
+        context: NIOSSLContext, host: String, port: Int = 443, channel: (any Channel)? = nil,
+        onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }
+    ) throws -> NIOSSLClientHandler {
         try makeClientHandler(context: context, host: host, port: port, peer: PeerAddress(channel), onDecision: onDecision)
     }
 
-    private func makeClientHandler(context: NIOSSLContext, host: String, port: Int, peer: PeerAddress,
-                                   onDecision: @escaping @Sendable (ChallengeDecision) -> Void) throws -> NIOSSLClientHandler {
+    private func makeClientHandler(
+        context: NIOSSLContext, host: String, port: Int, peer: PeerAddress,
+        onDecision: @escaping @Sendable (ChallengeDecision) -> Void
+    ) throws -> NIOSSLClientHandler {
         let isIPLiteral = HostName.isIPLiteral(host)
-        return try NIOSSLClientHandler(context: context, serverHostname: isIPLiteral ? nil : host,
-                                       customVerificationCallbackWithMetadata: callback(host: host, port: port, peer: peer, onDecision: onDecision))
+        return try NIOSSLClientHandler(
+            context: context, serverHostname: isIPLiteral ? nil : host,
+            customVerificationCallbackWithMetadata: callback(host: host, port: port, peer: peer, onDecision: onDecision))
     }
 
     /// Adds the TLS handler and, after it, the handler that turns Pincheck's refusal into a
@@ -289,9 +319,11 @@ public struct PincheckNIOVerifier: Sendable {
     ///   ``PincheckTrustError`` when Pincheck refused the peer (or with the connection's own error).
     /// - Throws: NIOSSL's errors for a bad context or host name.
     @discardableResult
-    public func addClientHandlers(to pipeline: ChannelPipeline.SynchronousOperations, context: NIOSSLContext,
-                                  host: String, port: Int = 443, position: ChannelPipeline.SynchronousOperations.Position = .last,
-                                  onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }) throws -> EventLoopFuture<Void> {
+    public func addClientHandlers(
+        to pipeline: ChannelPipeline.SynchronousOperations, context: NIOSSLContext,
+        host: String, port: Int = 443, position: ChannelPipeline.SynchronousOperations.Position = .last,
+        onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }
+    ) throws -> EventLoopFuture<Void> {
         let record = DecisionRecord()
         let peer = PeerAddress(nil)
         let tls = try makeClientHandler(context: context, host: host, port: port, peer: peer) { decision in

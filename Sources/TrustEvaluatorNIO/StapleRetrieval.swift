@@ -77,8 +77,10 @@ public struct StapleRetrieval: Sendable {
     ///     too (with `host` as SNI); nil looks `host` up.
     ///   - completion: Receives the staple, or nil when there is none; called exactly once,
     ///     possibly on the calling thread.
-    func staple(for leaf: Certificate, host: String, port: Int, address: String?, logger: Logger,
-                completion: @escaping @Sendable ([UInt8]?) -> Void) {
+    func staple(
+        for leaf: Certificate, host: String, port: Int, address: String?, logger: Logger,
+        completion: @escaping @Sendable ([UInt8]?) -> Void
+    ) {
         guard let port = UInt16(exactly: port) else {
             completion(nil)
             return
@@ -92,17 +94,20 @@ public struct StapleRetrieval: Sendable {
             do {
                 let result = try TLSProbe(timeout: timeout).probe(ProbeTarget(host: address ?? host, port: port), serverName: host)
                 if result.servedChain.first?.sha256Fingerprint != leaf.sha256Fingerprint {
-                    logger.warning("the second connection to \(host):\(port) for its stapled OCSP response was served another leaf; no staple is used",
-                                   metadata: ["pincheck.host": "\(host)"])
+                    logger.warning(
+                        "the second connection to \(host):\(port) for its stapled OCSP response was served another leaf; no staple is used",
+                        metadata: ["pincheck.host": "\(host)"])
                     staple = nil
                 } else {
                     staple = result.stapledOCSPResponse
-                    logger.debug("\(host):\(port) \(staple == nil ? "staples no OCSP response" : "stapled an OCSP response") (second connection)",
-                                 metadata: ["pincheck.host": "\(host)"])
+                    logger.debug(
+                        "\(host):\(port) \(staple == nil ? "staples no OCSP response" : "stapled an OCSP response") (second connection)",
+                        metadata: ["pincheck.host": "\(host)"])
                 }
             } catch {
-                logger.warning("no stapled OCSP response from \(host):\(port): the second connection failed: \(error)",
-                               metadata: ["pincheck.host": "\(host)"])
+                logger.warning(
+                    "no stapled OCSP response from \(host):\(port): the second connection failed: \(error)",
+                    metadata: ["pincheck.host": "\(host)"])
                 staple = nil
                 failed = true
             }
@@ -163,8 +168,10 @@ public final class StapleCache: Sendable {
     ///   - lifetimeWithoutStaple: How long "the server staples nothing" is kept; ten minutes by default.
     ///   - lifetimeAfterFailure: How long a failed second connection is remembered; 30 seconds by default.
     ///   - capacity: How many answers are kept; 1,024 by default.
-    public init(lifetime: Duration = .seconds(3600), lifetimeWithoutStaple: Duration = .seconds(600),
-                lifetimeAfterFailure: Duration = .seconds(30), capacity: Int = 1024) {
+    public init(
+        lifetime: Duration = .seconds(3600), lifetimeWithoutStaple: Duration = .seconds(600),
+        lifetimeAfterFailure: Duration = .seconds(30), capacity: Int = 1024
+    ) {
         self.lifetime = lifetime
         self.lifetimeWithoutStaple = lifetimeWithoutStaple
         self.lifetimeAfterFailure = lifetimeAfterFailure

@@ -21,8 +21,10 @@ struct ClientTrust: Sendable {
     /// One evaluator per domain, each with `clients` (purpose and name rules already set) over that
     /// domain's CAs and CRLs.
     /// - Throws: `policy.invalid` for no domain or a domain given twice.
-    init(trustDomains: [SPIFFETrustDomain], clients: TrustPolicy, certificateCache: CertificateCache,
-         verdictCache: VerdictCache?, generation: Int) throws(PincheckError) {
+    init(
+        trustDomains: [SPIFFETrustDomain], clients: TrustPolicy, certificateCache: CertificateCache,
+        verdictCache: VerdictCache?, generation: Int
+    ) throws(PincheckError) {
         var byName: [String: SPIFFETrustDomain] = [:]
         for domain in trustDomains {
             guard byName.updateValue(domain, forKey: domain.name) == nil else {
@@ -47,8 +49,9 @@ struct ClientTrust: Sendable {
         }
         every.validation.clientIdentity.trustDomains = TrustDomainRule(domain: nil, domains: validations)
         let everyDomain = Evaluator(policy: every, certificateCache: certificateCache, verdictCache: verdictCache)
-        self.init(evaluator: everyDomain, router: TrustDomainRouter(evaluators: evaluators, everyDomain: everyDomain),
-                  trustDomains: byName, generation: generation)
+        self.init(
+            evaluator: everyDomain, router: TrustDomainRouter(evaluators: evaluators, everyDomain: everyDomain),
+            trustDomains: byName, generation: generation)
     }
 
     /// `policy` over every domain's CAs at once.
@@ -63,7 +66,8 @@ struct ClientTrust: Sendable {
     static func metadata(_ trust: ClientTrust, source: String) -> Logger.Metadata {
         var metadata: Logger.Metadata = ["source": "\(source)", "generation": "\(trust.generation)"]
         if trust.router != nil {
-            metadata["domains"] = "\(trust.trustDomains.keys.sorted().map { "\($0) (\(trust.trustDomains[$0]!.anchors.certificates.count) CA)" }.joined(separator: ", "))"
+            metadata["domains"] =
+                "\(trust.trustDomains.keys.sorted().map { "\($0) (\(trust.trustDomains[$0]!.anchors.certificates.count) CA)" }.joined(separator: ", "))"
         } else {
             metadata["anchors"] = "\(trust.evaluator.policy.validation.anchors.certificates.count)"
         }
@@ -101,9 +105,11 @@ final class ClientTrustSource: Sendable {
 
     /// One look at the files: a change that parses replaces the trust in force; one that does not
     /// is logged once and the trust in force is kept.
-    func reload<Files: Equatable>(_ what: String, last: inout Files, logger: Logger,
-                                  read: () throws(PincheckError) -> Files,
-                                  make: (Files, Int) throws(PincheckError) -> ClientTrust) {
+    func reload<Files: Equatable>(
+        _ what: String, last: inout Files, logger: Logger,
+        read: () throws(PincheckError) -> Files,
+        make: (Files, Int) throws(PincheckError) -> ClientTrust
+    ) {
         let inForce = current
         do throws(PincheckError) {
             let next = try read()
@@ -113,8 +119,9 @@ final class ClientTrustSource: Sendable {
             replace(with: trust)
             logger.notice("client trust in force", metadata: ClientTrust.metadata(trust, source: what))
         } catch {
-            logger.error("client trust change refused; the trust in force is kept",
-                         metadata: ["source": "\(what)", "generation": "\(inForce.generation)", "error": "\(error)"])
+            logger.error(
+                "client trust change refused; the trust in force is kept",
+                metadata: ["source": "\(what)", "generation": "\(inForce.generation)", "error": "\(error)"])
         }
     }
 }
@@ -158,8 +165,10 @@ struct BundleFolderSnapshot: Equatable, Sendable {
         var domains: [SPIFFETrustDomain] = []
         for file in files where file.kind == .bundle {
             let certificates = try Certificate.parseBundle(contents[file.path] ?? [], source: file.path)
-            domains.append(try SPIFFETrustDomain(file.domain, anchors: TrustAnchors(certificates: certificates, classification: .privatePKI),
-                                                 revocationLists: crls.removeValue(forKey: file.domain) ?? []))
+            domains.append(
+                try SPIFFETrustDomain(
+                    file.domain, anchors: TrustAnchors(certificates: certificates, classification: .privatePKI),
+                    revocationLists: crls.removeValue(forKey: file.domain) ?? []))
         }
         guard !domains.isEmpty else {
             throw PincheckError(.emptyInput, "the trust-bundle folder holds no DOMAIN.trust-bundle.pem file", source: folder)

@@ -98,9 +98,12 @@ enum LimboRunner {
     static let snapshotDate = Date(timeIntervalSince1970: 1_782_691_200)
 
     /// Features Pincheck deliberately does not implement, with the reason (listed in docs/conformance.md).
-    static let unsupported: [String: String] = PublicSuffixList.system == nil ? [
-        "pedantic-public-suffix-wildcard": "the Public Suffix List is not installed (Debian: publicsuffix), so `*.co.uk` cannot be told from `*.example.co.uk`",
-    ] : [:]
+    static let unsupported: [String: String] =
+        PublicSuffixList.system == nil
+        ? [
+            "pedantic-public-suffix-wildcard":
+                "the Public Suffix List is not installed (Debian: publicsuffix), so `*.co.uk` cannot be told from `*.example.co.uk`"
+        ] : [:]
 
     /// Cases where the suite and the real world disagree, and Pincheck takes the real world's side
     /// (docs/conformance.md, "The strict profile against the real world"): Pincheck trusts these chains with a
@@ -108,21 +111,28 @@ enum LimboRunner {
     /// out trusted with that warning; it is then counted as skipped, never as passed.
     static let realWorldConflicts: [String: String] = [
         "rfc5280::aki::leaf-missing-aki": missingKeyIdentifier,
-        "rfc5280::aki::intermediate-missing-aki": missingKeyIdentifier + "; a cross-signed Netflix intermediate (2015–2017) in the real-world corpus has none",
-        "rfc5280::aki::cross-signed-root-missing-aki": "the anchor lacks authorityKeyIdentifier; a trust anchor is its name and key (RFC 5280 §6.1.1 d), and Chromium, Firefox, Go and rustls-webpki end a path at any certificate the caller trusts, as rfc5280::root-and-intermediate-swapped requires",
+        "rfc5280::aki::intermediate-missing-aki": missingKeyIdentifier
+            + "; a cross-signed Netflix intermediate (2015–2017) in the real-world corpus has none",
+        "rfc5280::aki::cross-signed-root-missing-aki":
+            "the anchor lacks authorityKeyIdentifier; a trust anchor is its name and key (RFC 5280 §6.1.1 d), and Chromium, Firefox, Go and rustls-webpki end a path at any certificate the caller trusts, as rfc5280::root-and-intermediate-swapped requires",
         "rfc5280::ski::root-missing-ski": missingKeyIdentifier + "; TWCA Global Root CA, a Mozilla root, has none",
         "rfc5280::ski::intermediate-missing-ski": missingKeyIdentifier,
-        "rfc5280::root-non-critical-basic-constraints": "a trust anchor is trusted as configured (RFC 5280 §6.1.1 d); Chromium, Firefox, Go and rustls-webpki ignore basicConstraints criticality",
-        "rfc5280::leaf-ku-keycertsign": "keyCertSign on a leaf that basicConstraints does not make a CA issues nothing; Chromium, Firefox, Go and rustls-webpki accept it",
+        "rfc5280::root-non-critical-basic-constraints":
+            "a trust anchor is trusted as configured (RFC 5280 §6.1.1 d); Chromium, Firefox, Go and rustls-webpki ignore basicConstraints criticality",
+        "rfc5280::leaf-ku-keycertsign":
+            "keyCertSign on a leaf that basicConstraints does not make a CA issues nothing; Chromium, Firefox, Go and rustls-webpki accept it",
         "webpki::eku::ee-critical-eku": "Chromium, Firefox, Go and rustls-webpki understand extendedKeyUsage, so a critical one is accepted",
-        "webpki::eku::ee-without-eku": "a leaf without extendedKeyUsage serves any purpose in Chromium, Firefox, Go and rustls-webpki (the conflicting rfc5280::eku::ee-without-eku is run instead)",
-        "webpki::san::public-suffix-private-namespace-wildcard-san": "conflicts with online::s3.amazonaws.com, Amazon's real certificate: Chromium refuses wildcards over ICANN registries only (EXCLUDE_PRIVATE_REGISTRIES), Firefox, Go and rustls have no such rule",
+        "webpki::eku::ee-without-eku":
+            "a leaf without extendedKeyUsage serves any purpose in Chromium, Firefox, Go and rustls-webpki (the conflicting rfc5280::eku::ee-without-eku is run instead)",
+        "webpki::san::public-suffix-private-namespace-wildcard-san":
+            "conflicts with online::s3.amazonaws.com, Amazon's real certificate: Chromium refuses wildcards over ICANN registries only (EXCLUDE_PRIVATE_REGISTRIES), Firefox, Go and rustls have no such rule",
     ]
     /// Conflicts Pincheck settles without a warning: nothing in the chain is wrong for the real world.
     private static let silentConflicts: Set<String> = [
         "webpki::san::public-suffix-private-namespace-wildcard-san", "rfc5280::aki::cross-signed-root-missing-aki",
     ]
-    private static let missingKeyIdentifier = "key identifiers help path building and stop no attack; Chromium, Firefox, Go and rustls-webpki do not require them"
+    private static let missingKeyIdentifier =
+        "key identifiers help path building and stop no attack; Chromium, Firefox, Go and rustls-webpki do not require them"
 
     /// Of limbo's own `conflicts_with` pairs, the cases run on the RFC 5280 side (the real world's).
     static let rfc5280Side: Set<String> = ["rfc5280::eku::ee-without-eku"]
@@ -141,7 +151,9 @@ enum LimboRunner {
         // Pincheck must really take the real world's side: trusted, with the finding as a warning.
         let wantsWarning = !silentConflicts.contains(testcase.id)
         guard outcome.actual == .success, outcome.warned || !wantsWarning else {
-            var broken = Outcome.failure("expected trusted\(wantsWarning ? " with a warning" : "") (real-world conflict: \(conflict)); got \(outcome.actual.rawValue): \(outcome.reason)")
+            var broken = Outcome.failure(
+                "expected trusted\(wantsWarning ? " with a warning" : "") (real-world conflict: \(conflict)); got \(outcome.actual.rawValue): \(outcome.reason)"
+            )
             broken.brokenConflict = true
             return broken
         }
@@ -235,8 +247,9 @@ enum LimboRunner {
                 return .failure("host.mismatch: the client certificate does not name \(name.value)")
             }
         }
-        return Outcome(actual: .success, reason: "trusted",
-                       warned: verdict.warnings.contains { $0.code == .profileViolation })
+        return Outcome(
+            actual: .success, reason: "trusted",
+            warned: verdict.warnings.contains { $0.code == .profileViolation })
     }
 }
 

@@ -50,7 +50,8 @@ do {
 var output: FileHandle?
 if let resultsPath {
     guard FileManager.default.createFile(atPath: resultsPath, contents: nil),
-          let handle = FileHandle(forWritingAtPath: resultsPath) else { usage("cannot write \(resultsPath)") }
+        let handle = FileHandle(forWritingAtPath: resultsPath)
+    else { usage("cannot write \(resultsPath)") }
     output = handle
 }
 

@@ -36,7 +36,10 @@ struct Options {
             case "--big-crl": options.bigCRL = arguments.next()
             case "--shared": options.shared = arguments.next() ?? options.shared
             default:
-                FileHandle.standardError.write(Data("usage: pincheck-bench [--certificates DIR] [--pincheck PATH] [--big-crl FILE] [--shared DIR] [--quick] [--profile NAME [--profile-iterations N]]\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "usage: pincheck-bench [--certificates DIR] [--pincheck PATH] [--big-crl FILE] [--shared DIR] [--quick] [--profile NAME [--profile-iterations N]]\n"
+                            .utf8))
                 exit(2)
             }
         }
@@ -84,18 +87,22 @@ func chain(_ name: String, _ description: String, leaf: String, intermediates: [
     let intermediatesFile = NSTemporaryDirectory() + "pincheck-bench-\(name)-intermediates.pem"
     let text = intermediates.map { load($0).pemEncoded }.joined()
     _ = FileManager.default.createFile(atPath: intermediatesFile, contents: Data(text.utf8))
-    return Chain(name: name, description: description, served: [load(leaf)] + intermediates.map(load), anchor: load(anchor),
-                 pemFile: "\(dir)/chains/\(bundle).pem", intermediatesFile: intermediatesFile,
-                 leafFile: "\(dir)/\(leaf).pem", anchorFile: "\(dir)/\(anchor).pem")
+    return Chain(
+        name: name, description: description, served: [load(leaf)] + intermediates.map(load), anchor: load(anchor),
+        pemFile: "\(dir)/chains/\(bundle).pem", intermediatesFile: intermediatesFile,
+        leafFile: "\(dir)/\(leaf).pem", anchorFile: "\(dir)/\(anchor).pem")
 }
 
 let chains = [
-    chain("rsa-3", "RSA-4096 root → RSA-2048 intermediate → RSA-2048 leaf",
-          leaf: "rsa-leaf", intermediates: ["rsa-intermediate"], anchor: "rsa-root", bundle: "rsa-good"),
-    chain("ecdsa-3", "P-384 root → P-256 intermediate → P-256 leaf",
-          leaf: "ec-leaf", intermediates: ["ec-intermediate"], anchor: "ec-root", bundle: "ec-good"),
-    chain("rsa-4", "RSA-4096 root → 2 RSA-2048 intermediates → RSA-2048 leaf",
-          leaf: "rsa-deep-leaf", intermediates: ["rsa-deep-intermediate-2", "rsa-deep-intermediate-1"], anchor: "rsa-root", bundle: "rsa-deep"),
+    chain(
+        "rsa-3", "RSA-4096 root → RSA-2048 intermediate → RSA-2048 leaf",
+        leaf: "rsa-leaf", intermediates: ["rsa-intermediate"], anchor: "rsa-root", bundle: "rsa-good"),
+    chain(
+        "ecdsa-3", "P-384 root → P-256 intermediate → P-256 leaf",
+        leaf: "ec-leaf", intermediates: ["ec-intermediate"], anchor: "ec-root", bundle: "ec-good"),
+    chain(
+        "rsa-4", "RSA-4096 root → 2 RSA-2048 intermediates → RSA-2048 leaf",
+        leaf: "rsa-deep-leaf", intermediates: ["rsa-deep-intermediate-2", "rsa-deep-intermediate-1"], anchor: "rsa-root", bundle: "rsa-deep"),
 ]
 
 // MARK: Measurement
@@ -219,9 +226,11 @@ final class CBaseline: @unchecked Sendable {
         }
         self.lengths = lengths
         self.pointers = pointers
-        guard let parsed = pointers.withUnsafeBufferPointer({ served in
-            lengths.withUnsafeBufferPointer { pcb_chain_new(served.baseAddress, $0.baseAddress, served.count) }
-        }) else { fail("\(chain.name): the C baseline cannot parse the chain") }
+        guard
+            let parsed = pointers.withUnsafeBufferPointer({ served in
+                lengths.withUnsafeBufferPointer { pcb_chain_new(served.baseAddress, $0.baseAddress, served.count) }
+            })
+        else { fail("\(chain.name): the C baseline cannot parse the chain") }
         self.parsed = parsed
         guard verify() == 1 else { fail("\(chain.name): the C baseline does not verify the chain") }
         guard verifyParsed() == 1 else { fail("\(chain.name): the C baseline does not verify the parsed chain") }
@@ -283,7 +292,6 @@ func uncachedAndCached(_ policies: [(String, TrustPolicy)]) -> [(String, Evaluat
         + policies.map { ("\($0.0), verdict cache hit", Evaluator(policy: $0.1, certificateCache: CertificateCache(), verdictCache: VerdictCache())) }
 }
 
-
 func expectTrusted(_ label: String, _ verdict: () throws -> Verdict) {
     do {
         let result = try verdict()
@@ -305,7 +313,9 @@ struct ChainResult {
     func time(_ label: String) -> Double { rows.first { $0.label == label }!.microseconds }
 }
 
-print("pincheck-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(rounds) rounds per measurement (best counts), verification time 2030-06-01T00:00:00Z")
+print(
+    "pincheck-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(rounds) rounds per measurement (best counts), verification time 2030-06-01T00:00:00Z"
+)
 print("")
 
 var results: [String: ChainResult] = [:]
@@ -327,26 +337,36 @@ for chain in chains {
         ("parsed-certificate cache hit, full verification", { try parsedCache.evaluate(derEncoded: der, host: host, at: verificationTime) }),
         ("verdict cache hit", { try verdictCache.evaluate(derEncoded: der, host: host, at: verificationTime) }),
     ]
-    let managers: [(String, TrustManager)] = [1, 3].flatMap { sets in [
-        ("TrustManager, \(sets) pin set\(sets == 1 ? "" : "s"), uncached", manager(chain, sets: sets)),
-        ("TrustManager, \(sets) pin set\(sets == 1 ? "" : "s"), parsed-certificate cache", manager(chain, sets: sets, certificateCache: CertificateCache())),
-        ("TrustManager, \(sets) pin set\(sets == 1 ? "" : "s"), verdict cache hit",
-         manager(chain, sets: sets, certificateCache: CertificateCache(), verdictCache: VerdictCache())),
-    ] }
-    let configurations = evaluators + managers.map { label, manager in
-        (label, { () throws -> Verdict in try manager.evaluate(derEncoded: der, host: host, at: verificationTime) })
+    let managers: [(String, TrustManager)] = [1, 3].flatMap { sets in
+        [
+            ("TrustManager, \(sets) pin set\(sets == 1 ? "" : "s"), uncached", manager(chain, sets: sets)),
+            (
+                "TrustManager, \(sets) pin set\(sets == 1 ? "" : "s"), parsed-certificate cache",
+                manager(chain, sets: sets, certificateCache: CertificateCache())
+            ),
+            (
+                "TrustManager, \(sets) pin set\(sets == 1 ? "" : "s"), verdict cache hit",
+                manager(chain, sets: sets, certificateCache: CertificateCache(), verdictCache: VerdictCache())
+            ),
+        ]
     }
+    let configurations =
+        evaluators
+        + managers.map { label, manager in
+            (label, { () throws -> Verdict in try manager.evaluate(derEncoded: der, host: host, at: verificationTime) })
+        }
     for (label, evaluate) in configurations { expectTrusted("\(chain.name), \(label)", evaluate) }
     if let profile = options.profile {
-        let body: () -> Void = switch profile {
-        case "baseline": { _ = baseline() }
-        case "baseline-parsed": { _ = baselineParsed() }
-        case "uncached": { _ = try? configurations[1].1() }
-        case "parsed": { _ = try? configurations[3].1() }
-        case "verdict": { _ = try? configurations[4].1() }
-        case "manager-verdict": { _ = try? configurations[7].1() }
-        default: fail("--profile takes baseline, uncached, parsed, verdict or manager-verdict")
-        }
+        let body: () -> Void =
+            switch profile {
+            case "baseline": { _ = baseline() }
+            case "baseline-parsed": { _ = baselineParsed() }
+            case "uncached": { _ = try? configurations[1].1() }
+            case "parsed": { _ = try? configurations[3].1() }
+            case "verdict": { _ = try? configurations[4].1() }
+            case "manager-verdict": { _ = try? configurations[7].1() }
+            default: fail("--profile takes baseline, uncached, parsed, verdict or manager-verdict")
+            }
         if let iterations = options.profileIterations {
             for _ in 0..<iterations { body() }
         } else {
@@ -365,10 +385,13 @@ for chain in chains {
     results[chain.name] = result
 
     print("chain \(chain.name): \(chain.description)")
-    print("  " + column("what", 58) + column("µs/eval", 10, right: true) + column("× baseline", 12, right: true) + column("allocs/eval", 13, right: true))
+    print(
+        "  " + column("what", 58) + column("µs/eval", 10, right: true) + column("× baseline", 12, right: true)
+            + column("allocs/eval", 13, right: true))
     for row in result.rows {
-        print("  " + column(row.label, 58) + column(format(row.microseconds, 1), 10, right: true)
-              + column(format(row.microseconds / result.baseline), 12, right: true) + column(format(row.allocations, 1), 13, right: true))
+        print(
+            "  " + column(row.label, 58) + column(format(row.microseconds, 1), 10, right: true)
+                + column(format(row.microseconds / result.baseline), 12, right: true) + column(format(row.allocations, 1), 13, right: true))
     }
     print("")
 }
@@ -391,7 +414,9 @@ let cParsedTwo = throughput(threads: 2) { _ = sharedC.verifyParsed() }
 print("threads (chain rsa-3, one anchor store shared by all threads; Pincheck in public-key mode with one shared evaluator)")
 print("  C baseline, parse + verify: 1 thread \(Int(cOne)) evals/s, 2 threads \(Int(cTwo)) evals/s: ×\(format(cTwo / cOne))")
 print("  C, parsed objects:          1 thread \(Int(cParsedOne)) evals/s, 2 threads \(Int(cParsedTwo)) evals/s: ×\(format(cParsedTwo / cParsedOne))")
-print("  Pincheck, uncached:         1 thread \(Int(uncachedOne)) evals/s, 2 threads \(Int(uncachedTwo)) evals/s: ×\(format(uncachedTwo / uncachedOne))")
+print(
+    "  Pincheck, uncached:         1 thread \(Int(uncachedOne)) evals/s, 2 threads \(Int(uncachedTwo)) evals/s: ×\(format(uncachedTwo / uncachedOne))"
+)
 print("  Pincheck, parsed cache:     1 thread \(Int(cachedOne)) evals/s, 2 threads \(Int(cachedTwo)) evals/s: ×\(format(cachedTwo / cachedOne))")
 print("")
 
@@ -404,7 +429,9 @@ let residentBefore = residentBytes()
 for _ in 0..<soakIterations { _ = try? soak.evaluate(derEncoded: rsaDER, host: host, at: verificationTime) }
 let residentAfter = residentBytes()
 print("memory")
-print("  \(soakIterations) evaluations (parsed-certificate cache): resident \(residentBefore / 1024) KiB before, \(residentAfter / 1024) KiB after (\(residentAfter >= residentBefore ? "+" : "")\((residentAfter - residentBefore) / 1024) KiB)")
+print(
+    "  \(soakIterations) evaluations (parsed-certificate cache): resident \(residentBefore / 1024) KiB before, \(residentAfter / 1024) KiB after (\(residentAfter >= residentBefore ? "+" : "")\((residentAfter - residentBefore) / 1024) KiB)"
+)
 print("  peak resident memory of this process: \(peakResidentBytes() / 1024) KiB")
 print("")
 
@@ -420,8 +447,9 @@ func rootProgramBench() {
     }
     let chainPath = "\(options.shared)/realworld/chains/rpv-letsencrypt_org_valid-04e9d2d4.pem"
     if let served = try? Certificate.load(contentsOf: chainPath),
-       let root = try? Certificate.load(contentsOf: "\(options.shared)/realworld/roots/ISRG-Root-X1-96bcec06.pem"),
-       let anchors = try? TrustAnchors(certificates: root) {
+        let root = try? Certificate.load(contentsOf: "\(options.shared)/realworld/roots/ISRG-Root-X1-96bcec06.pem"),
+        let anchors = try? TrustAnchors(certificates: root)
+    {
         cases.append(("Let's Encrypt chain (ISRG Root X1)", served.map(\.derBytes), "lencr.org", Timestamp.parse("2024-07-15")!, anchors))
     }
     print("root programs (bundled data, Mozilla's and Chrome's distrust) against no program data and the check not applied")
@@ -435,7 +463,9 @@ func rootProgramBench() {
         }
         let times = measure(configurations.map { _, evaluator in { _ = try? evaluator.evaluate(derEncoded: der, host: name, at: time) } })
         print("  \(label)")
-        for (index, (configuration, _)) in configurations.enumerated() { print("    " + column(configuration, 42) + column(format(times[index], 2), 10, right: true) + " µs/eval") }
+        for (index, (configuration, _)) in configurations.enumerated() {
+            print("    " + column(configuration, 42) + column(format(times[index], 2), 10, right: true) + " µs/eval")
+        }
         let key = label.hasPrefix("test") ? "private" : "public"
         print("ratio root-programs-\(key)-uncached/none: \(format(times[1] / times[0]))")
         print("ratio root-programs-\(key)-verdict-hit/none: \(format(times[3] / times[2]))")
@@ -451,11 +481,14 @@ func rootProgramBench() {
 func certificateTransparencyBench() {
     let chainPath = "\(options.shared)/realworld/chains/rpv-letsencrypt_org_valid-04e9d2d4.pem"
     guard FileManager.default.fileExists(atPath: chainPath),
-          let served = try? Certificate.load(contentsOf: chainPath),
-          let root = try? Certificate.load(contentsOf: "\(options.shared)/realworld/roots/ISRG-Root-X1-96bcec06.pem"),
-          let anchors = try? TrustAnchors(certificates: root, classification: .webPKI),
-          let google = try? CertificateTransparency.LogList(contentsOf: "\(options.shared)/ct/google-all_logs_list.json", publishedAt: Timestamp.parse("2024-07-01")),
-          let apple = try? CertificateTransparency.LogList(contentsOf: "\(options.shared)/ct/apple-current_log_list.json", publishedAt: Timestamp.parse("2024-07-01")) else {
+        let served = try? Certificate.load(contentsOf: chainPath),
+        let root = try? Certificate.load(contentsOf: "\(options.shared)/realworld/roots/ISRG-Root-X1-96bcec06.pem"),
+        let anchors = try? TrustAnchors(certificates: root, classification: .webPKI),
+        let google = try? CertificateTransparency.LogList(
+            contentsOf: "\(options.shared)/ct/google-all_logs_list.json", publishedAt: Timestamp.parse("2024-07-01")),
+        let apple = try? CertificateTransparency.LogList(
+            contentsOf: "\(options.shared)/ct/apple-current_log_list.json", publishedAt: Timestamp.parse("2024-07-01"))
+    else {
         print("certificate transparency: \(options.shared)/realworld and \(options.shared)/ct not found (--shared DIR): not measured")
         print("")
         return
@@ -465,14 +498,17 @@ func certificateTransparencyBench() {
     var plain = TrustPolicy(anchors: anchors)
     plain.validation.profile = .strictWebPKI
     var enforced = plain
-    enforced.validation.certificateTransparency = CertificateTransparency.Requirement(policy: .chrome, logs: CertificateTransparency.Logs([google, apple]))
+    enforced.validation.certificateTransparency = CertificateTransparency.Requirement(
+        policy: .chrome, logs: CertificateTransparency.Logs([google, apple]))
     let configurations = uncachedAndCached([("no CT", plain), ("CT enforced (chrome, 2 SCTs)", enforced)])
     for (label, evaluator) in configurations {
         expectTrusted("certificate transparency, \(label)") { try evaluator.evaluate(derEncoded: der, host: "lencr.org", at: time) }
     }
     let times = measure(configurations.map { _, evaluator in { _ = try? evaluator.evaluate(derEncoded: der, host: "lencr.org", at: time) } })
     print("certificate transparency (a real Let's Encrypt chain of 2024 with 2 embedded SCTs, Google's and Apple's log lists)")
-    for (index, (label, _)) in configurations.enumerated() { print("  " + column(label, 44) + column(format(times[index], 2), 10, right: true) + " µs/eval") }
+    for (index, (label, _)) in configurations.enumerated() {
+        print("  " + column(label, 44) + column(format(times[index], 2), 10, right: true) + " µs/eval")
+    }
     print("ratio ct-uncached/uncached: \(format(times[1] / times[0]))")
     print("ratio ct-verdict-hit/verdict-hit: \(format(times[3] / times[2]))")
     print("")
@@ -506,10 +542,14 @@ if let pincheckPath {
         return samples[samples.count / 2]
     }
     let runs = quick ? 5 : 41
-    let pincheck = [pincheckPath, "verify", rsa.pemFile, "--host", host, "--ca-file", rsa.anchorFile,
-                    "--pin", rsa.served[1].publicKeyPin.description, "--pin", backupPin.description, "--at", "2030-06-01"]
-    let openssl = ["openssl", "verify", "-CAfile", rsa.anchorFile, "-untrusted", rsa.intermediatesFile,
-                   "-verify_hostname", host, "-attime", "1906502400", rsa.leafFile]
+    let pincheck = [
+        pincheckPath, "verify", rsa.pemFile, "--host", host, "--ca-file", rsa.anchorFile,
+        "--pin", rsa.served[1].publicKeyPin.description, "--pin", backupPin.description, "--at", "2030-06-01",
+    ]
+    let openssl = [
+        "openssl", "verify", "-CAfile", rsa.anchorFile, "-untrusted", rsa.intermediatesFile,
+        "-verify_hostname", host, "-attime", "1906502400", rsa.leafFile,
+    ]
     _ = spawnMicroseconds(pincheck, runs: 2)
     _ = spawnMicroseconds(openssl, runs: 2)
     // Interleaved, one run of each in turn: this machine's speed drifts by a quarter over
@@ -569,7 +609,11 @@ if let bigCRL = options.bigCRL {
     }
     var entries = 0
     let parseTimes = measure([
-        { _ = bytes.withUnsafeBufferPointer { d in serialBytes.withUnsafeBufferPointer { pcb_crl_parse_and_lookup(d.baseAddress, d.count, $0.baseAddress, $0.count) } } },
+        {
+            _ = bytes.withUnsafeBufferPointer { d in
+                serialBytes.withUnsafeBufferPointer { pcb_crl_parse_and_lookup(d.baseAddress, d.count, $0.baseAddress, $0.count) }
+            }
+        },
         {
             let list = try! CertificateRevocationList(derEncoded: bytes)
             entries = list.handle.entryCount
@@ -604,7 +648,9 @@ let loadHosts = quick ? 2_000 : 20_000
 let loadFolder = FileManager.default.temporaryDirectory.appendingPathComponent("pincheck-bench-load-\(getpid())")
 try! FileManager.default.createDirectory(at: loadFolder, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: loadFolder) }
-let hostEntries = (0..<loadHosts).map { #"{"pattern":"h\#($0).example.test","pins":["sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=","sha256/BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB="]}"# }
+let hostEntries = (0..<loadHosts).map {
+    #"{"pattern":"h\#($0).example.test","pins":["sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=","sha256/BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB="]}"#
+}
 let anchorPath = URL(fileURLWithPath: certificatesDirectory).appendingPathComponent("rsa-root.pem").path
 let configText = #"{"version":1,"anchors":["\#(anchorPath)"],"hosts":[\#(hostEntries.joined(separator: ","))]}"#
 let configPath = loadFolder.appendingPathComponent("hosts.json").path
@@ -617,7 +663,8 @@ _ = FileManager.default.createFile(atPath: bundlePath, contents: Data(bundleDER)
 let configData = FileManager.default.contents(atPath: configPath)!
 guard (try? Configuration.load(contentsOf: configPath))?.hosts.count == loadHosts else { fail("the generated configuration must load") }
 guard (try? Certificate.load(contentsOf: bundlePath))?.count == bundleCertificates,
-      bundleDER.withUnsafeBufferPointer({ pcb_pkcs7_certificates($0.baseAddress, $0.count) }) == bundleCertificates else {
+    bundleDER.withUnsafeBufferPointer({ pcb_pkcs7_certificates($0.baseAddress, $0.count) }) == bundleCertificates
+else {
     fail("the generated bundle must load")
 }
 let loadTimes = measure([
@@ -640,7 +687,8 @@ print("")
 for chain in chains {
     let result = results[chain.name]!
     print("ratio \(chain.name) uncached-public-key/baseline: \(format(result.time("public-key mode (2 pins), uncached") / result.baseline))")
-    print("ratio \(chain.name) parsed-cache-hit/baseline: \(format(result.time("parsed-certificate cache hit, full verification") / result.baseline))")
+    print(
+        "ratio \(chain.name) parsed-cache-hit/baseline: \(format(result.time("parsed-certificate cache hit, full verification") / result.baseline))")
 }
 let main = results["rsa-3"]!
 print("ratio uncached-public-key/baseline: \(format(main.time("public-key mode (2 pins), uncached") / main.baseline))")
@@ -649,9 +697,15 @@ print("ratio cache-hit/uncached: \(format(main.time("verdict cache hit") / main.
 // The per-host road against the Evaluator's, same pins, same caches (issue 14: within 5 %).
 for sets in [1, 3] {
     let name = "TrustManager, \(sets) pin set\(sets == 1 ? "" : "s")"
-    print("ratio trustmanager-\(sets)-set-uncached/evaluator-uncached: \(format(main.time("\(name), uncached") / main.time("public-key mode (2 pins), uncached")))")
-    print("ratio trustmanager-\(sets)-set-parsed/evaluator-parsed: \(format(main.time("\(name), parsed-certificate cache") / main.time("parsed-certificate cache hit, full verification")))")
-    print("ratio trustmanager-\(sets)-set-verdict-hit/evaluator-verdict-hit: \(format(main.time("\(name), verdict cache hit") / main.time("verdict cache hit")))")
+    print(
+        "ratio trustmanager-\(sets)-set-uncached/evaluator-uncached: \(format(main.time("\(name), uncached") / main.time("public-key mode (2 pins), uncached")))"
+    )
+    print(
+        "ratio trustmanager-\(sets)-set-parsed/evaluator-parsed: \(format(main.time("\(name), parsed-certificate cache") / main.time("parsed-certificate cache hit, full verification")))"
+    )
+    print(
+        "ratio trustmanager-\(sets)-set-verdict-hit/evaluator-verdict-hit: \(format(main.time("\(name), verdict cache hit") / main.time("verdict cache hit")))"
+    )
 }
 // Threads: the engine's hot path (parsed-certificate cache, full verification each time). Parsing
 // itself scales worse on OpenSSL 3.0, whose decoders contend on locks: see the C lines above.

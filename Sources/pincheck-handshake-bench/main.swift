@@ -66,13 +66,17 @@ let manager = TrustManager.single(policy, certificateCache: .shared, verdictCach
 let now: @Sendable () -> Date = { Date(timeIntervalSince1970: 1_906_502_400) }
 let offloaded = PincheckNIOVerifier(adapter: ChallengeAdapter(trustManager: manager, now: now), offloadEvaluation: true)
 let inline = PincheckNIOVerifier(adapter: ChallengeAdapter(trustManager: manager, now: now), offloadEvaluation: false)
-let pincheckContext = try NIOSSLContext(configuration: {
-    var configuration = PincheckNIOVerifier.makeClientConfiguration()
-    configuration.minimumTLSVersion = .tlsv13
-    return configuration
-}())
+let pincheckContext = try NIOSSLContext(
+    configuration: {
+        var configuration = PincheckNIOVerifier.makeClientConfiguration()
+        configuration.minimumTLSVersion = .tlsv13
+        return configuration
+    }())
 
-enum Mode: String, CaseIterable { case niossl = "NIOSSL verification", pincheckInline = "Pincheck, evaluated on the event loop", pincheckOffloaded = "Pincheck, evaluated on a Task (default)" }
+enum Mode: String, CaseIterable {
+    case niossl = "NIOSSL verification", pincheckInline = "Pincheck, evaluated on the event loop", pincheckOffloaded =
+        "Pincheck, evaluated on a Task (default)"
+}
 
 func handshake(_ mode: Mode) async throws {
     let promise = group.next().makePromise(of: Void.self)

@@ -93,7 +93,8 @@ let serverKey = try NIOSSLPrivateKey(file: path("keys/rsa-ip.key"), format: .pem
 let root = try Certificate.load(contentsOf: path("rsa-root.pem"))[0]
 
 // 1. AsyncHTTPClient.
-let httpContext = try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: serverChain.map { .certificate($0) }, privateKey: .privateKey(serverKey)))
+let httpContext = try NIOSSLContext(
+    configuration: .makeServerConfiguration(certificateChain: serverChain.map { .certificate($0) }, privateKey: .privateKey(serverKey)))
 let httpServer = try await ServerBootstrap(group: group)
     .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
     .childChannelInitializer { channel in
@@ -145,7 +146,8 @@ enum MTLSMode: String, CaseIterable, Sendable {
 
     var presentsSPIFFEID: Bool { self == .flatSPIFFE || self == .trustDomains }
 }
-var niosslServerConfiguration = TLSConfiguration.makeServerConfiguration(certificateChain: serverChain.map { .certificate($0) }, privateKey: .privateKey(serverKey))
+var niosslServerConfiguration = TLSConfiguration.makeServerConfiguration(
+    certificateChain: serverChain.map { .certificate($0) }, privateKey: .privateKey(serverKey))
 niosslServerConfiguration.certificateVerification = .noHostnameVerification
 niosslServerConfiguration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(path("rsa-root.pem")))
 niosslServerConfiguration.minimumTLSVersion = .tlsv13
@@ -155,16 +157,18 @@ var pincheckServerConfiguration = PincheckClientCertificateVerifier.makeServerCo
 pincheckServerConfiguration.minimumTLSVersion = .tlsv13
 let pincheckServerContext = try NIOSSLContext(configuration: pincheckServerConfiguration)
 // Revocation off, as NIOSSL's own verification has none; the test PKI is judged at 2030-06-01.
-let clientVerifier = try PincheckClientCertificateVerifier(policy: TrustPolicy(anchors: try TrustAnchors(certificates: [root])),
-                                                           now: { Date(timeIntervalSince1970: 1_906_502_400) })
+let clientVerifier = try PincheckClientCertificateVerifier(
+    policy: TrustPolicy(anchors: try TrustAnchors(certificates: [root])),
+    now: { Date(timeIntervalSince1970: 1_906_502_400) })
 // The same two CAs, flat and as trust domains (the SPIFFE client's domain is pincheck.test, under the RSA root).
 let ecRoot = try Certificate.load(contentsOf: path("ec-root.pem"))[0]
 let flatVerifier = try PincheckClientCertificateVerifier(
     policy: TrustPolicy(anchors: try TrustAnchors(certificates: [root, ecRoot])), now: { Date(timeIntervalSince1970: 1_906_502_400) })
-let domainVerifier = try PincheckClientCertificateVerifier(trustDomains: [
-    try SPIFFETrustDomain("pincheck.test", anchors: try TrustAnchors(certificates: [root])),
-    try SPIFFETrustDomain("other.test", anchors: try TrustAnchors(certificates: [ecRoot])),
-], now: { Date(timeIntervalSince1970: 1_906_502_400) })
+let domainVerifier = try PincheckClientCertificateVerifier(
+    trustDomains: [
+        try SPIFFETrustDomain("pincheck.test", anchors: try TrustAnchors(certificates: [root])),
+        try SPIFFETrustDomain("other.test", anchors: try TrustAnchors(certificates: [ecRoot])),
+    ], now: { Date(timeIntervalSince1970: 1_906_502_400) })
 func mtlsServer(_ mode: MTLSMode) async throws -> any Channel {
     try await ServerBootstrap(group: group)
         .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -185,19 +189,26 @@ var mtlsServers: [MTLSMode: any Channel] = [:]
 for mode in MTLSMode.allCases { mtlsServers[mode] = try await mtlsServer(mode) }
 var clientConfiguration = TLSConfiguration.makeClientConfiguration()
 clientConfiguration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(path("rsa-root.pem")))
-clientConfiguration.certificateChain = try (NIOSSLCertificate.fromPEMFile(path("rsa-client-only.pem")) + NIOSSLCertificate.fromPEMFile(path("rsa-intermediate.pem"))).map { .certificate($0) }
+clientConfiguration.certificateChain = try
+    (NIOSSLCertificate.fromPEMFile(path("rsa-client-only.pem")) + NIOSSLCertificate.fromPEMFile(path("rsa-intermediate.pem"))).map {
+        .certificate($0)
+    }
 clientConfiguration.privateKey = .privateKey(try NIOSSLPrivateKey(file: path("keys/rsa-client-only.key"), format: .pem))
 clientConfiguration.minimumTLSVersion = .tlsv13
 let clientContext = try NIOSSLContext(configuration: clientConfiguration)
 var spiffeClientConfiguration = clientConfiguration
-spiffeClientConfiguration.certificateChain = try (NIOSSLCertificate.fromPEMFile(SPIFFEClient.files.certificate) + NIOSSLCertificate.fromPEMFile(path("rsa-intermediate.pem"))).map { .certificate($0) }
+spiffeClientConfiguration.certificateChain = try
+    (NIOSSLCertificate.fromPEMFile(SPIFFEClient.files.certificate) + NIOSSLCertificate.fromPEMFile(path("rsa-intermediate.pem"))).map {
+        .certificate($0)
+    }
 spiffeClientConfiguration.privateKey = .privateKey(try NIOSSLPrivateKey(file: SPIFFEClient.files.key, format: .pem))
 let spiffeClientContext = try NIOSSLContext(configuration: spiffeClientConfiguration)
 let mtls = try await measure(MTLSMode.allCases) { mode in
     let promise = group.next().makePromise(of: Void.self)
     let channel = try await ClientBootstrap(group: group).channelInitializer { channel in
         channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: mode.presentsSPIFFEID ? spiffeClientContext : clientContext, serverHostname: nil))
+            try channel.pipeline.syncOperations.addHandler(
+                NIOSSLClientHandler(context: mode.presentsSPIFFEID ? spiffeClientContext : clientContext, serverHostname: nil))
             try channel.pipeline.syncOperations.addHandler(AcceptanceWaiter(promise: promise))
         }
     }.connect(host: "127.0.0.1", port: mtlsServers[mode]!.localAddress!.port!).get()
@@ -217,6 +228,7 @@ try await group.shutdownGracefully()
 #else
 import Foundation
 
-FileHandle.standardError.write(Data("pincheck-stack-bench needs Pincheck's AsyncHTTPClient trait: swift run --traits AsyncHTTPClient pincheck-stack-bench …\n".utf8))
+FileHandle.standardError.write(
+    Data("pincheck-stack-bench needs Pincheck's AsyncHTTPClient trait: swift run --traits AsyncHTTPClient pincheck-stack-bench …\n".utf8))
 exit(2)
 #endif  // AsyncHTTPClient trait

@@ -37,8 +37,10 @@ struct MetricsServer: Service {
     let channel: any Channel
 
     /// Binds `host:port` (port 0: one the system picks; `address` says which).
-    static func bind(host: String, port: Int, limits: Limits = Limits(),
-                     respond: @escaping @Sendable (HTTPRequestHead) -> Response) throws -> MetricsServer {
+    static func bind(
+        host: String, port: Int, limits: Limits = Limits(),
+        respond: @escaping @Sendable (HTTPRequestHead) -> Response
+    ) throws -> MetricsServer {
         let open = NIOLockedValueBox(0)
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)

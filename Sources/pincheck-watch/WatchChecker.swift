@@ -44,8 +44,10 @@ final class WatchChecker: Service, @unchecked Sendable {
         var outcomes: [String: String] = [:]
     }
 
-    init(settings: Settings, manager: TrustManager, fetcher: RevocationListFetcher, probe: TLSProbe, metrics: WatchMetrics,
-         records: ResumeFile?, console: Console, logger: Logger) {
+    init(
+        settings: Settings, manager: TrustManager, fetcher: RevocationListFetcher, probe: TLSProbe, metrics: WatchMetrics,
+        records: ResumeFile?, console: Console, logger: Logger
+    ) {
         self.settings = settings
         self.manager = manager
         self.fetcher = fetcher
@@ -83,7 +85,9 @@ final class WatchChecker: Service, @unchecked Sendable {
 
     /// One round on worker threads; the task waits without holding a thread of the pool.
     private func runRound() async {
-        state.withLock { $0.next = 0; $0.worst = .trusted }
+        state.withLock {
+            $0.next = 0; $0.worst = .trusted
+        }
         let count = min(settings.concurrency, settings.entries.count)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let started = DetachedThread.start(name: "pincheck-watch") { [self] in
@@ -118,7 +122,9 @@ final class WatchChecker: Service, @unchecked Sendable {
         } catch {
             // The chain cannot be judged at all: counted as refused, said once per check.
             logger.warning("cannot judge the chain", metadata: ["host": "\(entry.name)", "code": "\(error.code)", "error": "\(error.description)"])
-            state.withLock { $0.worst = ExitStatus.worst($0.worst, .badInput); $0.checks += 1 }
+            state.withLock {
+                $0.worst = ExitStatus.worst($0.worst, .badInput); $0.checks += 1
+            }
             return
         }
         let elapsed = clock.now - started
@@ -136,17 +142,19 @@ final class WatchChecker: Service, @unchecked Sendable {
             if settings.json { console.line(line) }
         }
         // One log line when a host's outcome changes (a refusal every round would bury the news).
-        let outcome: String = switch result.outcome {
-        case .networkFailure(let error): "not reached (\(error.code))"
-        case .evaluated(let verdict) where Disposition(serverTrust: verdict).allowsConnection: "allowed"
-        case .evaluated(let verdict): "refused (\(verdict.failures.map { "\($0.code)" }.joined(separator: ",")))"
-        }
+        let outcome: String =
+            switch result.outcome {
+            case .networkFailure(let error): "not reached (\(error.code))"
+            case .evaluated(let verdict) where Disposition(serverTrust: verdict).allowsConnection: "allowed"
+            case .evaluated(let verdict): "refused (\(verdict.failures.map { "\($0.code)" }.joined(separator: ",")))"
+            }
         let previous = state.withLock { state in
             defer { state.outcomes[entry.key] = outcome }
             return state.outcomes[entry.key]
         }
         if outcome != previous, previous != nil || outcome != "allowed" {
-            logger.notice("\(outcome)", metadata: ["host": "\(entry.name)", "address": "\(entry.address)", "was": "\(previous ?? "not checked yet")"])
+            logger.notice(
+                "\(outcome)", metadata: ["host": "\(entry.name)", "address": "\(entry.address)", "was": "\(previous ?? "not checked yet")"])
         }
     }
 }

@@ -36,8 +36,10 @@ struct Watch: ConsoleCommand {
     @Option(help: ArgumentHelp("Seconds from the end of one round to the start of the next.", valueName: "seconds"))
     var interval: Double = 300
 
-    @Option(help: ArgumentHelp("Where /metrics is served, HOST:PORT ([IPV6]:PORT); port 0 picks a free one (printed on standard error).",
-                               valueName: "address"))
+    @Option(
+        help: ArgumentHelp(
+            "Where /metrics is served, HOST:PORT ([IPV6]:PORT); port 0 picks a free one (printed on standard error).",
+            valueName: "address"))
     var listen: String = "127.0.0.1:9464"
 
     @Option(help: ArgumentHelp("Append each check's record (audit's JSON, with checkedAt) to FILE.", valueName: "file"))
@@ -84,7 +86,8 @@ struct Watch: ConsoleCommand {
         let configuration = try app.load()
         let plan = try audited.plan(configuration)
         guard !plan.entries.isEmpty else {
-            throw PincheckError(.emptyInput, "nothing to watch: the configuration pins no exact host name, and --hosts names none", source: app.config)
+            throw PincheckError(
+                .emptyInput, "nothing to watch: the configuration pins no exact host name, and --hosts names none", source: app.config)
         }
         var logger = Logger(label: "pincheck.watch") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = .notice
@@ -93,8 +96,9 @@ struct Watch: ConsoleCommand {
         }
         // A log of every check, not a resume file: records of an earlier configuration stay.
         let records = try records.map { path throws(PincheckError) in
-            try ResumeFile(path: path, run: RunFingerprint(command: "watch", arguments: Invocation.arguments), sameRunOnly: false,
-                           key: AuditPlan.Entry.recordKey)
+            try ResumeFile(
+                path: path, run: RunFingerprint(command: "watch", arguments: Invocation.arguments), sameRunOnly: false,
+                key: AuditPlan.Entry.recordKey)
         }
         let metrics = WatchMetrics()
         let (host, port) = try Self.listenAddress(listen)
@@ -109,18 +113,24 @@ struct Watch: ConsoleCommand {
         let hangUp = Self.ignoreHangUp(logger: logger)
         defer { hangUp.cancel() }
         let checker = WatchChecker(
-            settings: .init(entries: plan.entries, concurrency: audited.concurrency, interval: .milliseconds(Int64(interval * 1000)),
-                            rounds: rounds, fixedTime: app.fixedTime, json: app.json),
+            settings: .init(
+                entries: plan.entries, concurrency: audited.concurrency, interval: .milliseconds(Int64(interval * 1000)),
+                rounds: rounds, fixedTime: app.fixedTime, json: app.json),
             manager: revocation.apply(to: configuration.trustManager, default: .crl),
             fetcher: try revocation.fetcher(timeout: app.timeout), probe: app.probe, metrics: metrics,
             records: records, console: console, logger: logger)
         // Standard error, so that standard output is the records alone with --json.
-        Console.standardError.line("pincheck watch: \(plan.entries.count) host\(plan.entries.count == 1 ? "" : "s") every \(interval == interval.rounded() ? "\(Int(interval))" : "\(interval)") s; metrics at \(server.url)")
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: server),
-                       // The checker ending (its rounds done, or shut down) ends the group.
-                       .init(service: checker, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        Console.standardError.line(
+            "pincheck watch: \(plan.entries.count) host\(plan.entries.count == 1 ? "" : "s") every \(interval == interval.rounded() ? "\(Int(interval))" : "\(interval)") s; metrics at \(server.url)"
+        )
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: server),
+                    // The checker ending (its rounds done, or shut down) ends the group.
+                    .init(service: checker, successTerminationBehavior: .gracefullyShutdownGroup),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         let failure = Locked<(any Error)?>(nil)
         let finished = Latch()
         Task.detached {

@@ -62,15 +62,18 @@ final class WatchMetrics: Sendable {
     static func exposition(_ emitted: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(emitted.count + 64)
-        for line in emitted.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast(emitted.last == UInt8(ascii: "\n") ? 1 : 0) {
+        for line in emitted.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast(
+            emitted.last == UInt8(ascii: "\n") ? 1 : 0)
+        {
             if line.first != UInt8(ascii: "#"), let space = line.lastIndex(of: UInt8(ascii: " ")) {
                 let value = line[line.index(after: space)...]
-                let spelled: String? = switch String(decoding: value, as: UTF8.self) {
-                case "nan", "-nan": "NaN"
-                case "inf", "+inf": "+Inf"
-                case "-inf": "-Inf"
-                default: nil
-                }
+                let spelled: String? =
+                    switch String(decoding: value, as: UTF8.self) {
+                    case "nan", "-nan": "NaN"
+                    case "inf", "+inf": "+Inf"
+                    case "-inf": "-Inf"
+                    default: nil
+                    }
                 if let spelled {
                     out += line[...space]
                     out += Array(spelled.utf8)
@@ -102,8 +105,8 @@ final class WatchMetrics: Sendable {
             outcome = "network-failure"
             gauge(Name.reachable, 0)
             gauge(Name.allowed, 0)
-            // The certificate gauges keep what the last handshake showed: a host that cannot be
-            // reached says nothing new about its certificate (the last handshake's time says how old).
+        // The certificate gauges keep what the last handshake showed: a host that cannot be
+        // reached says nothing new about its certificate (the last handshake's time says how old).
         case .evaluated(let verdict):
             let allowed = Disposition(serverTrust: verdict).allowsConnection
             outcome = allowed ? "allowed" : "refused"
@@ -145,11 +148,12 @@ final class WatchMetrics: Sendable {
     static func values(of verdict: Verdict) -> Values {
         let time = verdict.evaluationTime
         func days(_ certificate: Certificate) -> Double { certificate.notAfter.timeIntervalSince(time) / 86_400 }
-        let ct: Double = switch verdict.certificateTransparency?.compliance {
-        case .compliant: 1
-        case .notCompliant, .unenforceable: 0
-        case .notApplicable, nil: .nan
-        }
+        let ct: Double =
+            switch verdict.certificateTransparency?.compliance {
+            case .compliant: 1
+            case .notCompliant, .unenforceable: 0
+            case .notApplicable, nil: .nan
+            }
         // Worst first: revoked, then unknown, then good.
         let severity = verdict.revocationStatuses.map { status -> Int in
             switch status.outcome {
@@ -158,16 +162,18 @@ final class WatchMetrics: Sendable {
             case .revoked: 2
             }
         }.max()
-        let revocation: Double = switch severity {
-        case nil: .nan
-        case 0: 0
-        case 2: 1
-        default: 2
-        }
-        return Values(leafExpiryDays: verdict.servedChain.first.map(days) ?? .nan,
-                      pinExpiryDays: verdict.pinsFound.map { days($0.certificate) }.max() ?? .nan,
-                      pinned: !AuditResult.activePins(verdict).isEmpty,
-                      pinsMatch: !verdict.pinsFound.isEmpty,
-                      ctCompliant: ct, revocation: revocation)
+        let revocation: Double =
+            switch severity {
+            case nil: .nan
+            case 0: 0
+            case 2: 1
+            default: 2
+            }
+        return Values(
+            leafExpiryDays: verdict.servedChain.first.map(days) ?? .nan,
+            pinExpiryDays: verdict.pinsFound.map { days($0.certificate) }.max() ?? .nan,
+            pinned: !AuditResult.activePins(verdict).isEmpty,
+            pinsMatch: !verdict.pinsFound.isEmpty,
+            ctCompliant: ct, revocation: revocation)
     }
 }

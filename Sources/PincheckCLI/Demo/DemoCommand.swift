@@ -8,8 +8,11 @@ struct Demo: ConsoleCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         _superCommandName: Pincheck.name,
-        abstract: "Serve bundled scenarios (good, expired, wrong host, self-signed, missing intermediate, pinned CA, rotated key, attacks, a revoked stapled OCSP response) from local TLS servers and check each through a real handshake.",
-        discussion: "Needs no network: the servers listen on 127.0.0.1 (ephemeral ports) and stop when done. Exits 0 when every scenario gives its expected verdict, 1 otherwise, 3 when a local server or handshake fails.")
+        abstract:
+            "Serve bundled scenarios (good, expired, wrong host, self-signed, missing intermediate, pinned CA, rotated key, attacks, a revoked stapled OCSP response) from local TLS servers and check each through a real handshake.",
+        discussion:
+            "Needs no network: the servers listen on 127.0.0.1 (ephemeral ports) and stop when done. Exits 0 when every scenario gives its expected verdict, 1 otherwise, 3 when a local server or handshake fails."
+    )
 
     @OptionGroup var output: OutputOptions
 
@@ -37,19 +40,23 @@ struct Demo: ConsoleCommand {
     }
 
     private func render(_ outcomes: [DemoOutcome], _ console: Console) {
-        console.line(console.paint("Pincheck demo", .bold) + " — \(outcomes.count) local TLS servers on 127.0.0.1, each checked through a real handshake")
+        console.line(
+            console.paint("Pincheck demo", .bold) + " — \(outcomes.count) local TLS servers on 127.0.0.1, each checked through a real handshake")
         console.line("anchors: the test RSA and ECDSA roots; host \(DemoScenario.host); time \(Format.timestamp(DemoScenario.time))")
         console.line()
         var table = Table()
         table.add(["#", "scenario", "served from", "policy", "expected", "verdict", "why"].map { console.paint($0, .bold) })
         for (index, outcome) in outcomes.enumerated() {
             let verdict = outcome.verdict.isTrusted ? console.paint("trusted", .green) : console.paint("rejected", .red)
-            let why = outcome.verdict.isTrusted
+            let why =
+                outcome.verdict.isTrusted
                 ? outcome.verdict.matchedPins.first.map { "pin matched at depth \($0.depth)" } ?? "chain valid"
                 : outcome.verdict.failures.map(\.code.description).joined(separator: ", ")
             let mark = outcome.asExpected ? console.paint("✓", .green) : console.paint("✗ UNEXPECTED", .red)
-            table.add(["\(index + 1)", outcome.scenario.title, "127.0.0.1:\(outcome.port) \(outcome.protocolVersion)", outcome.scenario.policy.title,
-                       outcome.scenario.expectTrusted ? "trusted" : "rejected", verdict, "\(why)  \(mark)"])
+            table.add([
+                "\(index + 1)", outcome.scenario.title, "127.0.0.1:\(outcome.port) \(outcome.protocolVersion)", outcome.scenario.policy.title,
+                outcome.scenario.expectTrusted ? "trusted" : "rejected", verdict, "\(why)  \(mark)",
+            ])
         }
         table.render().forEach(console.line)
         let good = outcomes.filter(\.asExpected).count

@@ -27,7 +27,10 @@ enum DemoPolicy {
         let pinning: TrustPolicy.Pinning
         switch self {
         case .pinIntermediateKeys:
-            pinning = .publicKeys(try PinnedPublicKeys(certificates: [try DemoScenario.certificate("rsa-intermediate"), try DemoScenario.certificate("ec-intermediate")]))
+            pinning = .publicKeys(
+                try PinnedPublicKeys(certificates: [
+                    try DemoScenario.certificate("rsa-intermediate"), try DemoScenario.certificate("ec-intermediate"),
+                ]))
         case .pinIntermediateCertificate:
             pinning = .certificates(try PinnedCertificates([try DemoScenario.certificate("rsa-intermediate")]))
         case .pinLeafKey:
@@ -60,20 +63,31 @@ struct DemoScenario {
         DemoScenario(title: "good RSA chain", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: true),
         DemoScenario(title: "good ECDSA chain", chain: ["ec-leaf", "ec-intermediate"], policy: .pinIntermediateKeys, expectTrusted: true),
         DemoScenario(title: "expired leaf", chain: ["rsa-expired", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: false),
-        DemoScenario(title: "certificate for another host", chain: ["rsa-wrong-host", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: false),
+        DemoScenario(
+            title: "certificate for another host", chain: ["rsa-wrong-host", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: false),
         DemoScenario(title: "self-signed certificate", chain: ["self-signed"], policy: .noPinning, expectTrusted: false),
         DemoScenario(title: "intermediate missing from the served chain", chain: ["rsa-leaf"], policy: .noPinning, expectTrusted: false),
-        DemoScenario(title: "pinned intermediate certificate", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateCertificate, expectTrusted: true),
-        DemoScenario(title: "rotated leaf key, CA pinned", chain: ["rsa-leaf-rotated", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: true),
-        DemoScenario(title: "rotated leaf key, old leaf pinned", chain: ["rsa-leaf-rotated", "rsa-intermediate"], policy: .pinLeafKey, expectTrusted: false),
-        DemoScenario(title: "attacker chain + pinned CA appended", chain: ["attacker-leaf", "attacker-root", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: false),
-        DemoScenario(title: "valid chain, unpinned CA + pinned appended", chain: ["rsa-leaf", "rsa-intermediate", "ec-intermediate"], policy: .pinECIntermediateKey, expectTrusted: false),
-        DemoScenario(title: "good chain, stapled OCSP says revoked", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateKeys,
-                     expectTrusted: false, staple: "ocsp-revoked"),
+        DemoScenario(
+            title: "pinned intermediate certificate", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateCertificate,
+            expectTrusted: true),
+        DemoScenario(
+            title: "rotated leaf key, CA pinned", chain: ["rsa-leaf-rotated", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: true),
+        DemoScenario(
+            title: "rotated leaf key, old leaf pinned", chain: ["rsa-leaf-rotated", "rsa-intermediate"], policy: .pinLeafKey, expectTrusted: false),
+        DemoScenario(
+            title: "attacker chain + pinned CA appended", chain: ["attacker-leaf", "attacker-root", "rsa-intermediate"], policy: .pinIntermediateKeys,
+            expectTrusted: false),
+        DemoScenario(
+            title: "valid chain, unpinned CA + pinned appended", chain: ["rsa-leaf", "rsa-intermediate", "ec-intermediate"],
+            policy: .pinECIntermediateKey, expectTrusted: false),
+        DemoScenario(
+            title: "good chain, stapled OCSP says revoked", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateKeys,
+            expectTrusted: false, staple: "ocsp-revoked"),
         // AFNetworking's most common configuration: a pinned leaf certificate does not outvote a
         // revoked staple (revocation is judged on the path to the anchors in every mode).
-        DemoScenario(title: "leaf certificate pinned, stapled OCSP says revoked", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinLeafCertificate,
-                     expectTrusted: false, staple: "ocsp-revoked"),
+        DemoScenario(
+            title: "leaf certificate pinned, stapled OCSP says revoked", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinLeafCertificate,
+            expectTrusted: false, staple: "ocsp-revoked"),
     ]
 
     static func certificate(_ name: String) throws -> Certificate {
@@ -101,8 +115,9 @@ struct DemoScenario {
         let server = try LocalTLSServer(chain: served, privateKeyPEM: key, stapledOCSPResponse: response)
         defer { server.stop() }
         let result = try TLSProbe(timeout: .seconds(5)).probe(ProbeTarget(host: "127.0.0.1", port: server.port), serverName: Self.host)
-        let verdict = try Evaluator(policy: try policy.make()).evaluate(result.servedChain, host: Self.host, at: Self.time,
-                                                                        stapledOCSPResponse: result.stapledOCSPResponse)
+        let verdict = try Evaluator(policy: try policy.make()).evaluate(
+            result.servedChain, host: Self.host, at: Self.time,
+            stapledOCSPResponse: result.stapledOCSPResponse)
         return DemoOutcome(scenario: self, verdict: verdict, port: server.port, protocolVersion: result.protocolVersion)
     }
 }

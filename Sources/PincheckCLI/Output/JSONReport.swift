@@ -71,9 +71,10 @@ struct RootProgramsJSON: Encodable {
     init(_ answer: Verdict.RootProgramAnswer) {
         anchorIsPublic = answer.anchorIsPublic
         anchor = answer.anchor?.name
-        programs = answer.anchor?.memberships.map {
-            Membership(program: $0.program.rawValue, status: $0.status.rawValue, distrustAfter: $0.distrustAfter.map(Format.timestamp))
-        } ?? []
+        programs =
+            answer.anchor?.memberships.map {
+                Membership(program: $0.program.rawValue, status: $0.status.rawValue, distrustAfter: $0.distrustAfter.map(Format.timestamp))
+            } ?? []
         data = answer.sources.map { Source(kind: $0.kind.rawValue, revision: $0.revision, asOf: Format.day($0.asOf), date: Format.day($0.date)) }
     }
 }
@@ -99,7 +100,8 @@ struct TransparencyJSON: Encodable {
         policy = assessment.policy.rawValue
         (compliance, detail) = Format.compliance(assessment.compliance)
         scts = assessment.timestamps.map {
-            SCT(source: $0.sct.source.rawValue, logID: $0.sct.logIDBase64, log: $0.log?.description, logOperator: $0.log?.operatorName,
+            SCT(
+                source: $0.sct.source.rawValue, logID: $0.sct.logIDBase64, log: $0.log?.description, logOperator: $0.log?.operatorName,
                 timestamp: Format.timestamp($0.sct.timestamp), status: $0.status.rawValue, counted: $0.counted, note: $0.note)
         }
     }
@@ -175,7 +177,8 @@ struct EvidenceJSON: Encodable {
     }
 
     var isEmpty: Bool {
-        openSSLError == nil && hostRequested == nil && namesPresented == nil && pinsConfigured == nil && pinsOfPath == nil && crlURL == nil && rootProgram == nil
+        openSSLError == nil && hostRequested == nil && namesPresented == nil && pinsConfigured == nil && pinsOfPath == nil && crlURL == nil
+            && rootProgram == nil
     }
 }
 

@@ -28,10 +28,14 @@ struct VerdictReport {
         let codes = Set(verdict.failures.map(\.code))
         var hints: [String] = []
         if codes.contains(.selfSigned) {
-            hints.append("the chain ends at a self-signed certificate that is not an anchor: pass it with --ca-file FILE if you trust it, or pin it (--mode certificate --pin-cert FILE)")
+            hints.append(
+                "the chain ends at a self-signed certificate that is not an anchor: pass it with --ca-file FILE if you trust it, or pin it (--mode certificate --pin-cert FILE)"
+            )
         }
         if codes.contains(.untrustedRoot) || codes.contains(.unknownIssuer) {
-            hints.append("no anchor issued this chain: a private or development CA (mkcert's rootCA.pem, easy-rsa's ca.crt) must be passed with --ca-file FILE; a missing intermediate must be served or given in the bundle")
+            hints.append(
+                "no anchor issued this chain: a private or development CA (mkcert's rootCA.pem, easy-rsa's ca.crt) must be passed with --ca-file FILE; a missing intermediate must be served or given in the bundle"
+            )
         }
         return hints
     }
@@ -97,7 +101,9 @@ struct VerdictReport {
         if let probe = connection {
             console.line()
             let ocsp = probe.stapledOCSPResponse.map { "stapled (\(probe.stapledOCSPStatus ?? "?"), \($0.count) bytes)" } ?? "not stapled"
-            console.line("Connection: \(probe.peerAddress) port \(probe.port), SNI \(probe.serverName ?? "none"), \(probe.protocolVersion) \(probe.cipher), group \(probe.keyExchangeGroup ?? "none"), ALPN \(probe.alpn ?? "none"), OCSP \(ocsp)")
+            console.line(
+                "Connection: \(probe.peerAddress) port \(probe.port), SNI \(probe.serverName ?? "none"), \(probe.protocolVersion) \(probe.cipher), group \(probe.keyExchangeGroup ?? "none"), ALPN \(probe.alpn ?? "none"), OCSP \(ocsp)"
+            )
         }
     }
 
@@ -116,14 +122,17 @@ struct VerdictReport {
         console.line()
         console.line("Revocation (CRL distribution points):")
         for status in verdict.revocationStatuses {
-            let colour: Console.Colour = switch status.outcome {
-            case .good: .green
-            case .revoked: .red
-            default: .yellow
-            }
-            let dates = status.thisUpdate.map { " (CRL of \(Format.timestamp($0))\(status.nextUpdate.map { ", next \(Format.timestamp($0))" } ?? ""))" } ?? ""
+            let colour: Console.Colour =
+                switch status.outcome {
+                case .good: .green
+                case .revoked: .red
+                default: .yellow
+                }
+            let dates =
+                status.thisUpdate.map { " (CRL of \(Format.timestamp($0))\(status.nextUpdate.map { ", next \(Format.timestamp($0))" } ?? ""))" } ?? ""
             let source = Terminal.printable(status.url ?? "no distribution point")
-            console.line("  \(status.depth)  \(console.paint(status.outcome.rawValue, colour))  \(source)\(dates): \(Terminal.printable(status.detail))")
+            console.line(
+                "  \(status.depth)  \(console.paint(status.outcome.rawValue, colour))  \(source)\(dates): \(Terminal.printable(status.detail))")
         }
     }
 
@@ -131,13 +140,16 @@ struct VerdictReport {
     static func transparencySection(_ verdict: Verdict, _ console: Console) {
         guard let assessment = verdict.certificateTransparency else { return }
         let (answer, detail) = Format.compliance(assessment.compliance)
-        let colour: Console.Colour = switch assessment.compliance {
-        case .compliant: .green
-        case .notApplicable: .bold
-        case .notCompliant, .unenforceable: .red
-        }
+        let colour: Console.Colour =
+            switch assessment.compliance {
+            case .compliant: .green
+            case .notApplicable: .bold
+            case .notCompliant, .unenforceable: .red
+            }
         console.line()
-        console.line("Certificate Transparency (\(assessment.policy.rawValue) policy): \(console.paint(answer, colour))\(detail.map { ": \(Terminal.printable($0))" } ?? "")")
+        console.line(
+            "Certificate Transparency (\(assessment.policy.rawValue) policy): \(console.paint(answer, colour))\(detail.map { ": \(Terminal.printable($0))" } ?? "")"
+        )
         guard !assessment.timestamps.isEmpty else {
             console.line("  no SCT: the certificate carries none, and none came in the TLS extension or a staple")
             return
@@ -146,8 +158,10 @@ struct VerdictReport {
         for checked in assessment.timestamps {
             let log = checked.log.map { "\($0.description) (\($0.operatorName))" } ?? checked.sct.logIDBase64
             let status = checked.status == .verified ? console.paint("verified", .green) : console.paint(checked.status.rawValue, .red)
-            table.add([checked.sct.source.rawValue, Terminal.printable(log), Format.timestamp(checked.sct.timestamp), status,
-                       Terminal.printable(checked.note)])
+            table.add([
+                checked.sct.source.rawValue, Terminal.printable(log), Format.timestamp(checked.sct.timestamp), status,
+                Terminal.printable(checked.note),
+            ])
         }
         table.render(indent: "  ").forEach(console.line)
     }
@@ -167,8 +181,10 @@ struct VerdictReport {
                 table.add([sct.source.rawValue, "version \(Format.sctVersion(sct)), not read"])
                 continue
             }
-            table.add([sct.source.rawValue, "log \(sct.logIDBase64.prefix(12))…",
-                       Format.timestamp(milliseconds: sct.timestampMilliseconds), sct.signatureAlgorithm ?? "unknown signature algorithm"])
+            table.add([
+                sct.source.rawValue, "log \(sct.logIDBase64.prefix(12))…",
+                Format.timestamp(milliseconds: sct.timestampMilliseconds), sct.signatureAlgorithm ?? "unknown signature algorithm",
+            ])
         }
         table.render(indent: "  ").forEach(console.line)
     }
@@ -178,10 +194,12 @@ struct VerdictReport {
         var table = Table()
         for (depth, certificate) in certificates.enumerated() {
             let days = Format.daysLeft(certificate, at: verdict.evaluationTime)
-            let expiry = days < 0
+            let expiry =
+                days < 0
                 ? console.paint("expired \(Format.day(certificate.notAfter))", .red)
                 : "expires \(Format.day(certificate.notAfter)) (\(days) days left)"
-            let pin = matched.contains(depth)
+            let pin =
+                matched.contains(depth)
                 ? console.paint("\(certificate.publicKeyPin) ✓ pinned", .green)
                 : certificate.publicKeyPin.description
             table.add(["\(depth)", certificate.subject, "\(certificate.publicKey) key, \(expiry)"])

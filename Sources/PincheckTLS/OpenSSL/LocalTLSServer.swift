@@ -31,14 +31,17 @@ public final class LocalTLSServer: @unchecked Sendable {
     ///   - stapledOCSPResponse: An OCSP response (DER) to staple when the client asks for one; none by default.
     /// - Throws: ``PincheckError`` when the key does not load or match, or the socket cannot listen.
     public convenience init(chain: [Certificate], privateKeyPEM: String, stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) {
-        try self.init(chain: chain, privateKeyPEM: privateKeyPEM, stapledOCSPResponse: stapledOCSPResponse,
-                      startingThread: { DetachedThread.start($0) })
+        try self.init(
+            chain: chain, privateKeyPEM: privateKeyPEM, stapledOCSPResponse: stapledOCSPResponse,
+            startingThread: { DetachedThread.start($0) })
     }
 
     /// - Parameter startingThread: Starts the accept loop on a thread; false when no thread can
     ///   be had (a process limit). The test seam for that failure.
-    init(chain: [Certificate], privateKeyPEM: String, stapledOCSPResponse: [UInt8]? = nil,
-         startingThread: (@escaping @Sendable () -> Void) -> Bool) throws(PincheckError) {
+    init(
+        chain: [Certificate], privateKeyPEM: String, stapledOCSPResponse: [UInt8]? = nil,
+        startingThread: (@escaping @Sendable () -> Void) -> Bool
+    ) throws(PincheckError) {
         guard !chain.isEmpty else { throw PincheckError(.emptyChain, "a server needs a certificate to serve") }
         let tls: TLSServerContext
         do {

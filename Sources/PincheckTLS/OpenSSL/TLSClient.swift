@@ -29,8 +29,9 @@ enum TLSClient {
         let signals = SignalMask.blockSIGPIPE()
         defer { signals.restore() }
 
-        let connection = try TCPConnection.open(host: request.host, port: request.port, deadline: request.deadline,
-                                                resolver: request.resolver)
+        let connection = try TCPConnection.open(
+            host: request.host, port: request.port, deadline: request.deadline,
+            resolver: request.resolver)
         defer { connection.close() }
 
         let tls: TLSClientConnection
@@ -43,7 +44,9 @@ enum TLSClient {
         defer { tls.shutdown() }
 
         let chain: [Certificate]
-        do { chain = try tls.servedChain(maximumBytes: Limits.maximumCertificateBytes).map(Certificate.init(handle:)) } catch { throw ProbeError(error) }
+        do { chain = try tls.servedChain(maximumBytes: Limits.maximumCertificateBytes).map(Certificate.init(handle:)) } catch {
+            throw ProbeError(error)
+        }
         guard !chain.isEmpty else {
             throw ProbeError(.noCertificate, "the server completed the handshake without sending a certificate")
         }
@@ -79,12 +82,13 @@ enum TLSClient {
 extension ProbeError {
     /// The probe's error for a failed libssl step.
     init(_ failure: TLSClientConnection.TLSFailure) {
-        let code: Code = switch failure.kind {
-        case .alert: .tlsAlert
-        case .notTLS: .notTLS
-        case .closed: .connectionClosed
-        case .failed: .handshakeFailed
-        }
+        let code: Code =
+            switch failure.kind {
+            case .alert: .tlsAlert
+            case .notTLS: .notTLS
+            case .closed: .connectionClosed
+            case .failed: .handshakeFailed
+            }
         self.init(code, failure.message)
     }
 }
@@ -113,14 +117,16 @@ extension TLSClient {
 extension SignedCertificateTimestamp {
     /// An SCT as libssl handed it over.
     init(_ presented: TLSClientConnection.PresentedSCT) {
-        let source: Source = switch presented.source {
-        case .tlsExtension: .tlsExtension
-        case .certificate: .certificate
-        case .ocspResponse: .ocspResponse
-        }
-        self.init(source: source, version: presented.version, logID: presented.logID,
-                  timestampMilliseconds: presented.timestampMilliseconds, signatureAlgorithm: presented.signatureAlgorithm,
-                  extensions: presented.extensions, signature: presented.signature)
+        let source: Source =
+            switch presented.source {
+            case .tlsExtension: .tlsExtension
+            case .certificate: .certificate
+            case .ocspResponse: .ocspResponse
+            }
+        self.init(
+            source: source, version: presented.version, logID: presented.logID,
+            timestampMilliseconds: presented.timestampMilliseconds, signatureAlgorithm: presented.signatureAlgorithm,
+            extensions: presented.extensions, signature: presented.signature)
     }
 }
 

@@ -17,8 +17,10 @@ struct TCPConnection {
 
     /// Resolves `host` and connects to the first address that answers before `deadline`.
     /// - Parameter resolver: Turns the name into addresses within the same deadline.
-    static func open(host: String, port: UInt16, deadline: ContinuousClock.Instant,
-                     resolver: NameResolver = .system) throws(ProbeError) -> TCPConnection {
+    static func open(
+        host: String, port: UInt16, deadline: ContinuousClock.Instant,
+        resolver: NameResolver = .system
+    ) throws(ProbeError) -> TCPConnection {
         let addresses = try resolver.resolve(host, port: port, deadline: deadline)
         var lastError: ProbeError? = nil
         for address in addresses {
@@ -103,10 +105,12 @@ struct ResolvedAddress: Sendable, Hashable {
         while let info = cursor?.pointee {
             cursor = info.ai_next
             guard let socketAddress = info.ai_addr,
-                  info.ai_addrlen > 0, Int(info.ai_addrlen) <= MemoryLayout<sockaddr_storage>.size else { continue }
-            addresses.append(ResolvedAddress(
-                family: info.ai_family, socketType: info.ai_socktype, protocolNumber: info.ai_protocol,
-                socketAddress: Array(UnsafeRawBufferPointer(start: socketAddress, count: Int(info.ai_addrlen)))))
+                info.ai_addrlen > 0, Int(info.ai_addrlen) <= MemoryLayout<sockaddr_storage>.size
+            else { continue }
+            addresses.append(
+                ResolvedAddress(
+                    family: info.ai_family, socketType: info.ai_socktype, protocolNumber: info.ai_protocol,
+                    socketAddress: Array(UnsafeRawBufferPointer(start: socketAddress, count: Int(info.ai_addrlen)))))
         }
         return addresses
     }
@@ -173,7 +177,8 @@ final class NameResolver: Sendable {
             throw ProbeError(.dnsFailure, "cannot resolve \"\(host)\": names under .invalid never resolve (RFC 6761)")
         }
         guard slots.wait(timeout: dispatchTime(deadline)) == .success else {
-            throw ProbeError(.dnsFailure, "cannot resolve \"\(host)\": \(maximumLookups) earlier lookups are still running and none finished within the timeout")
+            throw ProbeError(
+                .dnsFailure, "cannot resolve \"\(host)\": \(maximumLookups) earlier lookups are still running and none finished within the timeout")
         }
         let pending = PendingLookup()
         let lookup = self.lookup
@@ -197,7 +202,8 @@ final class NameResolver: Sendable {
     /// An IP literal's address, without a lookup; `nil` for a name.
     static func numeric(_ host: String, port: UInt16) -> [ResolvedAddress]? {
         guard case .success(let addresses) = addresses(host, port: port, flags: AI_NUMERICHOST | AI_NUMERICSERV),
-              !addresses.isEmpty else { return nil }
+            !addresses.isEmpty
+        else { return nil }
         return addresses
     }
 

@@ -1,4 +1,3 @@
-
 /// A bounded, thread-safe map that forgets its least recently used entries first.
 ///
 /// The keys are spread over independently locked shards, so concurrent evaluations rarely wait for

@@ -64,8 +64,10 @@ public final class VerdictCache: Sendable {
     }
 
     /// The key of a served chain: one SHA-256 over its certificates' fingerprints, in order.
-    static func key(evaluator: UInt64, chain: [Certificate], host: String?, revocationLists: [CertificateRevocationList] = [],
-                    logGeneration: UInt64 = 0) -> Key {
+    static func key(
+        evaluator: UInt64, chain: [Certificate], host: String?, revocationLists: [CertificateRevocationList] = [],
+        logGeneration: UInt64 = 0
+    ) -> Key {
         let count = chain.count + revocationLists.count
         let digest = withUnsafeTemporaryAllocation(of: SHA256Digest.self, capacity: count) { buffer in
             for (index, certificate) in chain.enumerated() { buffer.initializeElement(at: index, to: certificate.fingerprint) }

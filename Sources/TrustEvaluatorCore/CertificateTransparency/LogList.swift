@@ -60,8 +60,10 @@ public enum CertificateTransparency {
         /// The key, decoded once; `nil` when it is not an ECDSA or RSA key.
         let verifier: CertificateTransparencyCrypto.LogKey?
 
-        init(logID: [UInt8], key: [UInt8], description: String, operatorName: String, isRFC6962: Bool,
-             state: (state: LogState, since: Date)?, temporalInterval: Range<Date>?, publisher: Publisher) {
+        init(
+            logID: [UInt8], key: [UInt8], description: String, operatorName: String, isRFC6962: Bool,
+            state: (state: LogState, since: Date)?, temporalInterval: Range<Date>?, publisher: Publisher
+        ) {
             self.logID = logID
             self.key = key
             self.description = description
@@ -142,10 +144,10 @@ public enum CertificateTransparency {
             guard case .object(let root) = document else {
                 throw PincheckError(.invalidPolicy, "a CT log list must be a JSON object", source: source)
             }
-            let detected: Publisher? = if root["log_list_timestamp"] != nil || root["is_all_logs"] != nil { .google }
-                else if root["assetVersion"] != nil { .apple }
-                else if case .string(let schema)? = root["$schema"], schema.contains("apple") { .apple }
-                else { nil }
+            let detected: Publisher? =
+                if root["log_list_timestamp"] != nil || root["is_all_logs"] != nil { .google } else if root["assetVersion"] != nil {
+                    .apple
+                } else if case .string(let schema)? = root["$schema"], schema.contains("apple") { .apple } else { nil }
             guard let kind = publisher ?? detected else {
                 throw PincheckError(.invalidPolicy, "cannot tell whether this CT log list is Google's or Apple's; name the publisher", source: source)
             }
@@ -162,7 +164,8 @@ public enum CertificateTransparency {
 
         /// Reads a list from a file (at most 16 MiB).
         public init(contentsOf path: String, publisher: Publisher? = nil, publishedAt: Date? = nil) throws(PincheckError) {
-            try self.init(json: InputFile.read(path, limit: 16 << 20, what: "CT log list"), source: path, publisher: publisher, publishedAt: publishedAt)
+            try self.init(
+                json: InputFile.read(path, limit: 16 << 20, what: "CT log list"), source: path, publisher: publisher, publishedAt: publishedAt)
         }
 
         /// Reads a list after checking its publisher's detached signature over the file's bytes, as
@@ -177,8 +180,10 @@ public enum CertificateTransparency {
         ///   - publishedAt: The list's date, for a list that carries none.
         /// - Throws: ``PincheckError`` `.invalidPolicy` when the key cannot be read or the signature
         ///   does not verify (nothing of the list is read then), or as ``init(json:source:publisher:publishedAt:)``.
-        public init(json: [UInt8], source: String, signature: [UInt8], publisherKey: [UInt8],
-                    publisher: Publisher? = nil, publishedAt: Date? = nil) throws(PincheckError) {
+        public init(
+            json: [UInt8], source: String, signature: [UInt8], publisherKey: [UInt8],
+            publisher: Publisher? = nil, publishedAt: Date? = nil
+        ) throws(PincheckError) {
             let spki: [UInt8]
             do {
                 spki = try PublicKeyReader.read(publisherKey)?.subjectPublicKeyInfo ?? publisherKey
@@ -189,7 +194,10 @@ public enum CertificateTransparency {
                 throw PincheckError(.invalidPolicy, "the log list publisher's key is not an RSA or ECDSA public key (PEM or DER)", source: source)
             }
             guard key.verify(signature: signature, message: json) else {
-                throw PincheckError(.invalidPolicy, "the log list's signature does not verify with the publisher's key: the list was changed or is not the one signed", source: source)
+                throw PincheckError(
+                    .invalidPolicy,
+                    "the log list's signature does not verify with the publisher's key: the list was changed or is not the one signed", source: source
+                )
             }
             try self.init(json: json, source: source, publisher: publisher, publishedAt: publishedAt)
         }
@@ -201,12 +209,15 @@ public enum CertificateTransparency {
         ///   - publisherKeyPath: The publisher's public key (`log_list_pubkey.pem`).
         ///   - publisher: The format, when the list does not say.
         ///   - publishedAt: The list's date, for a list that carries none.
-        public init(contentsOf path: String, signature signaturePath: String, publisherKey publisherKeyPath: String,
-                    publisher: Publisher? = nil, publishedAt: Date? = nil) throws(PincheckError) {
-            try self.init(json: InputFile.read(path, limit: 16 << 20, what: "CT log list"), source: path,
-                          signature: InputFile.read(signaturePath, limit: 64 << 10, what: "CT log list signature"),
-                          publisherKey: InputFile.read(publisherKeyPath, limit: 64 << 10, what: "CT log list publisher key"),
-                          publisher: publisher, publishedAt: publishedAt)
+        public init(
+            contentsOf path: String, signature signaturePath: String, publisherKey publisherKeyPath: String,
+            publisher: Publisher? = nil, publishedAt: Date? = nil
+        ) throws(PincheckError) {
+            try self.init(
+                json: InputFile.read(path, limit: 16 << 20, what: "CT log list"), source: path,
+                signature: InputFile.read(signaturePath, limit: 64 << 10, what: "CT log list signature"),
+                publisherKey: InputFile.read(publisherKeyPath, limit: 64 << 10, what: "CT log list publisher key"),
+                publisher: publisher, publishedAt: publishedAt)
         }
     }
 
@@ -257,7 +268,9 @@ private struct LogListReader {
                 for (position, log) in items.enumerated() {
                     // A log whose key Pincheck cannot verify with (Ed25519, say) is left out: its
                     // SCTs then count as from an unknown log. The rest of the list still serves.
-                    if let entry = try self.log(log, operatorName: name, isRFC6962: isRFC6962, position: "operator \"\(name)\", \(field) #\(position + 1)") {
+                    if let entry = try self.log(
+                        log, operatorName: name, isRFC6962: isRFC6962, position: "operator \"\(name)\", \(field) #\(position + 1)")
+                    {
                         logs.append(entry)
                     }
                 }
@@ -268,7 +281,9 @@ private struct LogListReader {
 
     /// One log; nil when its key is a well-formed SubjectPublicKeyInfo of a kind SCTs cannot be
     /// verified with here (neither ECDSA nor RSA).
-    private func log(_ value: JSONValue, operatorName: String, isRFC6962: Bool, position: String) throws(PincheckError) -> CertificateTransparency.Log? {
+    private func log(_ value: JSONValue, operatorName: String, isRFC6962: Bool, position: String) throws(PincheckError) -> CertificateTransparency
+        .Log?
+    {
         guard case .object(let log) = value else { throw failure("\(position) is not an object") }
         guard case .string(let keyText)? = log["key"], let key = Data(base64Encoded: keyText).map(Array.init), !key.isEmpty else {
             throw failure("\(position) has no base64 \"key\"")
@@ -296,10 +311,13 @@ private struct LogListReader {
             guard from < to else { throw failure("\(position): the temporal interval ends before it starts") }
             interval = from..<to
         }
-        let entry = CertificateTransparency.Log(logID: logID, key: key, description: description, operatorName: operatorName,
-                                                isRFC6962: isRFC6962, state: state, temporalInterval: interval, publisher: publisher)
+        let entry = CertificateTransparency.Log(
+            logID: logID, key: key, description: description, operatorName: operatorName,
+            isRFC6962: isRFC6962, state: state, temporalInterval: interval, publisher: publisher)
         guard entry.verifier != nil else {
-            guard CertificateTransparencyCrypto.isSubjectPublicKeyInfo(key) else { throw failure("\(position): the key is not a SubjectPublicKeyInfo") }
+            guard CertificateTransparencyCrypto.isSubjectPublicKeyInfo(key) else {
+                throw failure("\(position): the key is not a SubjectPublicKeyInfo")
+            }
             return nil
         }
         return entry

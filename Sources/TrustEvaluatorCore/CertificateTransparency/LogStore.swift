@@ -62,10 +62,16 @@ extension CertificateTransparency {
                 guard let newest = dates.max() else { continue }
                 let publisher = list.publisher.rawValue
                 guard let date = list.timestamp else {
-                    return PincheckError(.invalidPolicy, "the \(publisher) log list is undated and the one in force is dated \(Timestamp.iso8601(newest)): an update that could be a rollback is refused", source: list.source)
+                    return PincheckError(
+                        .invalidPolicy,
+                        "the \(publisher) log list is undated and the one in force is dated \(Timestamp.iso8601(newest)): an update that could be a rollback is refused",
+                        source: list.source)
                 }
                 guard date >= newest else {
-                    return PincheckError(.invalidPolicy, "the \(publisher) log list is dated \(Timestamp.iso8601(date)), before the one in force (\(Timestamp.iso8601(newest))): a rollback is refused", source: list.source)
+                    return PincheckError(
+                        .invalidPolicy,
+                        "the \(publisher) log list is dated \(Timestamp.iso8601(date)), before the one in force (\(Timestamp.iso8601(newest))): a rollback is refused",
+                        source: list.source)
                 }
             }
             return nil

@@ -219,12 +219,14 @@ extension CertificateTransparency {
 
         /// The same SCTs, verified, under a policy that does not apply: none counts.
         func exempt(_ why: String) -> Assessment {
-            Assessment(policy: policy, compliance: .notApplicable(why), timestamps: timestamps.map { checked in
-                var copy = checked
-                copy.counted = false
-                if checked.status == .verified { copy.note = "verified; the policy does not apply" }
-                return copy
-            })
+            Assessment(
+                policy: policy, compliance: .notApplicable(why),
+                timestamps: timestamps.map { checked in
+                    var copy = checked
+                    copy.counted = false
+                    if checked.status == .verified { copy.note = "verified; the policy does not apply" }
+                    return copy
+                })
         }
     }
 
@@ -237,22 +239,26 @@ extension CertificateTransparency {
     ///   - policy: The browser policy.
     ///   - logs: The logs known.
     ///   - time: The verification time.
-    public static func assess(leaf: Certificate, issuer: Certificate?, additionalSCTs: [SignedCertificateTimestamp] = [],
-                              policy: Policy, logs: Logs, at time: Date) -> Assessment {
+    public static func assess(
+        leaf: Certificate, issuer: Certificate?, additionalSCTs: [SignedCertificateTimestamp] = [],
+        policy: Policy, logs: Logs, at time: Date
+    ) -> Assessment {
         var embedded: [SignedCertificateTimestamp] = []
         var malformed: String?
         switch leaf.handle.embeddedSCTs {
         case .absent: break
         case .malformed(let why): malformed = why
         case .list(let bytes):
-            do { embedded = try SignedCertificateTimestamp.parseList(bytes, source: .certificate) }
-            catch { malformed = "the certificate's SCT list is malformed: \(error.message)" }
+            do { embedded = try SignedCertificateTimestamp.parseList(bytes, source: .certificate) } catch {
+                malformed = "the certificate's SCT list is malformed: \(error.message)"
+            }
         }
         var verifier = SCTVerifier(leaf: leaf, issuer: issuer, logs: logs, publisher: policy.publisher, time: time)
         var checked = (embedded + additionalSCTs).map { verifier.check($0) }
         let compliance: Compliance
         if leaf.notBefore < policy.effectiveDate {
-            compliance = .notApplicable("issued \(Timestamp.day(leaf.notBefore)), before \(policy.name)'s policy took effect (\(Timestamp.day(policy.effectiveDate)))")
+            compliance = .notApplicable(
+                "issued \(Timestamp.day(leaf.notBefore)), before \(policy.name)'s policy took effect (\(Timestamp.day(policy.effectiveDate)))")
         } else if let unenforceable = unenforceable(policy: policy, logs: logs, time: time) {
             compliance = .unenforceable(unenforceable)
         } else if let malformed, additionalSCTs.isEmpty {
@@ -286,17 +292,20 @@ extension CertificateTransparency {
     private static func unenforceable(policy: Policy, logs: Logs, time: Date) -> String? {
         guard let limit = policy.maximumListAge else { return nil }
         guard let newest = logs.newestTimestamp else {
-            return "no log list carries its date, so its age against \(policy.name)'s \(limit.components.seconds / 86_400)-day limit is unknown (give the date)"
+            return
+                "no log list carries its date, so its age against \(policy.name)'s \(limit.components.seconds / 86_400)-day limit is unknown (give the date)"
         }
         // A list dated after both the verification time and the present is from the future: its
         // date says nothing (a list of 2099 would count as fresh until 2099). Judging an old
         // certificate at its own time with today's lists is ordinary, so the present counts too.
         if let from = policy.listsDatedInThePastFrom(newest: newest), max(time, Date()) < from {
-            return "the newest log list is dated \(Timestamp.day(newest)), after both the verification time and today: a list from the future says nothing of the logs' state"
+            return
+                "the newest log list is dated \(Timestamp.day(newest)), after both the verification time and today: a list from the future says nothing of the logs' state"
         }
         guard let until = policy.listsYoungEnough(newest: newest), time > until else { return nil }
         let age = time.timeIntervalSince(newest)
-        return "the newest log list is from \(Timestamp.day(newest)), \(Int(age / 86_400)) days before the verification time; \(policy.name) enforces CT with lists up to \(limit.components.seconds / 86_400) days old"
+        return
+            "the newest log list is from \(Timestamp.day(newest)), \(Int(age / 86_400)) days before the verification time; \(policy.name) enforces CT with lists up to \(limit.components.seconds / 86_400) days old"
     }
 }
 
@@ -325,16 +334,21 @@ private struct SCTVerifier {
             return Checked(sct: sct, log: nil, status: .unknownLog, note: "log \(sct.logIDBase64) is in none of the given lists")
         }
         if sct.timestamp > time {
-            return Checked(sct: sct, log: log, status: .futureTimestamp, note: "timestamped \(Timestamp.iso8601(sct.timestamp)), after the verification time")
+            return Checked(
+                sct: sct, log: log, status: .futureTimestamp, note: "timestamped \(Timestamp.iso8601(sct.timestamp)), after the verification time")
         }
-        let expected: String? = switch log.verifier?.kind {
-        case .ecdsa: "ecdsa-with-SHA256"
-        case .rsa: "sha256WithRSAEncryption"
-        case nil: nil
-        }
+        let expected: String? =
+            switch log.verifier?.kind {
+            case .ecdsa: "ecdsa-with-SHA256"
+            case .rsa: "sha256WithRSAEncryption"
+            case nil: nil
+            }
         guard let algorithm = sct.signatureAlgorithm, algorithm == expected else {
-            return Checked(sct: sct, log: log, status: .unsupportedAlgorithm,
-                           note: "signed with \(sct.signatureAlgorithm ?? "an unknown algorithm"); the log's key needs \(expected ?? "an algorithm RFC 6962 allows")")
+            return Checked(
+                sct: sct, log: log, status: .unsupportedAlgorithm,
+                note:
+                    "signed with \(sct.signatureAlgorithm ?? "an unknown algorithm"); the log's key needs \(expected ?? "an algorithm RFC 6962 allows")"
+            )
         }
         let entry: SignedCertificateTimestamp.Entry
         if sct.source == .certificate {
@@ -382,7 +396,11 @@ private struct PolicyRules {
         var seen: Set<[UInt8]> = []
         var indices: [Int] = []
         for (index, item) in checked.enumerated() where item.status == .verified {
-            if seen.insert(item.sct.logID).inserted { indices.append(index) } else { checked[index].note = "another SCT of the same log counts instead" }
+            if seen.insert(item.sct.logID).inserted {
+                indices.append(index)
+            } else {
+                checked[index].note = "another SCT of the same log counts instead"
+            }
         }
         return indices
     }
@@ -406,7 +424,8 @@ private struct PolicyRules {
                 checked[index].counted = true
                 checked[index].note = "counted (log \(state) at the verification time)"
             } else {
-                checked[index].note = "not counted: log \(state) at the verification time" + (embedded ? "" : "; SCTs outside the certificate need an approved log")
+                checked[index].note =
+                    "not counted: log \(state) at the verification time" + (embedded ? "" : "; SCTs outside the certificate need an approved log")
             }
         }
     }
@@ -442,19 +461,28 @@ private struct PolicyRules {
         let wantsRFC6962 = time < CertificateTransparency.chromeRFC6962RequirementEnds
         let countable = embedded.filter { onceApproved($0, issued: earliest) }
         let embeddedProblem: String? =
-            if !embedded.contains(where: approvedAtCheck) { "no embedded SCT from a log qualified, usable or read-only at the verification time" }
-            else if countable.count < needed { "\(countable.count) embedded SCT\(countable.count == 1 ? "" : "s") from counting logs; \(needed) needed for its lifetime" + (legacy ? " (the table for certificates issued before 2022-04-15)" : "") }
-            else if legacy, !countable.contains(where: isGoogle) { "no counting embedded SCT from a Google log (required for certificates issued before 2022-04-15)" }
-            else if legacy, !countable.contains(where: { !isGoogle($0) }) { "no counting embedded SCT from a non-Google log (required for certificates issued before 2022-04-15)" }
-            else if !legacy, operators(countable).count < 2 { "every counting embedded SCT is from one operator (\(operators(countable).sorted().joined())); two are needed" }
-            else if wantsRFC6962, !countable.contains(where: { checked[$0].log?.isRFC6962 == true }) { "no counting SCT from an RFC 6962 log (required until 2026-04-15)" }
-            else { nil }
+            if !embedded.contains(where: approvedAtCheck) {
+                "no embedded SCT from a log qualified, usable or read-only at the verification time"
+            } else if countable.count < needed {
+                "\(countable.count) embedded SCT\(countable.count == 1 ? "" : "s") from counting logs; \(needed) needed for its lifetime"
+                    + (legacy ? " (the table for certificates issued before 2022-04-15)" : "")
+            } else if legacy, !countable.contains(where: isGoogle) {
+                "no counting embedded SCT from a Google log (required for certificates issued before 2022-04-15)"
+            } else if legacy, !countable.contains(where: { !isGoogle($0) }) {
+                "no counting embedded SCT from a non-Google log (required for certificates issued before 2022-04-15)"
+            } else if !legacy, operators(countable).count < 2 {
+                "every counting embedded SCT is from one operator (\(operators(countable).sorted().joined())); two are needed"
+            } else if wantsRFC6962, !countable.contains(where: { checked[$0].log?.isRFC6962 == true }) {
+                "no counting SCT from an RFC 6962 log (required until 2026-04-15)"
+            } else { nil }
         if embeddedProblem == nil {
             explain(embedded + delivered, counted: countable, embedded: true)
             return .compliant
         }
         let approved = delivered.filter(approvedAtCheck)
-        let deliveredMeets = legacy ? approved.contains(where: isGoogle) && approved.contains(where: { !isGoogle($0) })
+        let deliveredMeets =
+            legacy
+            ? approved.contains(where: isGoogle) && approved.contains(where: { !isGoogle($0) })
             : approved.count >= 2 && operators(approved).count >= 2
         if deliveredMeets, !wantsRFC6962 || approved.contains(where: { checked[$0].log?.isRFC6962 == true }) {
             explain(embedded + delivered, counted: approved, embedded: false)
@@ -462,7 +490,10 @@ private struct PolicyRules {
         }
         explain(embedded, counted: countable, embedded: true)
         explain(delivered, counted: [], embedded: false)
-        let deliveredProblem = delivered.isEmpty ? "" : "; SCTs from the TLS extension or staple: \(approved.count) from approved logs of \(operators(approved).count) operator\(operators(approved).count == 1 ? "" : "s"), two of two operators needed"
+        let deliveredProblem =
+            delivered.isEmpty
+            ? ""
+            : "; SCTs from the TLS extension or staple: \(approved.count) from approved logs of \(operators(approved).count) operator\(operators(approved).count == 1 ? "" : "s"), two of two operators needed"
         return .notCompliant((embeddedProblem ?? "") + deliveredProblem)
     }
 
@@ -483,7 +514,8 @@ private struct PolicyRules {
         }
         guard onceOrCurrent.count >= 2 else {
             explain(all, counted: onceOrCurrent, embedded: true)
-            return .notCompliant("\(onceOrCurrent.count) SCT\(onceOrCurrent.count == 1 ? "" : "s") from once or currently approved logs; at least 2 needed")
+            return .notCompliant(
+                "\(onceOrCurrent.count) SCT\(onceOrCurrent.count == 1 ? "" : "s") from once or currently approved logs; at least 2 needed")
         }
         guard onceOrCurrent.contains(where: { checked[$0].log?.isRFC6962 == true }) else {
             explain(all, counted: [], embedded: true)
@@ -506,7 +538,9 @@ private struct PolicyRules {
             return .notCompliant("no embedded SCT from a currently approved log, and no two currently approved SCTs with one outside the certificate")
         }
         guard counted.count >= needed else {
-            return .notCompliant("\(counted.count) embedded SCTs count" + (perOperator == Int.max ? "" : " (at most \(perOperator) per operator)") + "; \(needed) needed for a lifetime of \(days) days")
+            return .notCompliant(
+                "\(counted.count) embedded SCTs count" + (perOperator == Int.max ? "" : " (at most \(perOperator) per operator)")
+                    + "; \(needed) needed for a lifetime of \(days) days")
         }
         return .compliant
     }

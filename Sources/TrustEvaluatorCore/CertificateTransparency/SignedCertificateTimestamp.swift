@@ -47,8 +47,10 @@ public struct SignedCertificateTimestamp: Sendable, Hashable {
     ///   - signatureAlgorithm: The signature's algorithm, if known.
     ///   - extensions: The extensions field.
     ///   - signature: The signature bytes.
-    public init(source: Source, version: Int, logID: [UInt8], timestampMilliseconds: UInt64,
-                signatureAlgorithm: String?, extensions: [UInt8] = [], signature: [UInt8] = []) {
+    public init(
+        source: Source, version: Int, logID: [UInt8], timestampMilliseconds: UInt64,
+        signatureAlgorithm: String?, extensions: [UInt8] = [], signature: [UInt8] = []
+    ) {
         self.source = source
         self.version = version
         self.logID = logID
@@ -144,7 +146,8 @@ public struct SignedCertificateTimestamp: Sendable, Hashable {
             var sct = TLSReader(serialized)
             let version = Int(try sct.integer(bytes: 1, what: "SCT #\(position)'s version"))
             guard version == 0 else {
-                timestamps.append(SignedCertificateTimestamp(source: source, version: version, logID: [], timestampMilliseconds: 0, signatureAlgorithm: nil))
+                timestamps.append(
+                    SignedCertificateTimestamp(source: source, version: version, logID: [], timestampMilliseconds: 0, signatureAlgorithm: nil))
                 continue
             }
             let logID = try sct.bytes(32, what: "SCT #\(position)'s log ID")
@@ -154,13 +157,16 @@ public struct SignedCertificateTimestamp: Sendable, Hashable {
             let signatureKind = try sct.integer(bytes: 1, what: "SCT #\(position)'s signature algorithm")
             let signature = try sct.vector(lengthBytes: 2, what: "SCT #\(position)'s signature")
             guard sct.isAtEnd else { throw .init("SCT #\(position) has \(sct.remaining) bytes after its signature") }
-            let algorithm: String? = switch (hash, signatureKind) {
-            case (4, 3): "ecdsa-with-SHA256"
-            case (4, 1): "sha256WithRSAEncryption"
-            default: nil
-            }
-            timestamps.append(SignedCertificateTimestamp(source: source, version: version, logID: logID, timestampMilliseconds: timestamp,
-                                                         signatureAlgorithm: algorithm, extensions: extensions, signature: signature))
+            let algorithm: String? =
+                switch (hash, signatureKind) {
+                case (4, 3): "ecdsa-with-SHA256"
+                case (4, 1): "sha256WithRSAEncryption"
+                default: nil
+                }
+            timestamps.append(
+                SignedCertificateTimestamp(
+                    source: source, version: version, logID: logID, timestampMilliseconds: timestamp,
+                    signatureAlgorithm: algorithm, extensions: extensions, signature: signature))
         }
         return timestamps
     }

@@ -42,10 +42,12 @@ final class EvaluationPlan: Sendable {
     /// - Parameter verifiedByRoad: Set by a road whose TLS library verified the chain and the
     ///   name and shows Pincheck less (the leaf alone): the plan then judges only what it is shown,
     ///   and does not warn that its own chain and name checks are off.
-    init(validation: ValidationPolicy, pinSets: [PinSet], pinOverrideAnchors: TrustAnchors? = nil, scope: String? = nil,
-         advisories: EvaluationAdvisories = [],
-         coverage: Verdict.Coverage = .everyHost, hostPolicy: HostPolicy? = nil, judgesRevocation: Bool = true,
-         verifiedByRoad: Bool = false) {
+    init(
+        validation: ValidationPolicy, pinSets: [PinSet], pinOverrideAnchors: TrustAnchors? = nil, scope: String? = nil,
+        advisories: EvaluationAdvisories = [],
+        coverage: Verdict.Coverage = .everyHost, hostPolicy: HostPolicy? = nil, judgesRevocation: Bool = true,
+        verifiedByRoad: Bool = false
+    ) {
         self.coverage = coverage
         self.hostPolicy = hostPolicy
         self.reports = !(hostPolicy?.reportURIs.isEmpty ?? true)
@@ -67,9 +69,11 @@ final class EvaluationPlan: Sendable {
             overriding.clientIdentity = ClientIdentityRequirement()
             return EvaluationPlan(validation: overriding, pinSets: [], judgesRevocation: false)
         }
-        self.checks = Self.checks(validation: validation, pinSets: pinSets, pinOverride: pinOverride,
-                                  judgesRevocation: judgesRevocation, coverage: coverage, advisories: advisories)
-            .filter { !verifiedByRoad || !($0 is ValidationSwitchesCheck) }
+        self.checks = Self.checks(
+            validation: validation, pinSets: pinSets, pinOverride: pinOverride,
+            judgesRevocation: judgesRevocation, coverage: coverage, advisories: advisories
+        )
+        .filter { !verifiedByRoad || !($0 is ValidationSwitchesCheck) }
         self.revocationCheckIndex = checks.firstIndex { $0 is RevocationCheck }
     }
 
@@ -81,8 +85,10 @@ final class EvaluationPlan: Sendable {
 
     /// The requirements of a policy, in the order they are judged: where a new check goes.
     /// - Parameter judgesRevocation: False for the override plan, whose caller judges revocation itself.
-    static func checks(validation: ValidationPolicy, pinSets: [PinSet], pinOverride: EvaluationPlan?,
-                       judgesRevocation: Bool, coverage: Verdict.Coverage, advisories: EvaluationAdvisories) -> [any EvaluationCheck] {
+    static func checks(
+        validation: ValidationPolicy, pinSets: [PinSet], pinOverride: EvaluationPlan?,
+        judgesRevocation: Bool, coverage: Verdict.Coverage, advisories: EvaluationAdvisories
+    ) -> [any EvaluationCheck] {
         var checks: [any EvaluationCheck] = [ValidationSwitchesCheck()]
         if validation.revocationLists.contains(where: { !$0.hasNumber }) { checks.append(SuppliedCRLNumberCheck()) }
         if !pinSets.isEmpty { checks.append(PinSetExpiryCheck()) }
@@ -114,11 +120,15 @@ final class EvaluationPlan: Sendable {
     ///   - staple: The stapled OCSP response, if one was received.
     ///   - revocationLists: The CRLs fetched from distribution points, when this road fetches them.
     ///   - presentedSCTs: SCTs the peer sent outside the certificate (the TLS extension).
-    func evaluate(_ served: [Certificate], peer requested: PeerName?, at time: Date, staple: [UInt8]?,
-                  revocationLists: FetchedRevocationLists? = nil, presentedSCTs: [SignedCertificateTimestamp] = [],
-                  verdictCache: VerdictCache?, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) -> Verdict {
-        switch start(served, peer: requested, at: time, staple: staple, revocationLists: revocationLists, presentedSCTs: presentedSCTs,
-                     verdictCache: verdictCache, diagnostics: diagnostics) {
+    func evaluate(
+        _ served: [Certificate], peer requested: PeerName?, at time: Date, staple: [UInt8]?,
+        revocationLists: FetchedRevocationLists? = nil, presentedSCTs: [SignedCertificateTimestamp] = [],
+        verdictCache: VerdictCache?, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?
+    ) -> Verdict {
+        switch start(
+            served, peer: requested, at: time, staple: staple, revocationLists: revocationLists, presentedSCTs: presentedSCTs,
+            verdictCache: verdictCache, diagnostics: diagnostics)
+        {
         case .judged(let verdict):
             return verdict
         case .started(var run, let cacheKey):
@@ -135,16 +145,23 @@ final class EvaluationPlan: Sendable {
 
     /// Everything before the checks: the resource limit, the staple, the CT logs' snapshot, the
     /// verdict cache (looked up only when `revocationLists` are known: a verdict is kept per CRL).
-    func start(_ served: [Certificate], peer requested: PeerName?, at time: Date, staple: [UInt8]?,
-               revocationLists: FetchedRevocationLists?, presentedSCTs: [SignedCertificateTimestamp],
-               verdictCache: VerdictCache?, looksUpCache: Bool = true, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) -> Start {
+    func start(
+        _ served: [Certificate], peer requested: PeerName?, at time: Date, staple: [UInt8]?,
+        revocationLists: FetchedRevocationLists?, presentedSCTs: [SignedCertificateTimestamp],
+        verdictCache: VerdictCache?, looksUpCache: Bool = true, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?
+    ) -> Start {
         diagnostics?(.evaluationStarted(host: requested?.text, time: time, servedCount: served.count))
         guard served.count <= Limits.maximumServedChainLength else {
             // A resource limit, checked before any verification work.
-            let reason = Reason(.tooLong, "the peer served \(served.count) certificates; chains of more than \(Limits.maximumServedChainLength) are refused without being verified", requirement: .chain)
+            let reason = Reason(
+                .tooLong,
+                "the peer served \(served.count) certificates; chains of more than \(Limits.maximumServedChainLength) are refused without being verified",
+                requirement: .chain)
             diagnostics?(.decided(trusted: false))
-            return .judged(Verdict(failures: [reason], warnings: [], verifiedPath: nil, servedChain: served,
-                                   checkedHost: requested?.text, pinsFound: [], evaluationTime: time, coverage: coverage, hostPolicy: hostPolicy))
+            return .judged(
+                Verdict(
+                    failures: [reason], warnings: [], verifiedPath: nil, servedChain: served,
+                    checkedHost: requested?.text, pinsFound: [], evaluationTime: time, coverage: coverage, hostPolicy: hostPolicy))
         }
         // Every road judges the staple (and its absence, for a must-staple leaf) the same way.
         let stapleCheck = StapledOCSPCheck(response: staple, policy: validation.revocation)
@@ -153,9 +170,10 @@ final class EvaluationPlan: Sendable {
         let transparencyLogs = validation.certificateTransparency?.logSnapshot
         var cacheKey: VerdictCache.Key? = nil
         if let verdictCache, looksUpCache {
-            cacheKey = self.cacheKey(served, peer: requested, staple: stapleCheck, revocationLists: revocationLists ?? FetchedRevocationLists(),
-                                     presentedSCTs: presentedSCTs,
-                                     logGeneration: transparencyLogs?.generation ?? 0)
+            cacheKey = self.cacheKey(
+                served, peer: requested, staple: stapleCheck, revocationLists: revocationLists ?? FetchedRevocationLists(),
+                presentedSCTs: presentedSCTs,
+                logGeneration: transparencyLogs?.generation ?? 0)
             if let cacheKey, let known = verdictCache.verdict(for: cacheKey, at: Timestamp.seconds(time)) {
                 let verdict = known.reused(at: time, servedChain: served)
                 report(verdict, to: diagnostics)
@@ -175,8 +193,10 @@ final class EvaluationPlan: Sendable {
     }
 
     /// The verdict of a decided run, kept in the cache under `cacheKey` and reported.
-    func finish(_ run: inout EvaluationRun, cacheKey: VerdictCache.Key?, verdictCache: VerdictCache?,
-                diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) -> Verdict {
+    func finish(
+        _ run: inout EvaluationRun, cacheKey: VerdictCache.Key?, verdictCache: VerdictCache?,
+        diagnostics: (@Sendable (DiagnosticEvent) -> Void)?
+    ) -> Verdict {
         let verdict = run.verdict()
         if let cacheKey, let verdictCache { remember(verdict, of: run, under: cacheKey, in: verdictCache) }
         report(verdict, to: diagnostics)
@@ -195,13 +215,17 @@ final class EvaluationPlan: Sendable {
     /// it is not kept. SCTs from the TLS extension change with each handshake: such verdicts are
     /// not kept. CT's dependence on the time (log states, list age, SCT timestamps) bounds the
     /// window instead.
-    func cacheKey(_ served: [Certificate], peer: PeerName?, staple: StapledOCSPCheck, revocationLists: FetchedRevocationLists,
-                  presentedSCTs: [SignedCertificateTimestamp], logGeneration: UInt64) -> VerdictCache.Key? {
+    func cacheKey(
+        _ served: [Certificate], peer: PeerName?, staple: StapledOCSPCheck, revocationLists: FetchedRevocationLists,
+        presentedSCTs: [SignedCertificateTimestamp], logGeneration: UInt64
+    ) -> VerdictCache.Key? {
         guard !pathChecks.dependsOnVerificationTime, !staple.dependsOnVerificationTime,
-              validation.certificateTransparency == nil || presentedSCTs.isEmpty else { return nil }
+            validation.certificateTransparency == nil || presentedSCTs.isEmpty
+        else { return nil }
         // A verdict that relied on fetched CRLs is kept apart from one that did not, and per CRL.
-        return VerdictCache.key(evaluator: identity, chain: served, host: peer?.text, revocationLists: revocationLists.lists,
-                                logGeneration: logGeneration)
+        return VerdictCache.key(
+            evaluator: identity, chain: served, host: peer?.text, revocationLists: revocationLists.lists,
+            logGeneration: logGeneration)
     }
 
     /// Keeps a verdict for as long as everything that decided it holds.

@@ -113,13 +113,14 @@ struct EvaluationRun {
     func verdict() -> Verdict {
         let trusted = found.failures.isEmpty
         let allPinSetsExpired = !plan.pinSets.isEmpty && expiredPinSets.count == plan.pinSets.count
-        return Verdict(failures: found.failures, warnings: found.warnings, verifiedPath: trusted ? path : nil,
-                       servedChain: served, checkedHost: peer?.text, pinsFound: matches,
-                       evaluationTime: time, reportOnlyFailures: reportOnly, builtPath: basePath ?? path,
-                       coverage: plan.coverage == .hostPolicy && allPinSetsExpired ? .pinSetExpired : plan.coverage,
-                       hostPolicy: plan.hostPolicy, revocationStatuses: revocationStatuses,
-                       revocationPath: revocationPath?.certificates, certificateTransparency: transparency, pinsCompared: pinsCompared,
-                       rootPrograms: rootProgramAnswer)
+        return Verdict(
+            failures: found.failures, warnings: found.warnings, verifiedPath: trusted ? path : nil,
+            servedChain: served, checkedHost: peer?.text, pinsFound: matches,
+            evaluationTime: time, reportOnlyFailures: reportOnly, builtPath: basePath ?? path,
+            coverage: plan.coverage == .hostPolicy && allPinSetsExpired ? .pinSetExpired : plan.coverage,
+            hostPolicy: plan.hostPolicy, revocationStatuses: revocationStatuses,
+            revocationPath: revocationPath?.certificates, certificateTransparency: transparency, pinsCompared: pinsCompared,
+            rootPrograms: rootProgramAnswer)
     }
 
     /// "pin set for PATTERN", or "pins" for a lone policy.
@@ -143,10 +144,11 @@ struct EvaluationRun {
         let checks = plan.pathChecks
         guard !checks.isEmpty else { return findings }
         var input = PathCheckInput(path: path, servedChain: served, peer: peer, time: time)
-        input.anchorIsPrivate = switch path.anchoring {
-        case .trustAnchor: path.certificates.last.map { policy.anchors.isPrivateAnchor($0, programs: policy.rootPrograms.data) } ?? false
-        case .pinnedCertificate, .signaturesOnly: true
-        }
+        input.anchorIsPrivate =
+            switch path.anchoring {
+            case .trustAnchor: path.certificates.last.map { policy.anchors.isPrivateAnchor($0, programs: policy.rootPrograms.data) } ?? false
+            case .pinnedCertificate, .signaturesOnly: true
+            }
         for check in checks.profile { check.run(input, into: &findings) }
         if !validatesChain, !findings.failures.isEmpty {
             // Chain validation is disabled: the pins (and the name) decide, and the profile only informs.

@@ -56,10 +56,15 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         case .dns(let dnsName):
             if kind != .exact {
                 guard let publicSuffixes else {
-                    throw PincheckError(.invalidPolicy, "pattern \"\(text)\": subdomain patterns need the Public Suffix List to be checked (Debian: apt-get install publicsuffix)")
+                    throw PincheckError(
+                        .invalidPolicy,
+                        "pattern \"\(text)\": subdomain patterns need the Public Suffix List to be checked (Debian: apt-get install publicsuffix)")
                 }
                 if publicSuffixes.coversOtherRegistrants(dnsName) {
-                    throw PincheckError(.invalidPolicy, "pattern \"\(text)\": \(dnsName) is or contains a public suffix, so its subdomains belong to other registrants; pin the registrable names you own instead")
+                    throw PincheckError(
+                        .invalidPolicy,
+                        "pattern \"\(text)\": \(dnsName) is or contains a public suffix, so its subdomains belong to other registrants; pin the registrable names you own instead"
+                    )
                 }
             }
             base = dnsName

@@ -57,13 +57,16 @@ extension PublicSuffixList.Tables {
         for rawLine in text.utf8.split(separator: UInt8(ascii: "\n")) {
             let rule = rawLine.prefix { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") }
             if rawLine.first == UInt8(ascii: "/"), rawLine.count >= privateMarker.count + 3,
-               rawLine.dropFirst(3).starts(with: privateMarker) {
+                rawLine.dropFirst(3).starts(with: privateMarker)
+            {
                 inPrivateSection = true
                 continue
             }
             guard !rule.isEmpty, !(rule.first == UInt8(ascii: "/") && rule.dropFirst().first == UInt8(ascii: "/")) else { continue }
             let line = String(decoding: rule, as: UTF8.self)
-            let ascii = rule.allSatisfy { $0 < 0x80 } ? line.lowercased()
+            let ascii =
+                rule.allSatisfy { $0 < 0x80 }
+                ? line.lowercased()
                 : line.split(separator: ".").map { Punycode.aLabel(String($0).lowercased()) ?? String($0) }.joined(separator: ".")
             let name: String
             if ascii.hasPrefix("!") {

@@ -17,19 +17,23 @@ struct RegistryWildcardCheck: PathCheck {
 
     func check(_ input: PathCheckInput, into findings: inout PathFindings) {
         guard case .dns(let host)? = input.peer, let leaf = input.path.certificates.first,
-              leaf.dnsNames.contains(where: { $0.hasPrefix("*.") }),
-              let publicSuffixes = PublicSuffixList.system else { return }
+            leaf.dnsNames.contains(where: { $0.hasPrefix("*.") }),
+            let publicSuffixes = PublicSuffixList.system
+        else { return }
         let registryWildcards = Self.registryWildcards(leaf.dnsNames, publicSuffixes)
         guard !registryWildcards.isEmpty else { return }
         if Self.matches(host: host, names: leaf.dnsNames, ignoring: registryWildcards) {
-            findings.warn(.profileViolation,
-                "the leaf carries \(registryWildcards.joined(separator: ", ")), a wildcard over a public registry, which matches no host; it was judged on its other names")
+            findings.warn(
+                .profileViolation,
+                "the leaf carries \(registryWildcards.joined(separator: ", ")), a wildcard over a public registry, which matches no host; it was judged on its other names"
+            )
             return
         }
         var evidence = Evidence()
         evidence.hostRequested = host
         evidence.namesPresented = leaf.dnsNames + leaf.ipAddresses
-        findings.fail(.hostMismatch,
+        findings.fail(
+            .hostMismatch,
             "the certificate is not valid for \(host): the only name covering it is \(registryWildcards.joined(separator: ", ")), a wildcard over a public registry, which matches no host",
             evidence: evidence)
     }

@@ -42,19 +42,27 @@ package struct TrustDomainRule: Sendable {
             return nil
         }
         guard claimed.count == 1, let only = claimed.first else {
-            return .refused(Reason(.trustDomainMissing, claimed.isEmpty
-                ? "the client certificate (\(leaf.subject)) carries no SPIFFE ID: a trust domain's bundle cannot be chosen"
-                : "the client certificate (\(leaf.subject)) carries \(claimed.count) SPIFFE IDs (\(claimed.joined(separator: ", "))); an X509-SVID carries exactly one",
-                requirement: .name))
+            return .refused(
+                Reason(
+                    .trustDomainMissing,
+                    claimed.isEmpty
+                        ? "the client certificate (\(leaf.subject)) carries no SPIFFE ID: a trust domain's bundle cannot be chosen"
+                        : "the client certificate (\(leaf.subject)) carries \(claimed.count) SPIFFE IDs (\(claimed.joined(separator: ", "))); an X509-SVID carries exactly one",
+                    requirement: .name))
         }
         let id: SPIFFEID
         do { id = try SPIFFEID(parsing: only) } catch {
-            return .refused(Reason(.trustDomainMissing, "the client certificate (\(leaf.subject)) carries a malformed SPIFFE ID: \(error.message)", requirement: .name))
+            return .refused(
+                Reason(
+                    .trustDomainMissing, "the client certificate (\(leaf.subject)) carries a malformed SPIFFE ID: \(error.message)",
+                    requirement: .name))
         }
         guard known.contains(id.trustDomain) else {
-            return .refused(Reason(.trustDomainUnknown,
-                "the client certificate names trust domain \(id.trustDomain) (\(id)), which has no bundle here (known: \(known.sorted().joined(separator: ", ")))",
-                requirement: .name))
+            return .refused(
+                Reason(
+                    .trustDomainUnknown,
+                    "the client certificate names trust domain \(id.trustDomain) (\(id)), which has no bundle here (known: \(known.sorted().joined(separator: ", ")))",
+                    requirement: .name))
         }
         return .id(id)
     }

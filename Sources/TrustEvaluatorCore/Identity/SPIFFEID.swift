@@ -41,9 +41,11 @@ public struct SPIFFEID: Sendable, Hashable, CustomStringConvertible {
 
     /// `name` when it is a valid trust-domain name, else nil.
     package static func trustDomain(_ name: String) -> String? {
-        guard !name.isEmpty, name.utf8.count <= 255, name.utf8.allSatisfy({ byte in
-            (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2E || byte == 0x2D || byte == 0x5F
-        }) else { return nil }
+        guard !name.isEmpty, name.utf8.count <= 255,
+            name.utf8.allSatisfy({ byte in
+                (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2E || byte == 0x2D || byte == 0x5F
+            })
+        else { return nil }
         return name
     }
 

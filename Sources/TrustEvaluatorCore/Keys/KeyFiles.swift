@@ -18,7 +18,9 @@ package enum Ed25519 {
 
     /// Signs `message` with a PEM private key; returns the signature and the raw public key.
     /// - Parameter passphrase: For an encrypted key; without it such a key is refused (never a prompt).
-    package static func sign(_ message: [UInt8], privateKeyPEM: [UInt8], passphrase: [UInt8]? = nil) throws(PincheckError) -> (signature: [UInt8], publicKey: [UInt8]) {
+    package static func sign(_ message: [UInt8], privateKeyPEM: [UInt8], passphrase: [UInt8]? = nil) throws(PincheckError) -> (
+        signature: [UInt8], publicKey: [UInt8]
+    ) {
         do { return try Ed25519Keys.sign(message, privateKeyPEM: privateKeyPEM, passphrase: passphrase) } catch { throw PincheckError(error) }
     }
 }
@@ -43,7 +45,9 @@ package struct PublicKeyFile: Sendable {
     ///   with a typed error (OpenSSL is never allowed to prompt).
     package static func read(_ bytes: [UInt8], source: String, passphrase: [UInt8]? = nil) throws(PincheckError) -> PublicKeyFile? {
         do {
-            return try PublicKeyReader.read(bytes, passphrase: passphrase).map { PublicKeyFile(kind: $0.kind, subjectPublicKeyInfo: $0.subjectPublicKeyInfo) }
+            return try PublicKeyReader.read(bytes, passphrase: passphrase).map {
+                PublicKeyFile(kind: $0.kind, subjectPublicKeyInfo: $0.subjectPublicKeyInfo)
+            }
         } catch {
             throw PincheckError(error, source: source)
         }

@@ -36,8 +36,10 @@ public struct HostPolicy: Sendable {
     ///   - validation: Anchors and validation.
     ///   - reportURIs: Where RFC 7469 failure reports for these hosts go.
     ///   - revocation: Replaces `validation.revocation` when given.
-    public init(pattern: HostPattern, pinSets: [PinSet], validation: ValidationPolicy = ValidationPolicy(), reportURIs: [URL] = [],
-                revocation: RevocationPolicy? = nil) {
+    public init(
+        pattern: HostPattern, pinSets: [PinSet], validation: ValidationPolicy = ValidationPolicy(), reportURIs: [URL] = [],
+        revocation: RevocationPolicy? = nil
+    ) {
         self.pattern = pattern
         self.pinSets = pinSets
         var validation = validation
@@ -48,10 +50,14 @@ public struct HostPolicy: Sendable {
 
     /// A host's policy from its parts, its validation given as a ``TrustPolicy`` whose pinning is
     /// not used.
-    @available(*, deprecated, message: "give the validation as a ValidationPolicy (a TrustPolicy's pins were ignored here): validation: policy.validation")
+    @available(
+        *, deprecated, message: "give the validation as a ValidationPolicy (a TrustPolicy's pins were ignored here): validation: policy.validation"
+    )
     @_disfavoredOverload
-    public init(pattern: HostPattern, pinSets: [PinSet], validation: TrustPolicy = TrustPolicy(), reportURIs: [URL] = [],
-                revocation: RevocationPolicy? = nil) {
+    public init(
+        pattern: HostPattern, pinSets: [PinSet], validation: TrustPolicy = TrustPolicy(), reportURIs: [URL] = [],
+        revocation: RevocationPolicy? = nil
+    ) {
         self.init(pattern: pattern, pinSets: pinSets, validation: validation.validation, reportURIs: reportURIs, revocation: revocation)
     }
 

@@ -40,10 +40,13 @@ public struct TrustManager: Sendable {
     public var patternMatching: PatternMatching = .mostSpecific
 
     /// One policy for every host: what a client talking to a single upstream usually wants.
-    public static func single(_ policy: TrustPolicy, certificateCache: CertificateCache? = nil, verdictCache: VerdictCache? = nil,
-                              diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) -> TrustManager {
-        TrustManager(policies: [], allHostsMustBeEvaluated: true, defaultValidation: policy.validation, everyHost: policy,
-                     certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
+    public static func single(
+        _ policy: TrustPolicy, certificateCache: CertificateCache? = nil, verdictCache: VerdictCache? = nil,
+        diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil
+    ) -> TrustManager {
+        TrustManager(
+            policies: [], allHostsMustBeEvaluated: true, defaultValidation: policy.validation, everyHost: policy,
+            certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
     }
 
     /// - Parameters:
@@ -55,25 +58,36 @@ public struct TrustManager: Sendable {
     ///   - certificateCache: Parsed certificates to reuse in ``evaluate(derEncoded:host:port:at:stapledOCSPResponse:)``.
     ///   - verdictCache: Verdicts to reuse while they still hold.
     ///   - diagnostics: Called with each evaluation's steps.
-    public init(policies: [HostPolicy] = [], allHostsMustBeEvaluated: Bool = true, defaultValidation: ValidationPolicy = ValidationPolicy(),
-                certificateCache: CertificateCache? = nil, verdictCache: VerdictCache? = nil,
-                diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) {
-        self.init(policies: policies, allHostsMustBeEvaluated: allHostsMustBeEvaluated, defaultValidation: defaultValidation,
-                  everyHost: nil, certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
+    public init(
+        policies: [HostPolicy] = [], allHostsMustBeEvaluated: Bool = true, defaultValidation: ValidationPolicy = ValidationPolicy(),
+        certificateCache: CertificateCache? = nil, verdictCache: VerdictCache? = nil,
+        diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil
+    ) {
+        self.init(
+            policies: policies, allHostsMustBeEvaluated: allHostsMustBeEvaluated, defaultValidation: defaultValidation,
+            everyHost: nil, certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
     }
 
     /// A trust manager whose default validation is given as a ``TrustPolicy`` whose pinning is not used.
-    @available(*, deprecated, message: "give the default validation as a ValidationPolicy (a TrustPolicy's pins were ignored here): defaultValidation: policy.validation")
+    @available(
+        *, deprecated,
+        message: "give the default validation as a ValidationPolicy (a TrustPolicy's pins were ignored here): defaultValidation: policy.validation"
+    )
     @_disfavoredOverload
-    public init(policies: [HostPolicy] = [], allHostsMustBeEvaluated: Bool = true, defaultValidation: TrustPolicy = TrustPolicy(),
-                certificateCache: CertificateCache? = nil, verdictCache: VerdictCache? = nil,
-                diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil) {
-        self.init(policies: policies, allHostsMustBeEvaluated: allHostsMustBeEvaluated, defaultValidation: defaultValidation.validation,
-                  everyHost: nil, certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
+    public init(
+        policies: [HostPolicy] = [], allHostsMustBeEvaluated: Bool = true, defaultValidation: TrustPolicy = TrustPolicy(),
+        certificateCache: CertificateCache? = nil, verdictCache: VerdictCache? = nil,
+        diagnostics: (@Sendable (DiagnosticEvent) -> Void)? = nil
+    ) {
+        self.init(
+            policies: policies, allHostsMustBeEvaluated: allHostsMustBeEvaluated, defaultValidation: defaultValidation.validation,
+            everyHost: nil, certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
     }
 
-    private init(policies: [HostPolicy], allHostsMustBeEvaluated: Bool, defaultValidation: ValidationPolicy, everyHost: TrustPolicy?,
-                 certificateCache: CertificateCache?, verdictCache: VerdictCache?, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) {
+    private init(
+        policies: [HostPolicy], allHostsMustBeEvaluated: Bool, defaultValidation: ValidationPolicy, everyHost: TrustPolicy?,
+        certificateCache: CertificateCache?, verdictCache: VerdictCache?, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?
+    ) {
         self.policies = policies
         self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
         var validation = defaultValidation
@@ -101,15 +115,17 @@ public struct TrustManager: Sendable {
     /// `change`: what a command's option applies to a whole configuration.
     package func mappingValidation(_ change: (ValidationPolicy) -> ValidationPolicy) -> TrustManager {
         let hosts = policies.map { policy in
-            var copy = HostPolicy(pattern: policy.pattern, pinSets: policy.pinSets, validation: change(policy.validationPolicy),
-                                  reportURIs: policy.reportURIs)
+            var copy = HostPolicy(
+                pattern: policy.pattern, pinSets: policy.pinSets, validation: change(policy.validationPolicy),
+                reportURIs: policy.reportURIs)
             copy.pinOverrideAnchors = policy.pinOverrideAnchors
             return copy
         }
         let everyHost = plans.everyHostPolicy.map { TrustPolicy(pinning: $0.pinning, validation: change($0.validation)) }
-        var manager = TrustManager(policies: hosts, allHostsMustBeEvaluated: allHostsMustBeEvaluated,
-                                   defaultValidation: change(defaultValidationPolicy), everyHost: everyHost,
-                                   certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
+        var manager = TrustManager(
+            policies: hosts, allHostsMustBeEvaluated: allHostsMustBeEvaluated,
+            defaultValidation: change(defaultValidationPolicy), everyHost: everyHost,
+            certificateCache: certificateCache, verdictCache: verdictCache, diagnostics: diagnostics)
         manager.patternMatching = patternMatching
         return manager
     }
@@ -150,10 +166,13 @@ public struct TrustManager: Sendable {
 
     /// Judges a served chain given as DER, as TLS stacks hand it over (see ``certificateCache``).
     /// - Throws: As ``evaluate(_:host:port:at:stapledOCSPResponse:)``, and when a certificate does not parse.
-    public func evaluate(derEncoded chain: [[UInt8]], host: String, port: Int = 443, at time: Date,
-                         stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Verdict {
-        try evaluate(Certificate.chain(derEncoded: chain, cache: certificateCache), host: host, port: port, at: time,
-                     stapledOCSPResponse: stapledOCSPResponse)
+    public func evaluate(
+        derEncoded chain: [[UInt8]], host: String, port: Int = 443, at time: Date,
+        stapledOCSPResponse: [UInt8]? = nil
+    ) throws(PincheckError) -> Verdict {
+        try evaluate(
+            Certificate.chain(derEncoded: chain, cache: certificateCache), host: host, port: port, at: time,
+            stapledOCSPResponse: stapledOCSPResponse)
     }
 
     /// Judges a served chain for a host: which rule applies (``Verdict/coverage``), what was found,
@@ -165,8 +184,10 @@ public struct TrustManager: Sendable {
     ///   - time: The verification time.
     ///   - stapledOCSPResponse: The OCSP response the server stapled (DER), if any.
     /// - Throws: ``PincheckError`` when the chain is empty or the host cannot be a name.
-    public func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
-                         stapledOCSPResponse: [UInt8]? = nil) throws(PincheckError) -> Verdict {
+    public func evaluate(
+        _ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
+        stapledOCSPResponse: [UInt8]? = nil
+    ) throws(PincheckError) -> Verdict {
         try evaluate(servedChain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse, revocationLists: nil)
     }
 
@@ -181,13 +202,16 @@ public struct TrustManager: Sendable {
     ///   - stapledOCSPResponse: The OCSP response the server stapled (DER), if any.
     ///   - fetcher: Fetches and keeps the CRLs; share one per process.
     /// - Throws: As ``evaluate(_:host:port:at:stapledOCSPResponse:)``.
-    public func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
-                         stapledOCSPResponse: [UInt8]? = nil,
-                         fetchingRevocationListsWith fetcher: RevocationListFetcher) async throws(PincheckError) -> Verdict {
+    public func evaluate(
+        _ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
+        stapledOCSPResponse: [UInt8]? = nil,
+        fetchingRevocationListsWith fetcher: RevocationListFetcher
+    ) async throws(PincheckError) -> Verdict {
         let peer = try EvaluationEntry.peer(of: servedChain, host: host)
         let plan = plan(for: peer)
-        let verdict = await plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher,
-                                          verdictCache: verdictCache, diagnostics: diagnostics)
+        let verdict = await plan.evaluate(
+            servedChain, peer: peer, at: time, staple: stapledOCSPResponse, fetcher: fetcher,
+            verdictCache: verdictCache, diagnostics: diagnostics)
         return withReports(verdict, of: plan, served: servedChain, peer: peer, port: port, at: time)
     }
 
@@ -202,41 +226,51 @@ public struct TrustManager: Sendable {
     /// blocking the calling thread while CRLs are fetched: for a command-line tool's own thread,
     /// never an event loop or Swift's cooperative pool.
     /// - Parameter presentedSCTs: SCTs the server sent in the TLS extension, for the CT policy.
-    package func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
-                          stapledOCSPResponse: [UInt8]? = nil, presentedSCTs: [SignedCertificateTimestamp] = [],
-                          waitingForRevocationListsFrom fetcher: RevocationListFetcher?) throws(PincheckError) -> Verdict {
+    package func evaluate(
+        _ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
+        stapledOCSPResponse: [UInt8]? = nil, presentedSCTs: [SignedCertificateTimestamp] = [],
+        waitingForRevocationListsFrom fetcher: RevocationListFetcher?
+    ) throws(PincheckError) -> Verdict {
         guard let fetcher else {
-            return try evaluate(servedChain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse, revocationLists: nil,
-                                presentedSCTs: presentedSCTs)
+            return try evaluate(
+                servedChain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse, revocationLists: nil,
+                presentedSCTs: presentedSCTs)
         }
         let peer = try EvaluationEntry.peer(of: servedChain, host: host)
         let plan = plan(for: peer)
-        let verdict = plan.evaluateWaiting(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, presentedSCTs: presentedSCTs,
-                                           fetcher: fetcher, verdictCache: verdictCache, diagnostics: diagnostics)
+        let verdict = plan.evaluateWaiting(
+            servedChain, peer: peer, at: time, staple: stapledOCSPResponse, presentedSCTs: presentedSCTs,
+            fetcher: fetcher, verdictCache: verdictCache, diagnostics: diagnostics)
         return withReports(verdict, of: plan, served: servedChain, peer: peer, port: port, at: time)
     }
 
     /// Judges a served chain with CRLs already fetched for it.
-    package func evaluate(_ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
-                          stapledOCSPResponse: [UInt8]?, revocationLists: FetchedRevocationLists?,
-                          presentedSCTs: [SignedCertificateTimestamp] = []) throws(PincheckError) -> Verdict {
+    package func evaluate(
+        _ servedChain: [Certificate], host: String, port: Int = 443, at time: Date,
+        stapledOCSPResponse: [UInt8]?, revocationLists: FetchedRevocationLists?,
+        presentedSCTs: [SignedCertificateTimestamp] = []
+    ) throws(PincheckError) -> Verdict {
         let peer = try EvaluationEntry.peer(of: servedChain, host: host)
         let plan = plan(for: peer)
         // The plans know which rule they are (the verdict's coverage), so a cached verdict is
         // returned as it is; only failure reports are made per evaluation.
-        let verdict = plan.evaluate(servedChain, peer: peer, at: time, staple: stapledOCSPResponse, revocationLists: revocationLists,
-                                    presentedSCTs: presentedSCTs, verdictCache: verdictCache, diagnostics: diagnostics)
+        let verdict = plan.evaluate(
+            servedChain, peer: peer, at: time, staple: stapledOCSPResponse, revocationLists: revocationLists,
+            presentedSCTs: presentedSCTs, verdictCache: verdictCache, diagnostics: diagnostics)
         return withReports(verdict, of: plan, served: servedChain, peer: peer, port: port, at: time)
     }
 
     /// The verdict with the failure reports its host policy's report URIs are due (made per evaluation).
-    private func withReports(_ verdict: Verdict, of plan: EvaluationPlan, served servedChain: [Certificate], peer: PeerName, port: Int,
-                             at time: Date) -> Verdict {
+    private func withReports(
+        _ verdict: Verdict, of plan: EvaluationPlan, served servedChain: [Certificate], peer: PeerName, port: Int,
+        at time: Date
+    ) -> Verdict {
         guard plan.reports, !verdict.isTrusted || !verdict.reportOnlyFailures.isEmpty, let policy = plan.hostPolicy else { return verdict }
         let active = policy.pinSets.filter { $0.isActive(at: time) }
         return verdict.adding(reports: [
-            PinFailureReport(time: time, host: peer.text, port: port, policy: policy, active: active,
-                             served: servedChain, validated: verdict.builtPath?.certificates ?? []),
+            PinFailureReport(
+                time: time, host: peer.text, port: port, policy: policy, active: active,
+                served: servedChain, validated: verdict.builtPath?.certificates ?? [])
         ])
     }
 
@@ -272,9 +306,10 @@ private final class Plans: Sendable {
     }
 
     static func plan(for policy: HostPolicy) -> EvaluationPlan {
-        EvaluationPlan(validation: policy.validationPolicy, pinSets: policy.pinSets, pinOverrideAnchors: policy.pinOverrideAnchors,
-                              scope: "\(policy.pattern)", advisories: .backupPins,
-                              coverage: .hostPolicy, hostPolicy: policy)
+        EvaluationPlan(
+            validation: policy.validationPolicy, pinSets: policy.pinSets, pinOverrideAnchors: policy.pinOverrideAnchors,
+            scope: "\(policy.pattern)", advisories: .backupPins,
+            coverage: .hostPolicy, hostPolicy: policy)
     }
 
     /// OkHttp's union: the pins of every matching pattern as one enforced set, the chosen pattern's other settings.
@@ -286,8 +321,9 @@ private final class Plans: Sendable {
         }
         guard !pins.isEmpty, let keys = try? PinnedPublicKeys(pins: pins) else { return nil }
         let base = policies[chosen]
-        var union = HostPolicy(pattern: base.pattern, pinSets: [PinSet(.publicKeys(keys))], validation: base.validationPolicy,
-                               reportURIs: base.reportURIs)
+        var union = HostPolicy(
+            pattern: base.pattern, pinSets: [PinSet(.publicKeys(keys))], validation: base.validationPolicy,
+            reportURIs: base.reportURIs)
         union.pinOverrideAnchors = base.pinOverrideAnchors
         let made = Plans.plan(for: union)
         return unions.withLock { known in
@@ -297,4 +333,3 @@ private final class Plans: Sendable {
         }
     }
 }
-

@@ -34,12 +34,13 @@ extension PinnedCertificates: PinCheck {
     /// one of them byte for byte.
     func check(_ input: PinCheckInput) -> PinSetOutcome {
         var outcome = PinSetOutcome()
-        let result = ChainVerifier.verify(ChainVerificationRequest(
-            leaf: input.leaf, untrusted: input.untrusted, anchors: anchors, peer: input.peer, time: input.time,
-            allowPartialChain: true, maximumDepth: input.validation.maximumChainDepth,
-            purpose: input.validation.purpose, revocationLists: input.validation.revocationLists,
-            revocationScope: input.validation.revocationScope,
-            strictRules: input.validation.validatesChain ? .webPKI : .warningsOnly))
+        let result = ChainVerifier.verify(
+            ChainVerificationRequest(
+                leaf: input.leaf, untrusted: input.untrusted, anchors: anchors, peer: input.peer, time: input.time,
+                allowPartialChain: true, maximumDepth: input.validation.maximumChainDepth,
+                purpose: input.validation.purpose, revocationLists: input.validation.revocationLists,
+                revocationScope: input.validation.revocationScope,
+                strictRules: input.validation.validatesChain ? .webPKI : .warningsOnly))
         outcome.consulted = result.builtChain + result.errors.compactMap(\.certificate)
         outcome.warnings += ChainReasons.tolerated(result)
         let configured = certificates.map(\.publicKeyPin)
@@ -49,14 +50,16 @@ extension PinnedCertificates: PinCheck {
             return outcome
         }
         guard result.succeeded else {
-            outcome.failures = ChainReasons.failures(result.errors, leaf: input.leaf, peer: input.peer, time: input.time,
-                                                     purpose: input.validation.purpose)
+            outcome.failures = ChainReasons.failures(
+                result.errors, leaf: input.leaf, peer: input.peer, time: input.time,
+                purpose: input.validation.purpose)
             return outcome
         }
         // A pinned leaf is trusted directly, but OpenSSL keeps the issuers it had already found
         // above it. They are not part of the path the pin anchors: the path ends at its last
         // pinned certificate (the anchor; always present when verification succeeded).
-        let anchored = result.builtChain.lastIndex(where: certificates.contains)
+        let anchored =
+            result.builtChain.lastIndex(where: certificates.contains)
             .map { Array(result.builtChain[...$0]) } ?? result.builtChain
         let verified = VerifiedPath(anchored, anchoring: .pinnedCertificate)
         outcome.path = verified

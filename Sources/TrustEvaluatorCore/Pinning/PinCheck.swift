@@ -62,9 +62,10 @@ struct PinCheckInput {
         served.filter { !path.contains($0) && matching($0) }.map { certificate in
             var evidence = Evidence()
             evidence.pinsOfPath = path.map(\.publicKeyPin)
-            return Reason(.pinOutsideVerifiedPath,
-                          "a pin matches the served certificate \(certificate.subject), which is not on the verified path; it was not counted",
-                          evidence: evidence, requirement: .pins)
+            return Reason(
+                .pinOutsideVerifiedPath,
+                "a pin matches the served certificate \(certificate.subject), which is not on the verified path; it was not counted",
+                evidence: evidence, requirement: .pins)
         }
     }
 }

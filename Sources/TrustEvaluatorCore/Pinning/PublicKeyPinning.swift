@@ -88,11 +88,12 @@ extension PinnedPublicKeys: PinCheck {
             }
         }
         if outcome.matches.isEmpty {
-            let what = switch scope {
-            case .anyCertificate: "pins"
-            case .leaf: "pins for the leaf"
-            case .certificateAuthorities: "pins for the certificates above the leaf"
-            }
+            let what =
+                switch scope {
+                case .anyCertificate: "pins"
+                case .leaf: "pins for the leaf"
+                case .certificateAuthorities: "pins for the certificates above the leaf"
+                }
             outcome.mismatches.append(input.mismatch(configured: pins.sorted(), path: verified.certificates, what: what))
         }
         if hasSHA1Pins {

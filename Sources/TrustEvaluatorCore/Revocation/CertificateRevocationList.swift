@@ -37,7 +37,8 @@ public struct CertificateRevocationList: Sendable, Hashable {
         var lists: [CertificateRevocationList] = []
         for (index, block) in try PEM.blocks(in: bytes, source: path).enumerated() {
             guard block.label == "X509 CRL" else {
-                throw PincheckError(.unexpectedPEMBlock, "PEM block #\(index + 1) (line \(block.line)) is labelled \(block.label), not X509 CRL", source: path)
+                throw PincheckError(
+                    .unexpectedPEMBlock, "PEM block #\(index + 1) (line \(block.line)) is labelled \(block.label), not X509 CRL", source: path)
             }
             lists.append(try CertificateRevocationList(derEncoded: try block.bytes(source: path), source: path))
         }
@@ -62,6 +63,8 @@ public struct CertificateRevocationList: Sendable, Hashable {
     /// The CRL's DER encoding, byte for byte as parsed.
     public var derBytes: [UInt8] { handle.der }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.handle === rhs.handle || lhs.fingerprint == rhs.fingerprint && lhs.handle.der == rhs.handle.der }
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.handle === rhs.handle || lhs.fingerprint == rhs.fingerprint && lhs.handle.der == rhs.handle.der
+    }
     public func hash(into hasher: inout Hasher) { hasher.combine(fingerprint) }
 }

@@ -88,13 +88,16 @@ struct DistributionPointCheck {
             let urls = certificate.handle.crlDistributionPointURLs
             let issuerKey = SHA256Digest(hashing: issuer.handle.spkiDER)
             for url in urls {
-                requests.append(RevocationListFetcher.Request(url: url, issuer: issuerKey) { [self] list in
-                    let status = judge(certificate, against: list, from: url, distributionPoints: urls, issuer: issuer, time: time) { url, outcome, detail, _, _, _ in
-                        RevocationStatus(depth: depth, subject: "", url: url, outcome: outcome, detail: detail, thisUpdate: nil, nextUpdate: nil,
-                                         revokedAt: nil, revokedReason: nil)
-                    }
-                    return status.outcome == .good || status.outcome == .revoked ? nil : status.detail
-                })
+                requests.append(
+                    RevocationListFetcher.Request(url: url, issuer: issuerKey) { [self] list in
+                        let status = judge(certificate, against: list, from: url, distributionPoints: urls, issuer: issuer, time: time) {
+                            url, outcome, detail, _, _, _ in
+                            RevocationStatus(
+                                depth: depth, subject: "", url: url, outcome: outcome, detail: detail, thisUpdate: nil, nextUpdate: nil,
+                                revokedAt: nil, revokedReason: nil)
+                        }
+                        return status.outcome == .good || status.outcome == .revoked ? nil : status.detail
+                    })
             }
         }
         return requests
@@ -106,31 +109,45 @@ struct DistributionPointCheck {
             let ignored = certificate.handle.ignoredDistributionPointURLs
             if ignored > 0 {
                 let read = certificate.handle.crlDistributionPointURLs.count
-                warnings.append(Reason(.crlPointsIgnored, "the certificate at depth \(depth) (\(certificate.subject)) names \(read + ignored) http CRL distribution points; the first \(read) were consulted and \(ignored) ignored", requirement: .revocation))
+                warnings.append(
+                    Reason(
+                        .crlPointsIgnored,
+                        "the certificate at depth \(depth) (\(certificate.subject)) names \(read + ignored) http CRL distribution points; the first \(read) were consulted and \(ignored) ignored",
+                        requirement: .revocation))
             }
             let found = judge(certificate, depth: depth, issuer: issuer, time: time)
             statuses += found
             if let revoked = found.first(where: { $0.outcome == .revoked }) {
                 var evidence = Evidence()
-                evidence.revocationList = RevocationListEvidence(url: revoked.url ?? "", thisUpdate: revoked.thisUpdate, nextUpdate: revoked.nextUpdate,
-                                                                 revocationDate: revoked.revokedAt, reasonCode: revoked.revokedReason)
-                failures.append(Reason(.revoked, "the certificate at depth \(depth) (\(certificate.subject)) is revoked by the CRL at \(revoked.url ?? "?"): \(revoked.detail)", evidence: evidence, requirement: .revocation))
+                evidence.revocationList = RevocationListEvidence(
+                    url: revoked.url ?? "", thisUpdate: revoked.thisUpdate, nextUpdate: revoked.nextUpdate,
+                    revocationDate: revoked.revokedAt, reasonCode: revoked.revokedReason)
+                failures.append(
+                    Reason(
+                        .revoked,
+                        "the certificate at depth \(depth) (\(certificate.subject)) is revoked by the CRL at \(revoked.url ?? "?"): \(revoked.detail)",
+                        evidence: evidence, requirement: .revocation))
                 continue
             }
             guard !found.contains(where: { $0.outcome == .good }) else { continue }
             for status in found {
-                let code: Reason.Code = switch status.outcome {
-                case .stale: .crlStale
-                case .notCovered: .crlNotCovered
-                default: .crlUnavailable
-                }
+                let code: Reason.Code =
+                    switch status.outcome {
+                    case .stale: .crlStale
+                    case .notCovered: .crlNotCovered
+                    default: .crlUnavailable
+                    }
                 var evidence = Evidence()
                 if let url = status.url {
-                    evidence.revocationList = RevocationListEvidence(url: url, thisUpdate: status.thisUpdate, nextUpdate: status.nextUpdate,
-                                                                     revocationDate: nil, reasonCode: nil)
+                    evidence.revocationList = RevocationListEvidence(
+                        url: url, thisUpdate: status.thisUpdate, nextUpdate: status.nextUpdate,
+                        revocationDate: nil, reasonCode: nil)
                 }
                 let consequence = settings.failure == .hard ? "" : " (soft failure: accepted without a revocation status)"
-                let reason = Reason(code, "no revocation status for the certificate at depth \(depth) (\(certificate.subject)) from \(status.url ?? "its CRL distribution points"): \(status.detail)\(consequence)", evidence: evidence, requirement: .revocation)
+                let reason = Reason(
+                    code,
+                    "no revocation status for the certificate at depth \(depth) (\(certificate.subject)) from \(status.url ?? "its CRL distribution points"): \(status.detail)\(consequence)",
+                    evidence: evidence, requirement: .revocation)
                 if settings.failure == .hard { failures.append(reason) } else { warnings.append(reason) }
             }
         }
@@ -138,12 +155,15 @@ struct DistributionPointCheck {
 
     /// One status per distribution point of `certificate`.
     private func judge(_ certificate: Certificate, depth: Int, issuer: Certificate, time: Date) -> [RevocationStatus] {
-        func status(_ url: String?, _ outcome: RevocationStatus.Outcome, _ detail: String, _ list: CertificateRevocationList? = nil,
-                    revokedAt: Date? = nil, reason: Int? = nil) -> RevocationStatus {
-            RevocationStatus(depth: depth, subject: certificate.subject, url: url, outcome: outcome, detail: detail,
-                             thisUpdate: list.map { Date(timeIntervalSince1970: TimeInterval($0.handle.lastUpdateSeconds)) },
-                             nextUpdate: list.flatMap { $0.handle.nextUpdateSeconds }.map { Date(timeIntervalSince1970: TimeInterval($0)) },
-                             revokedAt: revokedAt, revokedReason: reason)
+        func status(
+            _ url: String?, _ outcome: RevocationStatus.Outcome, _ detail: String, _ list: CertificateRevocationList? = nil,
+            revokedAt: Date? = nil, reason: Int? = nil
+        ) -> RevocationStatus {
+            RevocationStatus(
+                depth: depth, subject: certificate.subject, url: url, outcome: outcome, detail: detail,
+                thisUpdate: list.map { Date(timeIntervalSince1970: TimeInterval($0.handle.lastUpdateSeconds)) },
+                nextUpdate: list.flatMap { $0.handle.nextUpdateSeconds }.map { Date(timeIntervalSince1970: TimeInterval($0)) },
+                revokedAt: revokedAt, revokedReason: reason)
         }
         let urls = certificate.handle.crlDistributionPointURLs
         guard !urls.isEmpty else {
@@ -161,16 +181,19 @@ struct DistributionPointCheck {
             case .failed(let why, nil):
                 return status(url, .unavailable, why, nil)
             case .list(let list):
-                return judge(certificate, against: list, from: url, distributionPoints: urls, issuer: issuer, time: time) { url, outcome, detail, list, at, reason in
+                return judge(certificate, against: list, from: url, distributionPoints: urls, issuer: issuer, time: time) {
+                    url, outcome, detail, list, at, reason in
                     status(url, outcome, detail, list, revokedAt: at, reason: reason)
                 }
             }
         }
     }
 
-    private func judge(_ certificate: Certificate, against list: CertificateRevocationList, from url: String, distributionPoints: [String],
-                       issuer: Certificate, time: Date,
-                       status: (String?, RevocationStatus.Outcome, String, CertificateRevocationList?, Date?, Int?) -> RevocationStatus) -> RevocationStatus {
+    private func judge(
+        _ certificate: Certificate, against list: CertificateRevocationList, from url: String, distributionPoints: [String],
+        issuer: Certificate, time: Date,
+        status: (String?, RevocationStatus.Outcome, String, CertificateRevocationList?, Date?, Int?) -> RevocationStatus
+    ) -> RevocationStatus {
         let crl = list.handle
         guard crl.isIssued(byNameOf: issuer.handle) else {
             return status(url, .notCovered, "the CRL is issued by another CA, not by \(issuer.subject)", list, nil, nil)
@@ -180,11 +203,14 @@ struct DistributionPointCheck {
         }
         let critical = crl.unhandledCriticalExtensions
         guard critical.isEmpty else {
-            return status(url, .unavailable, "the CRL has critical extensions Pincheck does not process (\(critical.joined(separator: ", ")))", list, nil, nil)
+            return status(
+                url, .unavailable, "the CRL has critical extensions Pincheck does not process (\(critical.joined(separator: ", ")))", list, nil, nil)
         }
         guard !crl.isDelta else { return status(url, .notCovered, "the CRL is a delta CRL, not a complete list", list, nil, nil) }
         guard crl.hasNumber else {
-            return status(url, .unavailable, "the CRL has no cRLNumber extension (RFC 5280 §5.2.3), so it cannot be ordered against a newer one", list, nil, nil)
+            return status(
+                url, .unavailable, "the CRL has no cRLNumber extension (RFC 5280 §5.2.3), so it cannot be ordered against a newer one", list, nil, nil
+            )
         }
         let scope = crl.scope
         if scope.partitioned {
@@ -192,10 +218,15 @@ struct DistributionPointCheck {
             if scope.onlySomeReasons { return status(url, .notCovered, "the CRL lists only some revocation reasons", list, nil, nil) }
             if scope.onlyAttributeCertificates { return status(url, .notCovered, "the CRL covers attribute certificates only", list, nil, nil) }
             let isCA = certificate.handle.isCertificateAuthority
-            if scope.onlyEndEntityCertificates && isCA { return status(url, .notCovered, "the CRL covers end-entity certificates only", list, nil, nil) }
+            if scope.onlyEndEntityCertificates && isCA {
+                return status(url, .notCovered, "the CRL covers end-entity certificates only", list, nil, nil)
+            }
             if scope.onlyCACertificates && !isCA { return status(url, .notCovered, "the CRL covers CA certificates only", list, nil, nil) }
-            if scope.namesOtherDistributionPoint || (!scope.distributionPointURIs.isEmpty && !scope.distributionPointURIs.contains(where: distributionPoints.contains)) {
-                let names = scope.distributionPointURIs.isEmpty ? "a distribution point by another name" : scope.distributionPointURIs.joined(separator: ", ")
+            if scope.namesOtherDistributionPoint
+                || (!scope.distributionPointURIs.isEmpty && !scope.distributionPointURIs.contains(where: distributionPoints.contains))
+            {
+                let names =
+                    scope.distributionPointURIs.isEmpty ? "a distribution point by another name" : scope.distributionPointURIs.joined(separator: ", ")
                 return status(url, .notCovered, "the CRL is a shard for \(names), not for this certificate's distribution points", list, nil, nil)
             }
         }
@@ -206,7 +237,8 @@ struct DistributionPointCheck {
         }
         if let next = crl.nextUpdateSeconds {
             if Date(timeIntervalSince1970: TimeInterval(next)) < time.addingTimeInterval(-skew) {
-                return status(url, .stale, "the CRL's nextUpdate was \(Timestamp.iso8601(Date(timeIntervalSince1970: TimeInterval(next))))", list, nil, nil)
+                return status(
+                    url, .stale, "the CRL's nextUpdate was \(Timestamp.iso8601(Date(timeIntervalSince1970: TimeInterval(next))))", list, nil, nil)
             }
         } else if time.timeIntervalSince(thisUpdate) > maximumAge {
             return status(url, .stale, "the CRL has no nextUpdate and was issued \(Timestamp.iso8601(thisUpdate))", list, nil, nil)

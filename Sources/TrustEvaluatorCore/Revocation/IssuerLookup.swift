@@ -96,8 +96,10 @@ package final class IssuerLookup: Sendable {
     /// - Parameter publicFacing: The server is public (the policy's anchors are the system's): its
     ///   issuers are public, so no caIssuers URL of this unverified leaf is fetched from a private
     ///   network.
-    package func certificates(above leaf: Certificate, anchors: [Certificate], intermediates: [Certificate],
-                              publicFacing: Bool = false) async -> Result<[Fetched], Problem> {
+    package func certificates(
+        above leaf: Certificate, anchors: [Certificate], intermediates: [Certificate],
+        publicFacing: Bool = false
+    ) async -> Result<[Fetched], Problem> {
         if let remembered = state.withLock({ state -> Remembered? in
             guard let failure = state.leafFailures[leaf.fingerprint] else { return nil }
             if ContinuousClock.now < failure.until { return failure }
@@ -110,14 +112,17 @@ package final class IssuerLookup: Sendable {
         if case .failure(let problem) = result {
             state.withLock { state in
                 if state.leafFailures.count >= RevocationListFetcher.rememberedFailureLimit { state.leafFailures = [:] }
-                state.leafFailures[leaf.fingerprint] = Remembered(until: ContinuousClock.now + failureMemory,
-                                                                  why: "\(problem.text) (this leaf's lookup failed in the last \(failureMemory); not tried again yet)")
+                state.leafFailures[leaf.fingerprint] = Remembered(
+                    until: ContinuousClock.now + failureMemory,
+                    why: "\(problem.text) (this leaf's lookup failed in the last \(failureMemory); not tried again yet)")
             }
         }
         return result
     }
 
-    private func climb(from leaf: Certificate, anchors: [Certificate], intermediates: [Certificate], publicOnly: Bool) async -> Result<[Fetched], Problem> {
+    private func climb(from leaf: Certificate, anchors: [Certificate], intermediates: [Certificate], publicOnly: Bool) async -> Result<
+        [Fetched], Problem
+    > {
         var current = leaf
         var found: [Fetched] = []
         var fetched = 0
@@ -133,7 +138,10 @@ package final class IssuerLookup: Sendable {
             }
             let urls = current.handle.caIssuersURLs
             guard !urls.isEmpty else {
-                return .failure(Problem("\(current.subject) names no http caIssuers URL, and its issuer is neither an anchor nor one of the policy's additional intermediates"))
+                return .failure(
+                    Problem(
+                        "\(current.subject) names no http caIssuers URL, and its issuer is neither an anchor nor one of the policy's additional intermediates"
+                    ))
             }
             // Each URL of the certificate in turn, until one serves its issuer.
             var problems: [String] = []
@@ -190,7 +198,8 @@ package final class IssuerLookup: Sendable {
 
     /// What a failure is remembered by: the URL and the issuer the asking certificate names.
     private static func failureKey(_ url: String, _ subject: Certificate) -> String {
-        let identifier = subject.handle.facts.authorityKeyIdentifier.map { bytes in bytes.map { String($0, radix: 16) }.joined(separator: ":") } ?? "-"
+        let identifier =
+            subject.handle.facts.authorityKeyIdentifier.map { bytes in bytes.map { String($0, radix: 16) }.joined(separator: ":") } ?? "-"
         return "\(url)\n\(subject.issuer)\n\(identifier)"
     }
 
@@ -198,7 +207,9 @@ package final class IssuerLookup: Sendable {
     private static func flight(_ url: String, publicOnly: Bool) -> String { publicOnly ? "public \(url)" : url }
 
     /// The issuer of `subject` at `url`, fetched (once per URL at a time), or why not.
-    private func fetch(_ url: String, issuing subject: Certificate, publicOnly: Bool, counting fetched: inout Int) async -> Result<Certificate, Problem> {
+    private func fetch(_ url: String, issuing subject: Certificate, publicOnly: Bool, counting fetched: inout Int) async -> Result<
+        Certificate, Problem
+    > {
         let key = Self.failureKey(url, subject)
         var answer: Answer? = nil
         while answer == nil {
@@ -216,8 +227,9 @@ package final class IssuerLookup: Sendable {
         if case .failure(let problem) = found, urlAtFault {
             state.withLock { state in
                 if state.failures.count >= RevocationListFetcher.rememberedFailureLimit { state.failures = [:] }
-                state.failures[key] = Remembered(until: ContinuousClock.now + failureMemory,
-                                                 why: "\(problem.text) (a failure of the last \(failureMemory), not asked again yet)")
+                state.failures[key] = Remembered(
+                    until: ContinuousClock.now + failureMemory,
+                    why: "\(problem.text) (a failure of the last \(failureMemory), not asked again yet)")
             }
         }
         return found
@@ -240,7 +252,8 @@ package final class IssuerLookup: Sendable {
         if state.waiting[flight] != nil { return .wait(launch: false) }
         guard state.running < maximumInFlight else {
             guard state.queued.count < Self.queuedLookupLimit else {
-                return .failed("\(maximumInFlight) caIssuers fetches are under way and \(Self.queuedLookupLimit) lookups wait; \(url) was not fetched")
+                return .failed(
+                    "\(maximumInFlight) caIssuers fetches are under way and \(Self.queuedLookupLimit) lookups wait; \(url) was not fetched")
             }
             return .queue
         }

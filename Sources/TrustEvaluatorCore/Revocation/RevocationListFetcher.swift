@@ -200,17 +200,19 @@ public final class RevocationListFetcher: Sendable {
         if let cacheDirectory {
             do { try Self.checkCacheDirectory(cacheDirectory) } catch { problem = error }
         }
-        self.init(limits: limits, cacheDirectory: problem == nil ? cacheDirectory : nil, problem: problem,
-                  transport: Self.httpTransport(limits: limits, proxy: proxy),
-                  issuerTransport: Self.issuerTransport(limits: limits, proxy: proxy, maximumBytes: IssuerLookup.maximumBytes))
+        self.init(
+            limits: limits, cacheDirectory: problem == nil ? cacheDirectory : nil, problem: problem,
+            transport: Self.httpTransport(limits: limits, proxy: proxy),
+            issuerTransport: Self.issuerTransport(limits: limits, proxy: proxy, maximumBytes: IssuerLookup.maximumBytes))
     }
 
     /// A fetcher keeping verified CRLs in `folder`, which must pass ``checkCacheDirectory(_:)``.
     /// - Throws: ``PincheckError`` naming the folder and what is wrong with it.
     public convenience init(limits: Limits = Limits(), cachingIn folder: String, proxy: Proxy = .environment) throws(PincheckError) {
         try Self.checkCacheDirectory(folder)
-        self.init(limits: limits, cacheDirectory: folder, problem: nil, transport: Self.httpTransport(limits: limits, proxy: proxy),
-                  issuerTransport: Self.issuerTransport(limits: limits, proxy: proxy, maximumBytes: IssuerLookup.maximumBytes))
+        self.init(
+            limits: limits, cacheDirectory: folder, problem: nil, transport: Self.httpTransport(limits: limits, proxy: proxy),
+            issuerTransport: Self.issuerTransport(limits: limits, proxy: proxy, maximumBytes: IssuerLookup.maximumBytes))
     }
 
     /// HTTP GETs under `limits` (bytes: `maximumBytes` when given and smaller).
@@ -222,15 +224,17 @@ public final class RevocationListFetcher: Sendable {
     /// HTTP GETs under `limits`, at most `maximumBytes`; the second argument refuses private
     /// networks for that fetch whatever `limits` allows.
     private static func issuerTransport(limits: Limits, proxy: Proxy, maximumBytes: Int) -> IssuerLookup.Transport {
-        let proxyText: String? = switch proxy {
-        case .environment: nil
-        case .none: ""
-        case .url(let url): url
-        }
+        let proxyText: String? =
+            switch proxy {
+            case .environment: nil
+            case .none: ""
+            case .url(let url): url
+            }
         let bytes = min(limits.maximumBytes, maximumBytes)
         return { url, publicOnly in
-            let destinations = HTTPFetch.Destinations(loopback: limits.allowsLoopback,
-                                                      privateNetworks: limits.allowsPrivateNetworks && !publicOnly)
+            let destinations = HTTPFetch.Destinations(
+                loopback: limits.allowsLoopback,
+                privateNetworks: limits.allowsPrivateNetworks && !publicOnly)
             return HTTPFetch.get(url, maximumBytes: bytes, timeout: limits.timeout, proxy: proxyText, destinations: destinations)
         }
     }
@@ -240,9 +244,11 @@ public final class RevocationListFetcher: Sendable {
         self.init(limits: limits, cacheDirectory: cacheDirectory, problem: nil, transport: transport, issuerTransport: { url, _ in transport(url) })
     }
 
-    private init(limits: Limits, cacheDirectory: String?, problem: PincheckError?,
-                 transport: @escaping @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>,
-                 issuerTransport: @escaping IssuerLookup.Transport) {
+    private init(
+        limits: Limits, cacheDirectory: String?, problem: PincheckError?,
+        transport: @escaping @Sendable (String) -> Result<[UInt8], HTTPFetch.Failure>,
+        issuerTransport: @escaping IssuerLookup.Transport
+    ) {
         self.limits = limits
         self.cacheDirectory = cacheDirectory
         self.cacheDirectoryProblem = problem
@@ -266,10 +272,16 @@ public final class RevocationListFetcher: Sendable {
             throw PincheckError(.unreadableFile, "the CRL cache must be a folder; this is not one", source: path)
         }
         guard status.st_uid == geteuid() else {
-            throw PincheckError(.invalidPolicy, "the CRL cache folder is owned by user \(status.st_uid), not by the user running Pincheck (\(geteuid())): another user could plant CRLs in it", source: path)
+            throw PincheckError(
+                .invalidPolicy,
+                "the CRL cache folder is owned by user \(status.st_uid), not by the user running Pincheck (\(geteuid())): another user could plant CRLs in it",
+                source: path)
         }
         guard status.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
-            throw PincheckError(.invalidPolicy, "the CRL cache folder can be written by its group or by others (mode \(String(status.st_mode & 0o777, radix: 8))): make it 0700 or 0755", source: path)
+            throw PincheckError(
+                .invalidPolicy,
+                "the CRL cache folder can be written by its group or by others (mode \(String(status.st_mode & 0o777, radix: 8))): make it 0700 or 0755",
+                source: path)
         }
         guard access(path, W_OK | X_OK) == 0 else {
             throw PincheckError(.unreadableFile, "the CRL cache folder cannot be written: \(String(cString: strerror(errno)))", source: path)
@@ -356,7 +368,9 @@ public final class RevocationListFetcher: Sendable {
                     return (.flight(flight, late: late), flight)
                 }
                 guard state.queued.count < Self.queuedFetchLimit else {
-                    return (.ready(.failed("more than \(Self.queuedFetchLimit) CRL fetches are waiting; this one was not started", stale: stale)), nil)
+                    return (
+                        .ready(.failed("more than \(Self.queuedFetchLimit) CRL fetches are waiting; this one was not started", stale: stale)), nil
+                    )
                 }
                 state.inFlight[key] = flight
                 state.queued.append((key, flight, request))
@@ -415,7 +429,9 @@ public final class RevocationListFetcher: Sendable {
                     state.failures = state.failures.filter { $0.value.until > now }
                 }
                 if state.failures.count < Self.rememberedFailureLimit {
-                    state.failures[key] = (ContinuousClock.now + limits.failureMemory, "\(failure) (a failure of the last \(limits.failureMemory), not asked again yet)")
+                    state.failures[key] = (
+                        ContinuousClock.now + limits.failureMemory, "\(failure) (a failure of the last \(limits.failureMemory), not asked again yet)"
+                    )
                 }
             }
             guard !state.queued.isEmpty else {
@@ -435,7 +451,11 @@ public final class RevocationListFetcher: Sendable {
     /// keeps it.
     private func fetch(_ request: Request, at time: Date, stale: CertificateRevocationList?) -> Fetched {
         let url = request.url
-        if let stored = readStored(url), Self.isFresh(stored, at: time), parsing.withLock({ count in count += 1; return request.verify(stored) }) == nil {
+        if let stored = readStored(url), Self.isFresh(stored, at: time),
+            parsing.withLock({ count in
+                count += 1; return request.verify(stored)
+            }) == nil
+        {
             return .verified(stored)
         }
         state.withLock { $0.fetches += 1 }
@@ -489,8 +509,9 @@ public final class RevocationListFetcher: Sendable {
         guard let path = path(for: url) else { return nil }
         var status = stat()
         guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid(),
-              status.st_mode & (S_IWGRP | S_IWOTH) == 0,
-              let bytes = try? InputFile.read(path, limit: limits.maximumBytes, what: "cached CRL") else { return nil }
+            status.st_mode & (S_IWGRP | S_IWOTH) == 0,
+            let bytes = try? InputFile.read(path, limit: limits.maximumBytes, what: "cached CRL")
+        else { return nil }
         return parsing.withLock { count in
             count += 1
             return try? CertificateRevocationList(derEncoded: bytes, source: path)
@@ -528,12 +549,16 @@ extension EvaluationPlan {
     /// (its path, its name, its pins) or a host refused as unlisted fetches nothing, and only the
     /// distribution points of the verified path are asked for, never those of a certificate the
     /// path does not use.
-    func beginRevocationPass(_ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?,
-                             presentedSCTs: [SignedCertificateTimestamp], fetcher: RevocationListFetcher,
-                             verdictCache: VerdictCache?, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) -> RevocationPass {
+    func beginRevocationPass(
+        _ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?,
+        presentedSCTs: [SignedCertificateTimestamp], fetcher: RevocationListFetcher,
+        verdictCache: VerdictCache?, diagnostics: (@Sendable (DiagnosticEvent) -> Void)?
+    ) -> RevocationPass {
         func judged(_ lists: FetchedRevocationLists?) -> RevocationPass {
-            .judged(evaluate(served, peer: peer, at: time, staple: staple, revocationLists: lists, presentedSCTs: presentedSCTs,
-                             verdictCache: verdictCache, diagnostics: diagnostics))
+            .judged(
+                evaluate(
+                    served, peer: peer, at: time, staple: staple, revocationLists: lists, presentedSCTs: presentedSCTs,
+                    verdictCache: verdictCache, diagnostics: diagnostics))
         }
         guard let settings = validation.revocation.distributionPointCRLs, let leaf = served.first, let pause = revocationCheckIndex else {
             return judged(nil)
@@ -542,9 +567,12 @@ extension EvaluationPlan {
         let candidates = settings.scope == .leaf ? [leaf] : served + validation.additionalIntermediates
         if let fresh = fetcher.fresh(candidates.flatMap(\.handle.crlDistributionPointURLs), at: time) { return judged(fresh) }
         // The lists are not known yet, so no cached verdict is looked up (they are kept per CRL).
-        guard case .started(var run, _) = start(served, peer: peer, at: time, staple: staple, revocationLists: FetchedRevocationLists(),
-                                                presentedSCTs: presentedSCTs, verdictCache: verdictCache, looksUpCache: false,
-                                                diagnostics: diagnostics) else {
+        guard
+            case .started(var run, _) = start(
+                served, peer: peer, at: time, staple: staple, revocationLists: FetchedRevocationLists(),
+                presentedSCTs: presentedSCTs, verdictCache: verdictCache, looksUpCache: false,
+                diagnostics: diagnostics)
+        else {
             return judged(nil)
         }
         EvaluationPlan.run(checks[..<pause], on: &run)
@@ -553,28 +581,40 @@ extension EvaluationPlan {
                 .requests(on: run.judgedAnchorsPath().certificates, at: time)
             if !requests.isEmpty { return .paused(PausedEvaluation(run: run, requests: requests)) }
         }
-        return .judged(complete(PausedEvaluation(run: run, requests: []), with: FetchedRevocationLists(), verdictCache: verdictCache,
-                                diagnostics: diagnostics))
+        return .judged(
+            complete(
+                PausedEvaluation(run: run, requests: []), with: FetchedRevocationLists(), verdictCache: verdictCache,
+                diagnostics: diagnostics))
     }
 
     /// The rest of a paused evaluation, with the CRLs fetched for it; the verdict is kept in the
     /// cache under those lists.
-    func complete(_ paused: PausedEvaluation, with lists: FetchedRevocationLists, verdictCache: VerdictCache?,
-                  diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) -> Verdict {
+    func complete(
+        _ paused: PausedEvaluation, with lists: FetchedRevocationLists, verdictCache: VerdictCache?,
+        diagnostics: (@Sendable (DiagnosticEvent) -> Void)?
+    ) -> Verdict {
         var run = paused.run
         run.fetchedLists = lists
         EvaluationPlan.run(checks[(revocationCheckIndex ?? checks.count)...], on: &run)
-        let key = verdictCache == nil ? nil : cacheKey(run.served, peer: run.peer, staple: run.staple, revocationLists: lists,
-                                                       presentedSCTs: run.presentedSCTsFromExtension, logGeneration: run.transparencyLogGeneration)
+        let key =
+            verdictCache == nil
+            ? nil
+            : cacheKey(
+                run.served, peer: run.peer, staple: run.staple, revocationLists: lists,
+                presentedSCTs: run.presentedSCTsFromExtension, logGeneration: run.transparencyLogGeneration)
         return finish(&run, cacheKey: key, verdictCache: verdictCache, diagnostics: diagnostics)
     }
 
     /// Judges a chain, fetching the CRLs its verified path names with `fetcher` (in one pass).
-    func evaluate(_ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?, presentedSCTs: [SignedCertificateTimestamp] = [],
-                  fetcher: RevocationListFetcher, verdictCache: VerdictCache?,
-                  diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) async -> Verdict {
-        switch beginRevocationPass(served, peer: peer, at: time, staple: staple, presentedSCTs: presentedSCTs, fetcher: fetcher,
-                                   verdictCache: verdictCache, diagnostics: diagnostics) {
+    func evaluate(
+        _ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?, presentedSCTs: [SignedCertificateTimestamp] = [],
+        fetcher: RevocationListFetcher, verdictCache: VerdictCache?,
+        diagnostics: (@Sendable (DiagnosticEvent) -> Void)?
+    ) async -> Verdict {
+        switch beginRevocationPass(
+            served, peer: peer, at: time, staple: staple, presentedSCTs: presentedSCTs, fetcher: fetcher,
+            verdictCache: verdictCache, diagnostics: diagnostics)
+        {
         case .judged(let verdict): return verdict
         case .paused(let paused):
             let lists = await fetcher.lists(paused.requests, at: time)
@@ -583,11 +623,15 @@ extension EvaluationPlan {
     }
 
     /// The same, blocking the calling thread while the CRLs are fetched (a command's).
-    func evaluateWaiting(_ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?,
-                         presentedSCTs: [SignedCertificateTimestamp] = [], fetcher: RevocationListFetcher, verdictCache: VerdictCache?,
-                         diagnostics: (@Sendable (DiagnosticEvent) -> Void)?) -> Verdict {
-        switch beginRevocationPass(served, peer: peer, at: time, staple: staple, presentedSCTs: presentedSCTs, fetcher: fetcher,
-                                   verdictCache: verdictCache, diagnostics: diagnostics) {
+    func evaluateWaiting(
+        _ served: [Certificate], peer: PeerName?, at time: Date, staple: [UInt8]?,
+        presentedSCTs: [SignedCertificateTimestamp] = [], fetcher: RevocationListFetcher, verdictCache: VerdictCache?,
+        diagnostics: (@Sendable (DiagnosticEvent) -> Void)?
+    ) -> Verdict {
+        switch beginRevocationPass(
+            served, peer: peer, at: time, staple: staple, presentedSCTs: presentedSCTs, fetcher: fetcher,
+            verdictCache: verdictCache, diagnostics: diagnostics)
+        {
         case .judged(let verdict): return verdict
         case .paused(let paused):
             return complete(paused, with: fetcher.listsWaiting(paused.requests, at: time), verdictCache: verdictCache, diagnostics: diagnostics)

@@ -23,8 +23,10 @@ public struct RevocationPolicy: Sendable, Hashable {
     ///   - requireStapledOCSP: Refuse a chain without a usable stapled OCSP response.
     ///   - maximumResponseAge: How old a stapled response's thisUpdate may be, in seconds.
     ///   - distributionPointCRLs: The CRLs at the certificates' distribution points to check; nil: none.
-    public init(requireStapledOCSP: Bool = false, maximumResponseAge: TimeInterval = 7 * 86_400,
-                distributionPointCRLs: DistributionPointCRLs?) {
+    public init(
+        requireStapledOCSP: Bool = false, maximumResponseAge: TimeInterval = 7 * 86_400,
+        distributionPointCRLs: DistributionPointCRLs?
+    ) {
         self.requireStapledOCSP = requireStapledOCSP
         self.maximumResponseAge = maximumResponseAge
         self.distributionPointCRLs = distributionPointCRLs

@@ -34,8 +34,11 @@ public struct CAFamilies: Sendable {
     private let byParent: [DigestKey: [Int]]
 
     init(_ intermediates: [CCADBRoots.Intermediate]) {
-        all = intermediates.map { CA(name: $0.name, owner: $0.owner, sha256: $0.sha256, parentSHA256: $0.parent,
-                                      validFrom: $0.validFrom, validTo: $0.validTo, crlPartitions: $0.crlPartitions) }
+        all = intermediates.map {
+            CA(
+                name: $0.name, owner: $0.owner, sha256: $0.sha256, parentSHA256: $0.parent,
+                validFrom: $0.validFrom, validTo: $0.validTo, crlPartitions: $0.crlPartitions)
+        }
         var bySHA256: [DigestKey: Int] = [:]
         var byParent: [DigestKey: [Int]] = [:]
         for (index, ca) in all.enumerated() {

@@ -48,7 +48,8 @@ struct CCADBRoots {
             let value: JSONValue
             do { value = try JSONSyntax.parse(Array(line)) } catch { throw malformed("not JSON: \(error.message)") }
             guard case .object(let record) = value, case .string(let type)? = record["type"], case .string(let hash)? = record["sha256"],
-                  case .string(let name)? = record["name"] else {
+                case .string(let name)? = record["name"]
+            else {
                 throw malformed("not a CCADB record (an object with \"type\", \"sha256\" and \"name\")")
             }
             records += 1
@@ -56,7 +57,9 @@ struct CCADBRoots {
             func day(_ key: String) -> Date? { Timestamp.parseDay(text(key).replacing(".", with: "-")) }
             guard type == "Root Certificate" else {
                 // A family is what can issue TLS certificates now: TLS-capable, not revoked.
-                guard type == "Intermediate Certificate", text("tlsCapable").lowercased() == "true", text("revocation") == "Not Revoked" else { continue }
+                guard type == "Intermediate Certificate", text("tlsCapable").lowercased() == "true", text("revocation") == "Not Revoked" else {
+                    continue
+                }
                 guard let sha256 = Hex.decode(hash), sha256.count == 32, let parent = Hex.decode(text("parentSha256")), parent.count == 32 else {
                     throw malformed("an intermediate's \"sha256\" or \"parentSha256\" is not 64 hex digits")
                 }
@@ -66,8 +69,10 @@ struct CCADBRoots {
                 } else if case .string(let urls)? = record["partitionedCRLs"] {
                     partitions = urls.split(separator: ",").count { $0.contains("://") }
                 }
-                intermediates.append(Intermediate(name: name, owner: text("owner"), sha256: sha256, parent: parent,
-                                                  validFrom: day("validFrom"), validTo: day("validTo"), crlPartitions: partitions))
+                intermediates.append(
+                    Intermediate(
+                        name: name, owner: text("owner"), sha256: sha256, parent: parent,
+                        validFrom: day("validFrom"), validTo: day("validTo"), crlPartitions: partitions))
                 continue
             }
             guard let sha256 = Hex.decode(hash), sha256.count == 32 else {
@@ -81,8 +86,10 @@ struct CCADBRoots {
             // A root in neither program says nothing a verdict uses.
             guard Self.programStatuses.contains(text("chrome")) || Self.programStatuses.contains(text("mozilla")) else { continue }
             let validFrom = Timestamp.parseDay(text("validFrom").replacing(".", with: "-"))
-            roots.append(Root(name: name, sha256: sha256, chrome: text("chrome"), mozilla: text("mozilla"),
-                              tlsCapable: text("tlsCapable").lowercased() == "true", validFrom: validFrom))
+            roots.append(
+                Root(
+                    name: name, sha256: sha256, chrome: text("chrome"), mozilla: text("mozilla"),
+                    tlsCapable: text("tlsCapable").lowercased() == "true", validFrom: validFrom))
         }
         guard records > 0, !roots.isEmpty else {
             throw PincheckError(.malformedRootProgramData, "no root record: not a CCADB export", source: source)
@@ -129,7 +136,8 @@ struct ChromeConstraints {
         for (index, entry) in list.enumerated() {
             let position = "anchor #\(index + 1)"
             guard case .object(let anchor) = entry, case .string(let hash)? = anchor["sha256"], let sha256 = Hex.decode(hash), sha256.count == 32,
-                  case .array(let blocks)? = anchor["constraints"], !blocks.isEmpty else {
+                case .array(let blocks)? = anchor["constraints"], !blocks.isEmpty
+            else {
                 throw malformed("\(position): expected \"sha256\" (64 hex digits) and a non-empty \"constraints\" array")
             }
             let name: String = if case .string(let name)? = anchor["name"] { name } else { hash }
@@ -152,7 +160,10 @@ struct ChromeConstraints {
                 }
                 if applies { applying.append(date) }
             }
-            let distrustAfter: Date?? = if applying.isEmpty { nil } else if applying.contains(where: { $0 == nil }) { .some(nil) } else { .some(applying.compactMap { $0 }.max()) }
+            let distrustAfter: Date?? =
+                if applying.isEmpty { nil } else if applying.contains(where: { $0 == nil }) { .some(nil) } else {
+                    .some(applying.compactMap { $0 }.max())
+                }
             anchors.append(Anchor(name: name, sha256: sha256, distrustAfter: distrustAfter))
         }
         guard !anchors.isEmpty else { throw malformed("no anchor listed") }

@@ -3,7 +3,8 @@ import FoundationEssentials
 extension TrustAnchors {
     /// What the public CAs did to client certificates in 2026, said wherever a server trusts them
     /// for its clients.
-    public static let publicClientCertificatesEnded = "public CAs stopped issuing client certificates: Let's Encrypt removed clientAuth from its default profile on 2026-02-11 and ended its tlsclient profile on 2026-07-08, and Chrome's root program requires serverAuth-only hierarchies for new intermediates from 2026-06-15, so clients lose clientAuth at their next renewal; give the server the private CA that issues its clients"
+    public static let publicClientCertificatesEnded =
+        "public CAs stopped issuing client certificates: Let's Encrypt removed clientAuth from its default profile on 2026-02-11 and ended its tlsclient profile on 2026-07-08, and Chrome's root program requires serverAuth-only hierarchies for new intermediates from 2026-06-15, so clients lose clientAuth at their next renewal; give the server the private CA that issues its clients"
 
     /// Why these anchors are a poor choice for judging **client** certificates (mutual TLS): the
     /// system store, or each root a browser root program includes. Empty for private CAs.

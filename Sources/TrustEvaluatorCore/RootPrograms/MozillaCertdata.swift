@@ -103,7 +103,8 @@ struct MozillaCertdata {
         var trusts: [[UInt8]: Trust] = [:]
         for object in objects where object.kind == "CKO_NSS_TRUST" {
             guard case .bytes(let issuer) = object.attributes["CKA_ISSUER"], case .bytes(let serial) = object.attributes["CKA_SERIAL_NUMBER"],
-                  case .text(let server) = object.attributes["CKA_TRUST_SERVER_AUTH"] else {
+                case .text(let server) = object.attributes["CKA_TRUST_SERVER_AUTH"]
+            else {
                 throw malformed(object.line, "a trust object without CKA_ISSUER, CKA_SERIAL_NUMBER and CKA_TRUST_SERVER_AUTH")
             }
             let date = try distrustDate(object.attributes["CKA_NSS_SERVER_DISTRUST_AFTER"], line: object.line, source: source)
@@ -112,7 +113,8 @@ struct MozillaCertdata {
         var roots: [Root] = []
         for object in objects where object.kind == "CKO_CERTIFICATE" {
             guard case .bytes(let der) = object.attributes["CKA_VALUE"], case .bytes(let issuer) = object.attributes["CKA_ISSUER"],
-                  case .bytes(let serial) = object.attributes["CKA_SERIAL_NUMBER"] else {
+                case .bytes(let serial) = object.attributes["CKA_SERIAL_NUMBER"]
+            else {
                 throw malformed(object.line, "a certificate object without CKA_VALUE, CKA_ISSUER and CKA_SERIAL_NUMBER")
             }
             let certificate: Certificate
@@ -124,9 +126,11 @@ struct MozillaCertdata {
             }
             let label: String = if case .text(let text) = object.attributes["CKA_LABEL"] { text } else { certificate.subject }
             let own = try distrustDate(object.attributes["CKA_NSS_SERVER_DISTRUST_AFTER"], line: object.line, source: source)
-            roots.append(Root(label: label, sha256: certificate.sha256Fingerprint, subjectAndKey: RootPrograms.subjectAndKey(of: certificate),
-                              publicKeySHA256: certificate.publicKeyPin.digest,
-                              trustedForServers: trust.trusted, distrustAfter: own ?? trust.distrustAfter, notBefore: certificate.notBefore))
+            roots.append(
+                Root(
+                    label: label, sha256: certificate.sha256Fingerprint, subjectAndKey: RootPrograms.subjectAndKey(of: certificate),
+                    publicKeySHA256: certificate.publicKeyPin.digest,
+                    trustedForServers: trust.trusted, distrustAfter: own ?? trust.distrustAfter, notBefore: certificate.notBefore))
         }
         return roots
     }
@@ -156,7 +160,8 @@ struct MozillaCertdata {
         case nil, .text: return nil
         case .bytes(let bytes):
             guard let text = String(validating: bytes, as: UTF8.self), let date = timeValue(text) else {
-                throw PincheckError(.malformedRootProgramData, "line \(line): CKA_NSS_SERVER_DISTRUST_AFTER is not a UTCTime or GeneralizedTime", source: source)
+                throw PincheckError(
+                    .malformedRootProgramData, "line \(line): CKA_NSS_SERVER_DISTRUST_AFTER is not a UTCTime or GeneralizedTime", source: source)
             }
             return date
         }
@@ -166,7 +171,9 @@ struct MozillaCertdata {
     static func timeValue(_ text: String) -> Date? {
         guard text.hasSuffix("Z") else { return nil }
         let digits = Array(text.utf8.dropLast())
-        guard digits.count == 12 || digits.count == 14, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        guard digits.count == 12 || digits.count == 14, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            return nil
+        }
         let numbers = digits.map { Int($0 - UInt8(ascii: "0")) }
         func number(_ at: Int, _ count: Int) -> Int { numbers[at..<at + count].reduce(0) { $0 * 10 + $1 } }
         var offset = 0
@@ -179,7 +186,9 @@ struct MozillaCertdata {
             year = number(0, 4)
             offset = 4
         }
-        let (month, day, hour, minute, second) = (number(offset, 2), number(offset + 2, 2), number(offset + 4, 2), number(offset + 6, 2), number(offset + 8, 2))
+        let (month, day, hour, minute, second) = (
+            number(offset, 2), number(offset + 2, 2), number(offset + 4, 2), number(offset + 6, 2), number(offset + 8, 2)
+        )
         let dayText = "\(year)-\(month < 10 ? "0" : "")\(month)-\(day < 10 ? "0" : "")\(day)"
         guard hour < 24, minute < 60, second < 60, let start = Timestamp.parseDay(dayText) else { return nil }
         return start.addingTimeInterval(TimeInterval(hour * 3600 + minute * 60 + second))

@@ -48,8 +48,9 @@ struct RootProgramFacts: Sendable {
                 entry.publicKeySHA256 = root.publicKeySHA256
                 // A root whose trust bit was taken away after a distrust date keeps the date: the
                 // removal ends the schedule once what was issued before it has expired.
-                entry.mozilla = RootPrograms.Membership(program: .mozilla, status: root.trustedForServers ? .included : .removed,
-                                                        distrustAfter: root.distrustAfter, statusSince: certdataDate)
+                entry.mozilla = RootPrograms.Membership(
+                    program: .mozilla, status: root.trustedForServers ? .included : .removed,
+                    distrustAfter: root.distrustAfter, statusSince: certdataDate)
             }
         }
         let inCertdata = Set(mozilla.map { DigestKey($0.sha256) })
@@ -66,34 +67,40 @@ struct RootProgramFacts: Sendable {
                 // A root the CCADB says Chrome removed stays removed, with the constraint's date:
                 // Chrome removes a constrained root once what it issued before the date has expired.
                 let removed = entry.chrome?.status == .removed
-                entry.chrome = switch anchor.distrustAfter {
-                case .none: RootPrograms.Membership(program: .chrome, status: .removed, statusSince: chromeDate)
-                case .some(let date): RootPrograms.Membership(program: .chrome, status: removed ? .removed : .included, distrustAfter: date,
-                                                              statusSince: removed ? ccadbDate : chromeDate)
-                }
+                entry.chrome =
+                    switch anchor.distrustAfter {
+                    case .none: RootPrograms.Membership(program: .chrome, status: .removed, statusSince: chromeDate)
+                    case .some(let date):
+                        RootPrograms.Membership(
+                            program: .chrome, status: removed ? .removed : .included, distrustAfter: date,
+                            statusSince: removed ? ccadbDate : chromeDate)
+                    }
             }
         }
         return order.compactMap { sha256 in
             guard let entry = entries[DigestKey(sha256)] else { return nil }
             let memberships = [entry.mozilla, entry.chrome].compactMap { $0 }
             guard !memberships.isEmpty else { return nil }
-            return RootPrograms.Root(name: entry.name, sha256: sha256, subjectAndKey: entry.subjectAndKey, publicKeySHA256: entry.publicKeySHA256,
-                                     memberships: memberships)
+            return RootPrograms.Root(
+                name: entry.name, sha256: sha256, subjectAndKey: entry.subjectAndKey, publicKeySHA256: entry.publicKeySHA256,
+                memberships: memberships)
         }
     }
 
     /// What the CCADB says of a root in each program; Mozilla's only for a root certdata.txt does not hold (certdata is newer).
-    private static func statuses(_ root: CCADBRoots.Root, inCertdata: Bool) -> (mozilla: RootPrograms.Membership.Status?, chrome: RootPrograms.Membership.Status?) {
+    private static func statuses(_ root: CCADBRoots.Root, inCertdata: Bool) -> (
+        mozilla: RootPrograms.Membership.Status?, chrome: RootPrograms.Membership.Status?
+    ) {
         var mozilla: RootPrograms.Membership.Status?
         if !inCertdata {
-            if root.mozilla == "Removed" { mozilla = .removed }
-            else if root.mozilla == "Included", root.tlsCapable { mozilla = .included }
+            if root.mozilla == "Removed" { mozilla = .removed } else if root.mozilla == "Included", root.tlsCapable { mozilla = .included }
         }
-        let chrome: RootPrograms.Membership.Status? = switch root.chrome {
-        case "Included": .included
-        case "Removed", "Blocked": .removed
-        default: nil
-        }
+        let chrome: RootPrograms.Membership.Status? =
+            switch root.chrome {
+            case "Included": .included
+            case "Removed", "Blocked": .removed
+            default: nil
+            }
         return (mozilla, chrome)
     }
 
@@ -108,18 +115,30 @@ struct RootProgramFacts: Sendable {
         func clean(_ text: String) -> String { String(text.map { $0 == "\t" || $0 == "\n" || $0 == "\r" ? " " : $0 }) }
         var lines: [String] = []
         for source in sources {
-            lines.append(["source", source.kind.rawValue, clean(source.revision), seconds(source.asOf), seconds(source.date)].joined(separator: "\t"))
+            lines.append(
+                ["source", source.kind.rawValue, clean(source.revision), seconds(source.asOf), seconds(source.date)].joined(separator: "\t"))
         }
         for root in mozilla {
-            lines.append(["m", Hex.encode(root.sha256), Hex.encode(root.subjectAndKey), Hex.encode(root.publicKeySHA256), root.trustedForServers ? "1" : "0",
-                          seconds(root.distrustAfter), seconds(root.notBefore), clean(root.label)].joined(separator: "\t"))
+            lines.append(
+                [
+                    "m", Hex.encode(root.sha256), Hex.encode(root.subjectAndKey), Hex.encode(root.publicKeySHA256),
+                    root.trustedForServers ? "1" : "0",
+                    seconds(root.distrustAfter), seconds(root.notBefore), clean(root.label),
+                ].joined(separator: "\t"))
         }
         for root in ccadb {
-            lines.append(["c", Hex.encode(root.sha256), clean(root.chrome), clean(root.mozilla), root.tlsCapable ? "1" : "0",
-                          seconds(root.validFrom), clean(root.name)].joined(separator: "\t"))
+            lines.append(
+                [
+                    "c", Hex.encode(root.sha256), clean(root.chrome), clean(root.mozilla), root.tlsCapable ? "1" : "0",
+                    seconds(root.validFrom), clean(root.name),
+                ].joined(separator: "\t"))
         }
         for anchor in chrome {
-            let date = switch anchor.distrustAfter { case .none: "x"; case .some(let date): seconds(date) }
+            let date =
+                switch anchor.distrustAfter {
+                case .none: "x";
+                case .some(let date): seconds(date)
+                }
             lines.append(["k", Hex.encode(anchor.sha256), date, clean(anchor.name)].joined(separator: "\t"))
         }
         return lines.joined(separator: "\n")
@@ -130,8 +149,10 @@ struct RootProgramFacts: Sendable {
         func seconds(_ date: Date?) -> String { date.map { String(Int64($0.timeIntervalSince1970)) } ?? "-" }
         func clean(_ text: String) -> String { String(text.map { $0 == "\t" || $0 == "\n" || $0 == "\r" ? " " : $0 }) }
         return intermediates.map { ca in
-            ["i", Hex.encode(ca.sha256), Hex.encode(ca.parent), seconds(ca.validFrom), seconds(ca.validTo), String(ca.crlPartitions),
-             clean(ca.owner), clean(ca.name)].joined(separator: "\t")
+            [
+                "i", Hex.encode(ca.sha256), Hex.encode(ca.parent), seconds(ca.validFrom), seconds(ca.validTo), String(ca.crlPartitions),
+                clean(ca.owner), clean(ca.name),
+            ].joined(separator: "\t")
         }.joined(separator: "\n")
     }
 
@@ -142,11 +163,14 @@ struct RootProgramFacts: Sendable {
         try bytes.withUnsafeMutableBufferPointer { (buffer: inout UnsafeMutableBufferPointer<UInt8>) throws(PincheckError) in
             try eachLine(UnsafeBufferPointer(buffer)) { (number: Int, fields: [Field]) throws(PincheckError) in
                 guard fields.count == 8, fields[0].elementsEqual("i".utf8), let sha256 = hash(fields[1]), let parent = hash(fields[2]),
-                      case .some(let validFrom) = date(fields[3]), case .some(let validTo) = date(fields[4]), let partitions = Int(Self.text(fields[5])) else {
+                    case .some(let validFrom) = date(fields[3]), case .some(let validTo) = date(fields[4]), let partitions = Int(Self.text(fields[5]))
+                else {
                     throw PincheckError(.malformedRootProgramData, "line \(number) of the encoded intermediates is malformed")
                 }
-                result.append(CCADBRoots.Intermediate(name: Self.text(fields[7]), owner: Self.text(fields[6]), sha256: sha256, parent: parent,
-                                                      validFrom: validFrom, validTo: validTo, crlPartitions: partitions))
+                result.append(
+                    CCADBRoots.Intermediate(
+                        name: Self.text(fields[7]), owner: Self.text(fields[6]), sha256: sha256, parent: parent,
+                        validFrom: validFrom, validTo: validTo, crlPartitions: partitions))
             }
         }
         return result
@@ -249,16 +273,21 @@ struct RootProgramFacts: Sendable {
         switch (Self.text(fields[0]), fields.count) {
         case ("source", 5):
             guard let kind = RootPrograms.Source.Kind(rawValue: Self.text(fields[1])), let asOf = try date(fields[3]),
-                  let taken = try date(fields[4]) else { throw malformed() }
+                let taken = try date(fields[4])
+            else { throw malformed() }
             sources.append(RootPrograms.Source(kind: kind, revision: Self.text(fields[2]), asOf: asOf, date: taken))
         case ("m", 8):
             guard let notBefore = try date(fields[6]) else { throw malformed() }
-            mozilla.append(MozillaCertdata.Root(label: Self.text(fields[7]), sha256: try hash(fields[1]), subjectAndKey: try hash(fields[2]),
-                                                publicKeySHA256: try hash(fields[3]), trustedForServers: fields[4].elementsEqual("1".utf8),
-                                                distrustAfter: try date(fields[5]), notBefore: notBefore))
+            mozilla.append(
+                MozillaCertdata.Root(
+                    label: Self.text(fields[7]), sha256: try hash(fields[1]), subjectAndKey: try hash(fields[2]),
+                    publicKeySHA256: try hash(fields[3]), trustedForServers: fields[4].elementsEqual("1".utf8),
+                    distrustAfter: try date(fields[5]), notBefore: notBefore))
         case ("c", 7):
-            ccadb.append(CCADBRoots.Root(name: Self.text(fields[6]), sha256: try hash(fields[1]), chrome: Self.text(fields[2]), mozilla: Self.text(fields[3]),
-                                         tlsCapable: fields[4].elementsEqual("1".utf8), validFrom: try date(fields[5])))
+            ccadb.append(
+                CCADBRoots.Root(
+                    name: Self.text(fields[6]), sha256: try hash(fields[1]), chrome: Self.text(fields[2]), mozilla: Self.text(fields[3]),
+                    tlsCapable: fields[4].elementsEqual("1".utf8), validFrom: try date(fields[5])))
         case ("k", 4):
             let distrust: Date?? = fields[2].elementsEqual("x".utf8) ? nil : .some(try date(fields[2]))
             chrome.append(ChromeConstraints.Anchor(name: Self.text(fields[3]), sha256: try hash(fields[1]), distrustAfter: distrust))

@@ -7,8 +7,10 @@ struct AuthorityKeyIdentifierCheck: PathCheck {
             if facts.authorityKeyIdentifierPresent && facts.authorityKeyIdentifier == nil {
                 // Every verifier accepts it (the key identifier only helps path building): a
                 // refusal on the Web PKI only.
-                input.baselineRequirement(.profileViolation,
-                    "the certificate at depth \(depth) (\(certificate.subject)) has an authorityKeyIdentifier without a keyIdentifier", into: &findings)
+                input.baselineRequirement(
+                    .profileViolation,
+                    "the certificate at depth \(depth) (\(certificate.subject)) has an authorityKeyIdentifier without a keyIdentifier",
+                    into: &findings)
             }
         }
     }

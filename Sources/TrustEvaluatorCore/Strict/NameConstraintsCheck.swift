@@ -23,7 +23,8 @@ struct NameConstraintsCheck: PathCheck {
                 let excluded = base.lowercased()
                 for parent in wildcards {
                     guard excluded.hasSuffix("." + parent), !excluded.dropLast(parent.count + 1).contains(".") else { continue }
-                    findings.fail(.nameConstraints,
+                    findings.fail(
+                        .nameConstraints,
                         "the leaf's wildcard *.\(parent) covers \(excluded), which \(at) excludes")
                 }
             }

@@ -7,7 +7,8 @@ struct RequiredKeyUsageCheck: PathCheck {
         guard let leaf = input.path.certificates.first, let usages = leaf.keyUsage else { return }
         let missing = required.subtracting(usages)
         guard !missing.isEmpty else { return }
-        findings.fail(.keyUsage,
+        findings.fail(
+            .keyUsage,
             "the leaf (\(leaf.subject)) does not allow the required key usage \(missing.map(\.description).sorted().joined(separator: ", "))")
     }
 }

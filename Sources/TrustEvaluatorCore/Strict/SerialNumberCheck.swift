@@ -3,7 +3,8 @@ internal import PincheckOpenSSL
 /// certificate the path uses except its trust anchor (anchors are trusted as configured).
 struct SerialNumberCheck: PathCheck {
     func check(_ input: PathCheckInput, into findings: inout PathFindings) {
-        let judged = input.path.anchoring == .trustAnchor && input.path.count > 1
+        let judged =
+            input.path.anchoring == .trustAnchor && input.path.count > 1
             ? input.path.certificates.dropLast() : input.path.certificates[...]
         for (depth, certificate) in judged.enumerated() {
             if let problem = Self.problem(certificate.facts) {

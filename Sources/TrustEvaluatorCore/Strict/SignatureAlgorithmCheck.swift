@@ -5,11 +5,13 @@ struct SignatureAlgorithmCheck: PathCheck {
     static let weakDigests: Set<String> = ["SHA1", "MD5", "MD4", "MD2", "MDC2", "RIPEMD160", "SHA224"]
 
     func check(_ input: PathCheckInput, into findings: inout PathFindings) {
-        let judged = input.path.anchoring == .trustAnchor && input.path.count > 1
+        let judged =
+            input.path.anchoring == .trustAnchor && input.path.count > 1
             ? input.path.certificates.dropLast() : input.path.certificates[...]
         for (depth, certificate) in judged.enumerated() {
             if let digest = certificate.facts.signatureDigest, Self.weakDigests.contains(digest) {
-                findings.fail(.profileViolation,
+                findings.fail(
+                    .profileViolation,
                     "the certificate at depth \(depth) (\(certificate.subject)) is signed with \(digest), which the Web PKI no longer accepts")
             }
         }

@@ -26,7 +26,10 @@ struct SubjectCommonNameCheck: PathCheck {
                 // easy-rsa names the entity after the node and lists other names in the SAN: every
                 // verifier ignores the CN once a SAN is present (RFC 6125 §6.4.4); only the
                 // Baseline Requirements (7.1.4.3) ask for the copy.
-                input.baselineRequirement(.profileViolation, "the leaf's subject CN \"\(commonName)\" names a host of the subjectAltName's domain that the subjectAltName does not list", into: &findings)
+                input.baselineRequirement(
+                    .profileViolation,
+                    "the leaf's subject CN \"\(commonName)\" names a host of the subjectAltName's domain that the subjectAltName does not list",
+                    into: &findings)
             }
         }
     }
@@ -58,7 +61,9 @@ struct SubjectCommonNameCheck: PathCheck {
     static func addressBytes(_ text: String) -> [UInt8]? {
         var v6 = in6_addr()
         if inet_pton(AF_INET6, text, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
-        guard text.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isASCIIHexDigit || $0 == "." || $0 == "x" || $0 == "X") }) else { return nil }
+        guard text.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isASCIIHexDigit || $0 == "." || $0 == "x" || $0 == "X") }) else {
+            return nil
+        }
         var v4 = in_addr()
         if inet_aton(text, &v4) != 0 { return withUnsafeBytes(of: &v4) { Array($0) } }
         return nil

@@ -119,7 +119,8 @@ package enum JSONSyntax {
         mutating func literal(_ word: StaticString) throws(Problem) {
             let count = word.utf8CodeUnitCount
             guard bytes.count - index >= count,
-                  word.withUTF8Buffer({ expected in bytes[index..<index + count].elementsEqual(expected) }) else {
+                word.withUTF8Buffer({ expected in bytes[index..<index + count].elementsEqual(expected) })
+            else {
                 throw problem("expected \(word)")
             }
             index += count

@@ -14,8 +14,10 @@ package enum OutputFile {
     /// Whether `path` may be written: refused when it is an input (by name or inode), not a
     /// regular file, or (without `replacing`) an existing file.
     /// - Throws: ``PincheckError`` `input.unreadable-file` saying why.
-    package static func checkDestination(_ path: String, replacing: Bool, inputs: [String],
-                                         advice: String = forceAdvice) throws(PincheckError) {
+    package static func checkDestination(
+        _ path: String, replacing: Bool, inputs: [String],
+        advice: String = forceAdvice
+    ) throws(PincheckError) {
         func refuse(_ message: String) -> PincheckError { PincheckError(.unreadableFile, message, source: path) }
         var existing = stat()
         if lstat(path, &existing) == 0 {
@@ -51,8 +53,10 @@ package enum OutputFile {
     ///   - inputs: Files the command read; `path` may be none of them, by name or by inode.
     ///   - advice: What to do about an existing file, for the message.
     /// - Throws: ``PincheckError`` `input.unreadable-file` naming what was refused or failed.
-    package static func write(_ bytes: [UInt8], to path: String, mode: mode_t, replacing: Bool,
-                              inputs: [String] = [], advice: String = forceAdvice) throws(PincheckError) {
+    package static func write(
+        _ bytes: [UInt8], to path: String, mode: mode_t, replacing: Bool,
+        inputs: [String] = [], advice: String = forceAdvice
+    ) throws(PincheckError) {
         try checkDestination(path, replacing: replacing, inputs: inputs, advice: advice)
         switch PrivateFile.write(bytes, to: path, mode: mode, replacing: replacing) {
         case nil: return

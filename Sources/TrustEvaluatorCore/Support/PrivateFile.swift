@@ -111,7 +111,7 @@ package enum PrivateFile {
             let temporary = "\(path).tmp-\(UInt64.random(in: 0...UInt64.max))"
             guard linkat(AT_FDCWD, source, AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) == 0 else {
                 let reason = String(cString: strerror(errno))
-                if access(source, F_OK) != 0 { return .unsupported }   // no /proc
+                if access(source, F_OK) != 0 { return .unsupported }  // no /proc
                 return .done(.failed("could not write \(path) (\(reason))"))
             }
             guard rename(temporary, path) == 0 else {
@@ -122,7 +122,7 @@ package enum PrivateFile {
         } else {
             guard linkat(AT_FDCWD, source, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 else {
                 let reason = errno
-                if access(source, F_OK) != 0 { return .unsupported }   // no /proc
+                if access(source, F_OK) != 0 { return .unsupported }  // no /proc
                 return .done(reason == EEXIST ? .exists : .failed("could not write \(path) (\(String(cString: strerror(reason))))"))
             }
         }

@@ -22,15 +22,17 @@ package enum DetachedThread {
         guard let name else { return start(stackSize: stackSize, unnamed: body) }
         // Named from inside, through its own comm file (Glibc's pthread_setname_np is not
         // imported into Swift); Linux keeps 15 bytes. `top -H` and /proc/PID/task/*/comm show it.
-        return start(stackSize: stackSize, unnamed: {
-            let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-            if descriptor >= 0 {
-                let bytes = Array(name.utf8.prefix(15))
-                _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-                close(descriptor)
-            }
-            body()
-        })
+        return start(
+            stackSize: stackSize,
+            unnamed: {
+                let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+                if descriptor >= 0 {
+                    let bytes = Array(name.utf8.prefix(15))
+                    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                    close(descriptor)
+                }
+                body()
+            })
     }
 
     private static func start(stackSize: Int, unnamed body: @escaping @Sendable () -> Void) -> Bool {
@@ -41,10 +43,12 @@ package enum DetachedThread {
         pthread_attr_setstacksize(&attributes, max(stackSize, Int(PTHREAD_STACK_MIN)))
         let context = Unmanaged.passRetained(Box(body)).toOpaque()
         var thread = pthread_t()
-        let status = pthread_create(&thread, &attributes, { context in
-            Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
-            return nil
-        }, context)
+        let status = pthread_create(
+            &thread, &attributes,
+            { context in
+                Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+                return nil
+            }, context)
         if status != 0 {
             Unmanaged<Box>.fromOpaque(context).release()
             return false

@@ -14,14 +14,18 @@ enum ChainReasons {
         case .dns(let name):
             Reason(.hostMismatch, "the certificate is not valid for \(name); it names \(names)", evidence: evidence, requirement: .name)
         case .ipAddress(let address):
-            Reason(.ipAddressMismatch, "the certificate is not valid for IP address \(address); it names \(names)", evidence: evidence, requirement: .name)
+            Reason(
+                .ipAddressMismatch, "the certificate is not valid for IP address \(address); it names \(names)", evidence: evidence,
+                requirement: .name)
         }
     }
 
     /// The failures a run's errors give. OpenSSL may report one problem under two numbers (20 then
     /// 21 for a missing issuer, say): one reason per kind of problem and certificate.
-    static func failures(_ errors: [ChainVerificationError], leaf: Certificate, peer: PeerName?, time: Date,
-                         purpose: ValidationPolicy.Purpose) -> [Reason] {
+    static func failures(
+        _ errors: [ChainVerificationError], leaf: Certificate, peer: PeerName?, time: Date,
+        purpose: ValidationPolicy.Purpose
+    ) -> [Reason] {
         var seen: [(code: Reason.Code, depth: Int)] = []
         var reasons: [Reason] = []
         for error in errors {

@@ -51,13 +51,14 @@ enum ChainVerifier {
 
     static func verify(_ request: ChainVerificationRequest) -> ChainVerification {
         counter?.count.add(1, ordering: .relaxed)
-        let result = X509Verification.verify(X509VerificationRequest(
-            leaf: request.leaf.handle, untrusted: request.untrusted.map(\.handle), store: request.anchors.store,
-            anchors: request.anchors.certificates.map(\.handle), peer: request.peer.map(\.x509),
-            time: Timestamp.seconds(request.time), allowPartialChain: request.allowPartialChain,
-            maximumDepth: request.maximumDepth, purpose: request.purpose.x509,
-            revocationLists: request.revocationLists.map(\.handle), revocationOfWholeChain: request.revocationScope == .wholeChain,
-            strictRules: request.strictRules))
+        let result = X509Verification.verify(
+            X509VerificationRequest(
+                leaf: request.leaf.handle, untrusted: request.untrusted.map(\.handle), store: request.anchors.store,
+                anchors: request.anchors.certificates.map(\.handle), peer: request.peer.map(\.x509),
+                time: Timestamp.seconds(request.time), allowPartialChain: request.allowPartialChain,
+                maximumDepth: request.maximumDepth, purpose: request.purpose.x509,
+                revocationLists: request.revocationLists.map(\.handle), revocationOfWholeChain: request.revocationScope == .wholeChain,
+                strictRules: request.strictRules))
         // The request's own certificates where the chain uses them, so identities carry through.
         let known = [request.leaf] + request.untrusted + request.anchors.certificates
         func certificate(_ handle: X509Handle) -> Certificate {
@@ -66,8 +67,9 @@ enum ChainVerifier {
         return ChainVerification(
             builtChain: result.builtChain.map(certificate),
             errors: result.errors.map { error in
-                ChainVerificationError(kind: error.kind, code: error.code, depth: error.depth, text: error.text,
-                                       certificate: error.certificate.map { Certificate(handle: $0) })
+                ChainVerificationError(
+                    kind: error.kind, code: error.code, depth: error.depth, text: error.text,
+                    certificate: error.certificate.map { Certificate(handle: $0) })
             },
             succeeded: result.succeeded, tolerated: result.tolerated.map(ChainReasons.sentence(for:)))
     }
@@ -104,7 +106,8 @@ extension ChainVerificationError {
     /// extendedKeyUsage without clientAuth (what public CAs issue since 2026).
     static func missingClientAuthentication(_ certificate: Certificate?, purpose: ValidationPolicy.Purpose) -> String {
         guard purpose == .clientAuthentication, let purposes = certificate?.facts.extendedKeyUsage,
-              !purposes.contains(CertificateFacts.clientAuthOID), !purposes.contains(CertificateFacts.anyExtendedKeyUsageOID) else { return "" }
+            !purposes.contains(CertificateFacts.clientAuthOID), !purposes.contains(CertificateFacts.anyExtendedKeyUsageOID)
+        else { return "" }
         let serverOnly = purposes == [CertificateFacts.serverAuthOID]
         return ": its extendedKeyUsage has no clientAuth\(serverOnly ? " (serverAuth only)" : "")"
             + (serverOnly ? "; \(TrustAnchors.publicClientCertificatesEnded)" : "")
@@ -117,46 +120,54 @@ extension ChainVerificationError {
         evidence.openSSLError = Evidence.OpenSSLError(code: Int(code), text: text, depth: depth, subject: certificate?.subject)
         let subject = certificate.map { " (\($0.subject))" } ?? ""
         let at = "certificate at depth \(depth)\(subject)"
-        let (reasonCode, message): (Reason.Code, String) = switch kind {
-        case .expired:
-            (.expired, "the \(at) expired\(certificate.map { " on \(Timestamp.iso8601($0.notAfter))" } ?? "")")
-        case .notYetValid:
-            (.notYetValid, "the \(at) is not valid\(certificate.map { " until \(Timestamp.iso8601($0.notBefore))" } ?? "")")
-        case .selfSignedLeaf:
-            (.selfSigned, "the leaf\(subject) is self-signed and not a trust anchor")
-        case .untrustedRoot:
-            (.untrustedRoot, "the chain ends at a self-signed root that is not a trust anchor\(subject)")
-        case .unknownIssuer:
-            (.unknownIssuer, "no path to a trust anchor: the issuer of the \(at) is neither served nor trusted (missing intermediate, or an unknown CA)")
-        case .untrusted:
-            (.unknownIssuer, "the chain does not end at a trust anchor")
-        case .invalidCA:
-            (.invalidCA, "the \(at) is used as a CA but is not one")
-        case .pathLengthExceeded:
-            (.pathLengthExceeded, "the path is longer than the pathLenConstraint of the \(at) allows")
-        case .wrongPurpose:
-            (.wrongPurpose, "the \(at) is not valid for TLS \(purpose == .serverAuthentication ? "server" : "client") authentication"
-                + Self.missingClientAuthentication(certificate, purpose: purpose))
-        case .badSignature:
-            (.badSignature, "the signature of the \(at) does not verify")
-        case .tooLong:
-            (.tooLong, "the path is longer than the maximum depth")
-        case .revoked:
-            (.revoked, "the \(at) is revoked by a supplied CRL")
-        case .revocationUnknown:
-            (.revocationUnknown, "the revocation status of the \(at) is unknown: \(text)")
-        case .nameConstraints:
-            (.nameConstraints, "a name of the \(at) violates its issuer's name constraints")
-        case .unsupportedAlgorithm(let name):
-            (.unsupportedAlgorithm, "the \(at) uses \(name), which the linked \(OpenSSLLibrary.version) cannot verify")
-        case .hostMismatch, .ipAddressMismatch, .other:
-            (.invalid, "the \(at) failed verification: \(text) (OpenSSL error \(code))")
-        }
+        let (reasonCode, message): (Reason.Code, String) =
+            switch kind {
+            case .expired:
+                (.expired, "the \(at) expired\(certificate.map { " on \(Timestamp.iso8601($0.notAfter))" } ?? "")")
+            case .notYetValid:
+                (.notYetValid, "the \(at) is not valid\(certificate.map { " until \(Timestamp.iso8601($0.notBefore))" } ?? "")")
+            case .selfSignedLeaf:
+                (.selfSigned, "the leaf\(subject) is self-signed and not a trust anchor")
+            case .untrustedRoot:
+                (.untrustedRoot, "the chain ends at a self-signed root that is not a trust anchor\(subject)")
+            case .unknownIssuer:
+                (
+                    .unknownIssuer,
+                    "no path to a trust anchor: the issuer of the \(at) is neither served nor trusted (missing intermediate, or an unknown CA)"
+                )
+            case .untrusted:
+                (.unknownIssuer, "the chain does not end at a trust anchor")
+            case .invalidCA:
+                (.invalidCA, "the \(at) is used as a CA but is not one")
+            case .pathLengthExceeded:
+                (.pathLengthExceeded, "the path is longer than the pathLenConstraint of the \(at) allows")
+            case .wrongPurpose:
+                (
+                    .wrongPurpose,
+                    "the \(at) is not valid for TLS \(purpose == .serverAuthentication ? "server" : "client") authentication"
+                        + Self.missingClientAuthentication(certificate, purpose: purpose)
+                )
+            case .badSignature:
+                (.badSignature, "the signature of the \(at) does not verify")
+            case .tooLong:
+                (.tooLong, "the path is longer than the maximum depth")
+            case .revoked:
+                (.revoked, "the \(at) is revoked by a supplied CRL")
+            case .revocationUnknown:
+                (.revocationUnknown, "the revocation status of the \(at) is unknown: \(text)")
+            case .nameConstraints:
+                (.nameConstraints, "a name of the \(at) violates its issuer's name constraints")
+            case .unsupportedAlgorithm(let name):
+                (.unsupportedAlgorithm, "the \(at) uses \(name), which the linked \(OpenSSLLibrary.version) cannot verify")
+            case .hostMismatch, .ipAddressMismatch, .other:
+                (.invalid, "the \(at) failed verification: \(text) (OpenSSL error \(code))")
+            }
         // A CRL's answer is revocation's; everything else the verifier says is about the chain.
-        let requirement: Reason.Requirement = switch kind {
-        case .revoked, .revocationUnknown: .revocation
-        default: .chain
-        }
+        let requirement: Reason.Requirement =
+            switch kind {
+            case .revoked, .revocationUnknown: .revocation
+            default: .chain
+            }
         return Reason(reasonCode, message, evidence: evidence, requirement: requirement)
     }
 }
@@ -226,8 +237,10 @@ enum PathCandidates {
             }
             // `current` becomes an intermediate once an issuer is added above it.
             guard ChainDepth.counted(path.dropFirst()) <= maximumDepth else { return }
-            for candidate in everyone where !path.contains(candidate)
-                && candidate.handle.mayHaveIssued(current.handle) {
+            for candidate in everyone
+            where !path.contains(candidate)
+                && candidate.handle.mayHaveIssued(current.handle)
+            {
                 extend(path + [candidate])
             }
         }

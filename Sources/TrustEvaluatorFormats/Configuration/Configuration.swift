@@ -46,11 +46,14 @@ public struct Configuration: Sendable {
     ///   - format: The file's format; nil: detected from its bytes, and an empty (blank or
     ///     comment-only) file refused, since a truncated file must never read as "nothing pinned".
     /// - Throws: `PincheckError` naming the file and the key path of the first problem.
-    public static func load(contentsOf path: String, anchors: TrustAnchors? = nil, androidRawFolder: String? = nil,
-                            format: ConfigurationFormat? = nil,
-                            publicSuffixes: PublicSuffixList? = PublicSuffixList.system) throws(PincheckError) -> Configuration {
-        try load(contentsOf: path, anchors: anchors, androidRawFolder: androidRawFolder, format: format,
-                 publicSuffixes: publicSuffixes, certificateTransparencyLogs: nil)
+    public static func load(
+        contentsOf path: String, anchors: TrustAnchors? = nil, androidRawFolder: String? = nil,
+        format: ConfigurationFormat? = nil,
+        publicSuffixes: PublicSuffixList? = PublicSuffixList.system
+    ) throws(PincheckError) -> Configuration {
+        try load(
+            contentsOf: path, anchors: anchors, androidRawFolder: androidRawFolder, format: format,
+            publicSuffixes: publicSuffixes, certificateTransparencyLogs: nil)
     }
 
     /// Reads and decodes a configuration file whose Certificate Transparency requirements take
@@ -64,33 +67,42 @@ public struct Configuration: Sendable {
     ///   - publicSuffixes: For refusing subdomain patterns on public suffixes.
     ///   - certificateTransparencyLogs: The logs every CT requirement knows; nil: the file's lists.
     /// - Throws: `PincheckError` naming the file and the key path of the first problem.
-    public static func load(contentsOf path: String, anchors: TrustAnchors? = nil, androidRawFolder: String? = nil,
-                            format: ConfigurationFormat? = nil, publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
-                            certificateTransparencyLogs: CertificateTransparency.Logs?) throws(PincheckError) -> Configuration {
+    public static func load(
+        contentsOf path: String, anchors: TrustAnchors? = nil, androidRawFolder: String? = nil,
+        format: ConfigurationFormat? = nil, publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
+        certificateTransparencyLogs: CertificateTransparency.Logs?
+    ) throws(PincheckError) -> Configuration {
         let data = Data(try InputFile.read(path, limit: InputFile.configurationLimit, what: "configuration file"))
         let directory = FilePath.directory(of: path)
-        return try decode(data, source: path, baseDirectory: directory.isEmpty ? "." : directory,
-                          anchors: anchors, androidRawFolder: androidRawFolder, format: format, publicSuffixes: publicSuffixes,
-                          certificateTransparencyLogs: certificateTransparencyLogs)
+        return try decode(
+            data, source: path, baseDirectory: directory.isEmpty ? "." : directory,
+            anchors: anchors, androidRawFolder: androidRawFolder, format: format, publicSuffixes: publicSuffixes,
+            certificateTransparencyLogs: certificateTransparencyLogs)
     }
 
     /// Decodes a configuration in any supported format (Pincheck JSON unless detected or named otherwise).
-    public static func decode(_ data: Data, source: String = "<configuration>", baseDirectory: String,
-                              anchors anchorOverride: TrustAnchors? = nil, androidRawFolder: String? = nil,
-                              format: ConfigurationFormat? = nil,
-                              publicSuffixes: PublicSuffixList? = PublicSuffixList.system) throws(PincheckError) -> Configuration {
-        try decode(data, source: source, baseDirectory: baseDirectory, anchors: anchorOverride, androidRawFolder: androidRawFolder,
-                   format: format, publicSuffixes: publicSuffixes, certificateTransparencyLogs: nil)
+    public static func decode(
+        _ data: Data, source: String = "<configuration>", baseDirectory: String,
+        anchors anchorOverride: TrustAnchors? = nil, androidRawFolder: String? = nil,
+        format: ConfigurationFormat? = nil,
+        publicSuffixes: PublicSuffixList? = PublicSuffixList.system
+    ) throws(PincheckError) -> Configuration {
+        try decode(
+            data, source: source, baseDirectory: baseDirectory, anchors: anchorOverride, androidRawFolder: androidRawFolder,
+            format: format, publicSuffixes: publicSuffixes, certificateTransparencyLogs: nil)
     }
 
     /// Decodes a configuration whose Certificate Transparency requirements take their logs from
     /// `certificateTransparencyLogs` (nil: from the file's `certificateTransparencyLogLists`).
-    public static func decode(_ data: Data, source: String = "<configuration>", baseDirectory: String,
-                              anchors anchorOverride: TrustAnchors? = nil, androidRawFolder: String? = nil,
-                              format: ConfigurationFormat? = nil, publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
-                              certificateTransparencyLogs: CertificateTransparency.Logs?) throws(PincheckError) -> Configuration {
-        try decode(data, source: source, baseDirectory: baseDirectory, anchors: anchorOverride, androidRawFolder: androidRawFolder,
-                   format: format, publicSuffixes: publicSuffixes, logs: certificateTransparencyLogs, logStore: nil)
+    public static func decode(
+        _ data: Data, source: String = "<configuration>", baseDirectory: String,
+        anchors anchorOverride: TrustAnchors? = nil, androidRawFolder: String? = nil,
+        format: ConfigurationFormat? = nil, publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
+        certificateTransparencyLogs: CertificateTransparency.Logs?
+    ) throws(PincheckError) -> Configuration {
+        try decode(
+            data, source: source, baseDirectory: baseDirectory, anchors: anchorOverride, androidRawFolder: androidRawFolder,
+            format: format, publicSuffixes: publicSuffixes, logs: certificateTransparencyLogs, logStore: nil)
     }
 
     /// Reads and decodes a configuration file whose Certificate Transparency requirements read
@@ -105,48 +117,62 @@ public struct Configuration: Sendable {
     ///   - publicSuffixes: For refusing subdomain patterns on public suffixes.
     ///   - certificateTransparencyLogStore: The lists every CT requirement reads.
     /// - Throws: `PincheckError` naming the file and the key path of the first problem.
-    public static func load(contentsOf path: String, anchors: TrustAnchors? = nil, androidRawFolder: String? = nil,
-                            format: ConfigurationFormat? = nil, publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
-                            certificateTransparencyLogStore: CertificateTransparency.LogStore) throws(PincheckError) -> Configuration {
+    public static func load(
+        contentsOf path: String, anchors: TrustAnchors? = nil, androidRawFolder: String? = nil,
+        format: ConfigurationFormat? = nil, publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
+        certificateTransparencyLogStore: CertificateTransparency.LogStore
+    ) throws(PincheckError) -> Configuration {
         let data = Data(try InputFile.read(path, limit: InputFile.configurationLimit, what: "configuration file"))
         let directory = FilePath.directory(of: path)
-        return try decode(data, source: path, baseDirectory: directory.isEmpty ? "." : directory,
-                          anchors: anchors, androidRawFolder: androidRawFolder, format: format, publicSuffixes: publicSuffixes,
-                          logs: nil, logStore: certificateTransparencyLogStore)
+        return try decode(
+            data, source: path, baseDirectory: directory.isEmpty ? "." : directory,
+            anchors: anchors, androidRawFolder: androidRawFolder, format: format, publicSuffixes: publicSuffixes,
+            logs: nil, logStore: certificateTransparencyLogStore)
     }
 
     /// Decodes a configuration whose Certificate Transparency requirements read their logs from
     /// `certificateTransparencyLogStore` once per evaluation.
-    public static func decode(_ data: Data, source: String = "<configuration>", baseDirectory: String,
-                              anchors anchorOverride: TrustAnchors? = nil, androidRawFolder: String? = nil,
-                              format: ConfigurationFormat? = nil, publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
-                              certificateTransparencyLogStore: CertificateTransparency.LogStore) throws(PincheckError) -> Configuration {
-        try decode(data, source: source, baseDirectory: baseDirectory, anchors: anchorOverride, androidRawFolder: androidRawFolder,
-                   format: format, publicSuffixes: publicSuffixes, logs: nil, logStore: certificateTransparencyLogStore)
+    public static func decode(
+        _ data: Data, source: String = "<configuration>", baseDirectory: String,
+        anchors anchorOverride: TrustAnchors? = nil, androidRawFolder: String? = nil,
+        format: ConfigurationFormat? = nil, publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
+        certificateTransparencyLogStore: CertificateTransparency.LogStore
+    ) throws(PincheckError) -> Configuration {
+        try decode(
+            data, source: source, baseDirectory: baseDirectory, anchors: anchorOverride, androidRawFolder: androidRawFolder,
+            format: format, publicSuffixes: publicSuffixes, logs: nil, logStore: certificateTransparencyLogStore)
     }
 
     /// The decoder: CT requirements read `logStore` when there is one, else `logs`, else the file's lists.
-    private static func decode(_ data: Data, source: String, baseDirectory: String, anchors anchorOverride: TrustAnchors?,
-                               androidRawFolder: String?, format: ConfigurationFormat?, publicSuffixes: PublicSuffixList?,
-                               logs: CertificateTransparency.Logs?,
-                               logStore: CertificateTransparency.LogStore?) throws(PincheckError) -> Configuration {
+    private static func decode(
+        _ data: Data, source: String, baseDirectory: String, anchors anchorOverride: TrustAnchors?,
+        androidRawFolder: String?, format: ConfigurationFormat?, publicSuffixes: PublicSuffixList?,
+        logs: CertificateTransparency.Logs?,
+        logStore: CertificateTransparency.LogStore?
+    ) throws(PincheckError) -> Configuration {
         let raw: RawConfiguration
         if let imported = try ConfigurationImporter.importIfForeign(data, format: format, source: source, androidRawFolder: androidRawFolder) {
             raw = imported
         } else {
             raw = try RawConfiguration(data, source: source)
         }
-        return try ConfigurationBuilder(source: source, baseDirectory: baseDirectory, anchorOverride: anchorOverride,
-                                        publicSuffixes: publicSuffixes, logs: logs, logStore: logStore).configuration(raw)
+        return try ConfigurationBuilder(
+            source: source, baseDirectory: baseDirectory, anchorOverride: anchorOverride,
+            publicSuffixes: publicSuffixes, logs: logs, logStore: logStore
+        ).configuration(raw)
     }
 
     /// Decodes a configuration already parsed (a signed pin-set update carries one).
-    static func decode(document: JSONValue, source: String, baseDirectory: String, anchors anchorOverride: TrustAnchors?,
-                       logStore: CertificateTransparency.LogStore?) throws(PincheckError) -> Configuration {
+    static func decode(
+        document: JSONValue, source: String, baseDirectory: String, anchors anchorOverride: TrustAnchors?,
+        logStore: CertificateTransparency.LogStore?
+    ) throws(PincheckError) -> Configuration {
         let raw: RawConfiguration
         do throws(ConfigurationFieldError) { raw = try RawConfiguration(json: document) } catch { throw error.error(source: source) }
-        return try ConfigurationBuilder(source: source, baseDirectory: baseDirectory, anchorOverride: anchorOverride,
-                                        publicSuffixes: PublicSuffixList.system, logs: nil, logStore: logStore).configuration(raw)
+        return try ConfigurationBuilder(
+            source: source, baseDirectory: baseDirectory, anchorOverride: anchorOverride,
+            publicSuffixes: PublicSuffixList.system, logs: nil, logStore: logStore
+        ).configuration(raw)
     }
 }
 

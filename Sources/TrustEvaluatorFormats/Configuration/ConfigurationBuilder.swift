@@ -78,13 +78,16 @@ struct ConfigurationBuilder {
             if let other = seen.updateValue(path, forKey: pattern) {
                 throw fail("\(path).pattern", "\"\(host.pattern)\" is already configured at \(other)")
             }
-            entries.append(try builder.hostEntry(host, pattern: pattern, at: path, fileAnchors: fileAnchors,
-                                                 defaultTransparency: defaultTransparency))
+            entries.append(
+                try builder.hostEntry(
+                    host, pattern: pattern, at: path, fileAnchors: fileAnchors,
+                    defaultTransparency: defaultTransparency))
         }
         var defaultValidation = ValidationPolicy(anchors: fileAnchors)
         defaultValidation.certificateTransparency = defaultTransparency
-        var manager = TrustManager(policies: entries.map(\.policy), allHostsMustBeEvaluated: raw.allHostsMustBeEvaluated ?? true,
-                                   defaultValidation: defaultValidation)
+        var manager = TrustManager(
+            policies: entries.map(\.policy), allHostsMustBeEvaluated: raw.allHostsMustBeEvaluated ?? true,
+            defaultValidation: defaultValidation)
         manager.patternMatching = try patternMatching(raw.patternMatching, entries: entries)
         return Configuration(trustManager: manager, hosts: entries, backupPinsRequired: builder.backupPinsRequired)
     }
@@ -96,7 +99,9 @@ struct ConfigurationBuilder {
         case "most-specific": return .mostSpecific
         case "all-matching":
             for entry in entries where !entry.policy.pinSets.allSatisfy({ $0.isUnionable }) || entry.policy.pinSets.count > 1 {
-                throw fail("\(entry.path)", "\"patternMatching\": \"all-matching\" takes enforced public-key pins without expiry only (OkHttp's CertificatePinner)")
+                throw fail(
+                    "\(entry.path)",
+                    "\"patternMatching\": \"all-matching\" takes enforced public-key pins without expiry only (OkHttp's CertificatePinner)")
             }
             return .allMatching
         case let other: throw fail("patternMatching", "\"\(other)\" is not \"most-specific\" or \"all-matching\"")

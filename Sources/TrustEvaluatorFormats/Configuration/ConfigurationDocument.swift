@@ -23,8 +23,10 @@ struct RawConfiguration: Encodable {
         case certificateTransparency, certificateTransparencyLogLists
     }
 
-    init(allHostsMustBeEvaluated: Bool?, patternMatching: String? = nil, anchors: RawAnchors? = nil, hosts: [RawHost],
-         certificateTransparency: RawTransparency? = nil) {
+    init(
+        allHostsMustBeEvaluated: Bool?, patternMatching: String? = nil, anchors: RawAnchors? = nil, hosts: [RawHost],
+        certificateTransparency: RawTransparency? = nil
+    ) {
         version = 1
         self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
         self.anchors = anchors
@@ -114,9 +116,11 @@ struct RawHost: Encodable {
         case certificateTransparency
     }
 
-    init(pattern: String, includeSubdomains: Bool? = nil, mode: String? = nil, pins: [String]? = nil,
-         enforce: Bool? = nil, expires: String? = nil, reportURIs: [String]? = nil,
-         leafPins: [String]? = nil, caPins: [String]? = nil, anchors: RawAnchors? = nil, pinOverrideAnchors: RawAnchors? = nil) {
+    init(
+        pattern: String, includeSubdomains: Bool? = nil, mode: String? = nil, pins: [String]? = nil,
+        enforce: Bool? = nil, expires: String? = nil, reportURIs: [String]? = nil,
+        leafPins: [String]? = nil, caPins: [String]? = nil, anchors: RawAnchors? = nil, pinOverrideAnchors: RawAnchors? = nil
+    ) {
         self.leafPins = leafPins
         self.caPins = caPins
         self.anchors = anchors

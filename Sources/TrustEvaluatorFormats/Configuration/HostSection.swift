@@ -9,8 +9,10 @@ extension ConfigurationBuilder {
         } catch { throw fail("\(path).pattern", error.message) }
     }
 
-    func hostEntry(_ host: RawHost, pattern: HostPattern, at path: String, fileAnchors: TrustAnchors,
-                   defaultTransparency: CertificateTransparency.Requirement?) throws(PincheckError) -> Configuration.HostEntry {
+    func hostEntry(
+        _ host: RawHost, pattern: HostPattern, at path: String, fileAnchors: TrustAnchors,
+        defaultTransparency: CertificateTransparency.Requirement?
+    ) throws(PincheckError) -> Configuration.HostEntry {
         let revocation = try revocation(host.revocation, at: "\(path).revocation")
         let pins = try pinSets(host, at: path)
         var reportURIs: [URL] = []
@@ -26,10 +28,12 @@ extension ConfigurationBuilder {
             nameValidation: host.validatesDomainName == false ? .disabled(because: "validatesDomainName false in \(path)") : .required)
         validation.revocationLists = revocation.lists
         validation.revocationScope = revocation.scope
-        validation.certificateTransparency = host.certificateTransparency == nil
+        validation.certificateTransparency =
+            host.certificateTransparency == nil
             ? defaultTransparency : try transparency(host.certificateTransparency, at: "\(path).certificateTransparency")
-        var policy = HostPolicy(pattern: pattern, pinSets: pins.sets, validation: validation, reportURIs: reportURIs,
-                                revocation: revocation.policy)
+        var policy = HostPolicy(
+            pattern: pattern, pinSets: pins.sets, validation: validation, reportURIs: reportURIs,
+            revocation: revocation.policy)
         policy.pinOverrideAnchors = try host.pinOverrideAnchors.map { raw throws(PincheckError) in
             try anchors(raw, at: "\(path).pinOverrideAnchors")
         }
@@ -38,7 +42,8 @@ extension ConfigurationBuilder {
 
     /// `revocation`: CRL files, their scope, a required staple, and the distribution points' CRLs.
     private func revocation(_ raw: RawRevocation?, at path: String) throws(PincheckError)
-        -> (lists: [CertificateRevocationList], scope: ValidationPolicy.RevocationScope, policy: RevocationPolicy) {
+        -> (lists: [CertificateRevocationList], scope: ValidationPolicy.RevocationScope, policy: RevocationPolicy)
+    {
         var lists: [CertificateRevocationList] = []
         for (index, file) in (raw?.crls ?? []).enumerated() {
             do { lists += try CertificateRevocationList.load(contentsOf: resolve(file)) } catch {

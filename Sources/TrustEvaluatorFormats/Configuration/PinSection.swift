@@ -24,8 +24,10 @@ extension ConfigurationBuilder {
         // The engine's backup-pin rule, on what each set shows before any server is seen.
         for (index, set) in sets.enumerated() where backupPinsRequired {
             if let finding = set.backupPinFinding(onChain: nil) {
-                throw fail("\(path).pins", "an enforced pin set needs a backup pin (at least two pins, one not in the current chain; RFC 7469 §2.5): "
-                           + finding.message(naming: "the pin set" + BackupPinFinding.setNumber(index, of: sets.count)))
+                throw fail(
+                    "\(path).pins",
+                    "an enforced pin set needs a backup pin (at least two pins, one not in the current chain; RFC 7469 §2.5): "
+                        + finding.message(naming: "the pin set" + BackupPinFinding.setNumber(index, of: sets.count)))
             }
         }
         return (sets, enforce, expires)

@@ -17,7 +17,9 @@ extension ConfigurationBuilder {
     /// else the known lists; a requirement with neither is a load error.
     func transparency(_ raw: RawTransparency?, at key: String) throws(PincheckError) -> CertificateTransparency.Requirement? {
         guard let raw else { return nil }
-        func value<Value: RawRepresentable<String> & CaseIterable>(_ text: String?, _ field: String, default fallback: Value) throws(PincheckError) -> Value {
+        func value<Value: RawRepresentable<String> & CaseIterable>(_ text: String?, _ field: String, default fallback: Value) throws(PincheckError)
+            -> Value
+        {
             guard let text else { return fallback }
             guard let value = Value(rawValue: text) else {
                 throw fail("\(key).\(field)", "\"\(text)\" is not \(Value.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
@@ -40,7 +42,10 @@ extension ConfigurationBuilder {
         } else if let logs {
             requirement = CertificateTransparency.Requirement(policy: policy, logs: logs, enforcement: enforcement)
         } else {
-            throw fail(key, "a Certificate Transparency policy needs log lists: certificateTransparencyLogLists in the file, or lists given at load (--ct-log-list)")
+            throw fail(
+                key,
+                "a Certificate Transparency policy needs log lists: certificateTransparencyLogLists in the file, or lists given at load (--ct-log-list)"
+            )
         }
         requirement.scope = try value(raw.scope, "scope", default: .publiclyTrustedAnchors)
         requirement.whenUnenforceable = try value(raw.whenUnenforceable, "whenUnenforceable", default: .fail)

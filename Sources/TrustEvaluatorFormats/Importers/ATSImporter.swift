@@ -25,7 +25,8 @@ extension ConfigurationImporter {
                 var pins: [String] = []
                 for (index, entry) in entries.enumerated() {
                     guard let identity = entry.dictionary, identity.count == 1, let hash = identity["SPKI-SHA256-BASE64"]?.string else {
-                        throw PincheckError(.invalidPolicy, "\(path).\(key)[\(index)]: an identity is a dictionary holding SPKI-SHA256-BASE64 only", source: source)
+                        throw PincheckError(
+                            .invalidPolicy, "\(path).\(key)[\(index)]: an identity is a dictionary holding SPKI-SHA256-BASE64 only", source: source)
                     }
                     pins.append("sha256/" + hash)
                 }
@@ -40,8 +41,10 @@ extension ConfigurationImporter {
             if let value = settings["NSIncludesSubdomains"], value.bool == nil {
                 throw PincheckError(.invalidPolicy, "\(path).NSIncludesSubdomains: not a Boolean (<true/> or <false/>)", source: source)
             }
-            hosts.append(RawHost(pattern: domain, includeSubdomains: settings["NSIncludesSubdomains"]?.bool,
-                                 leafPins: leaf, caPins: authorities))
+            hosts.append(
+                RawHost(
+                    pattern: domain, includeSubdomains: settings["NSIncludesSubdomains"]?.bool,
+                    leafPins: leaf, caPins: authorities))
         }
         return RawConfiguration(allHostsMustBeEvaluated: false, hosts: hosts)
     }

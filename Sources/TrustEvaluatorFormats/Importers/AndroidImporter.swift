@@ -51,7 +51,6 @@ extension ConfigurationImporter {
     }
 }
 
-
 /// Walks `network_security_config.xml` as Android's `XmlConfigSource` reads it: a nested
 /// `domain-config` inherits what it does not set (pins, trust anchors, Certificate Transparency)
 /// from its parent, then from `base-config`, then from the platform default (the system store,
@@ -227,7 +226,9 @@ private struct NetworkSecurityConfigReader {
             guard let index = stack.popLast() else { throw Failure(message: "line \(line): unbalanced </domain-config>") }
             // XmlConfigSource.parseConfigEntry: a domain-config must name its domains.
             guard !configs[index].domains.isEmpty else {
-                throw Failure(message: "line \(line): no <domain> elements in <domain-config> (Android refuses the file: \"No domain elements in domain-config\")")
+                throw Failure(
+                    message:
+                        "line \(line): no <domain> elements in <domain-config> (Android refuses the file: \"No domain elements in domain-config\")")
             }
             closed.append(index)
         default:
@@ -266,9 +267,11 @@ private struct NetworkSecurityConfigReader {
 
     /// Chrome's policy on every anchor's paths, or "off" where the file's would apply and must not.
     private static func transparency(_ required: Bool) -> RawTransparency {
-        required ? RawTransparency(policy: CertificateTransparency.Policy.chrome.rawValue,
-                                   scope: CertificateTransparency.Scope.everyAnchor.rawValue)
-                 : RawTransparency(policy: RawTransparency.off)
+        required
+            ? RawTransparency(
+                policy: CertificateTransparency.Policy.chrome.rawValue,
+                scope: CertificateTransparency.Scope.everyAnchor.rawValue)
+            : RawTransparency(policy: RawTransparency.off)
     }
 
     /// The imported document.
@@ -288,8 +291,9 @@ private struct NetworkSecurityConfigReader {
                 let subdomains = domain.includeSubdomains ? true : nil
                 var host: RawHost
                 if let pins, !pins.isEmpty {
-                    host = RawHost(pattern: domain.name, includeSubdomains: subdomains, mode: "public-key", pins: pins,
-                                   expires: expiration, anchors: anchors, pinOverrideAnchors: overrides)
+                    host = RawHost(
+                        pattern: domain.name, includeSubdomains: subdomains, mode: "public-key", pins: pins,
+                        expires: expiration, anchors: anchors, pinOverrideAnchors: overrides)
                 } else {
                     host = RawHost(pattern: domain.name, includeSubdomains: subdomains, mode: "none", anchors: anchors)
                 }
@@ -298,7 +302,8 @@ private struct NetworkSecurityConfigReader {
                 hosts.append(host)
             }
         }
-        return RawConfiguration(allHostsMustBeEvaluated: false, anchors: base.anchors.map(Self.anchors), hosts: hosts,
-                                certificateTransparency: baseCT ? Self.transparency(true) : nil)
+        return RawConfiguration(
+            allHostsMustBeEvaluated: false, anchors: base.anchors.map(Self.anchors), hosts: hosts,
+            certificateTransparency: baseCT ? Self.transparency(true) : nil)
     }
 }

@@ -31,7 +31,9 @@ public enum ConfigurationImporter {
             // An app's Info.plist may hold both; TrustKit's key decides for TrustKit, as the app would use it.
             let plist = text(data.prefix(1 << 20))
             // A binary plist stores its keys as plain strings, without the XML around them.
-            let (ats, trustKit) = head.hasPrefix("bplist") ? ("NSPinnedDomains", "TSKPinnedDomains")
+            let (ats, trustKit) =
+                head.hasPrefix("bplist")
+                ? ("NSPinnedDomains", "TSKPinnedDomains")
                 : ("<key>NSPinnedDomains</key>", "<key>TSKPinnedDomains</key>")
             if plist.contains(ats) && !plist.contains(trustKit) { return .ats }
             return .trustKit
@@ -60,7 +62,8 @@ public enum ConfigurationImporter {
         // The first byte that is not ASCII white space (or a byte order mark) decides at once for
         // every file that starts with content: a configuration is not read line by line twice.
         if let first = data.first(where: { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }),
-           first != UInt8(ascii: "#"), first != UInt8(ascii: "/"), first < 0x80 {
+            first != UInt8(ascii: "#"), first != UInt8(ascii: "/"), first < 0x80
+        {
             return false
         }
         return text(data).split(whereSeparator: \.isNewline).allSatisfy { line in
@@ -70,10 +73,12 @@ public enum ConfigurationImporter {
     }
 
     /// Why a blank configuration is refused, unless its format is named.
-    static let blankRefused = "the configuration is empty (nothing but white space or comments): an empty or truncated file is refused rather than read as \"nothing pinned\"; if an OkHttp pin list with no pins is meant, name its format (--config-format okhttp)"
+    static let blankRefused =
+        "the configuration is empty (nothing but white space or comments): an empty or truncated file is refused rather than read as \"nothing pinned\"; if an OkHttp pin list with no pins is meant, name its format (--config-format okhttp)"
 
     /// What ``detect(_:)`` tried, for a file it recognises as none of them.
-    static let formatsTried = "it is none of the formats Pincheck reads: Pincheck JSON (an object, {…}), a TrustKit or App Transport Security (NSPinnedDomains) plist or an Android network_security_config.xml (XML, <…>), OkHttp pins (lines of \"pattern sha256/BASE64\")"
+    static let formatsTried =
+        "it is none of the formats Pincheck reads: Pincheck JSON (an object, {…}), a TrustKit or App Transport Security (NSPinnedDomains) plist or an Android network_security_config.xml (XML, <…>), OkHttp pins (lines of \"pattern sha256/BASE64\")"
 
     /// Converts a configuration of any supported format into Pincheck's JSON.
     /// - Parameters:
@@ -83,8 +88,10 @@ public enum ConfigurationImporter {
     ///   - androidRawFolder: Where an Android file's `@raw/NAME` resources are; by default
     ///     the app's `res/raw/`, beside the `res/xml/` the file is in.
     /// - Throws: `PincheckError` naming the file and what in it cannot be imported.
-    public static func pincheckJSON(from data: Data, format: ConfigurationFormat? = nil, source: String,
-                                    androidRawFolder: String? = nil) throws(PincheckError) -> String {
+    public static func pincheckJSON(
+        from data: Data, format: ConfigurationFormat? = nil, source: String,
+        androidRawFolder: String? = nil
+    ) throws(PincheckError) -> String {
         if format == nil, isBlank(data) { throw PincheckError(.invalidPolicy, blankRefused, source: source) }
         let format = format ?? detect(data)
         let raw: RawConfiguration
@@ -98,19 +105,26 @@ public enum ConfigurationImporter {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        guard let json = try? encoder.encode(raw) else { throw PincheckError(.invalidPolicy, "cannot encode the imported configuration", source: source) }
+        guard let json = try? encoder.encode(raw) else {
+            throw PincheckError(.invalidPolicy, "cannot encode the imported configuration", source: source)
+        }
         return String(decoding: json, as: UTF8.self)
     }
 
     /// The imported document when `data` is not Pincheck JSON; nil when it is.
     /// - Parameter format: The format the caller named; nil: detected, and a blank file refused.
-    static func importIfForeign(_ data: Data, format named: ConfigurationFormat? = nil, source: String,
-                                androidRawFolder: String? = nil) throws(PincheckError) -> RawConfiguration? {
+    static func importIfForeign(
+        _ data: Data, format named: ConfigurationFormat? = nil, source: String,
+        androidRawFolder: String? = nil
+    ) throws(PincheckError) -> RawConfiguration? {
         if named == nil, isBlank(data) { throw PincheckError(.invalidPolicy, blankRefused, source: source) }
         switch named ?? detect(data) {
         case .pincheck:
             let head = text(data.prefix(64)).trimmingWhitespaceCharacters()
-            guard head.hasPrefix("{") else { throw PincheckError(.invalidPolicy, named == nil ? formatsTried : "not a Pincheck JSON configuration (an object, {…})", source: source) }
+            guard head.hasPrefix("{") else {
+                throw PincheckError(
+                    .invalidPolicy, named == nil ? formatsTried : "not a Pincheck JSON configuration (an object, {…})", source: source)
+            }
             return nil
         case .trustKit: return try trustKit(data, source: source)
         case .android: return try android(data, source: source, rawFolder: androidRawFolder)

@@ -5,8 +5,10 @@ import TrustEvaluatorCore
 extension ConfigurationImporter {
     /// A plist's per-domain dictionaries in name order, each with its key path; a domain whose
     /// value is not a dictionary, or holds a key outside `allowed`, is an error naming it.
-    static func domainSettings(_ domains: [String: PlistValue], in key: String, allowing allowed: Set<String>,
-                                       source: String) throws(PincheckError) -> [(String, String, [String: PlistValue])] {
+    static func domainSettings(
+        _ domains: [String: PlistValue], in key: String, allowing allowed: Set<String>,
+        source: String
+    ) throws(PincheckError) -> [(String, String, [String: PlistValue])] {
         var result: [(String, String, [String: PlistValue])] = []
         for domain in domains.keys.sorted() {
             let path = "\(key).\(domain)"
@@ -29,8 +31,11 @@ extension ConfigurationImporter {
             switch BinaryPlistShape.check([UInt8](data), maximumDepth: PlistValue.maximumDepth, maximumValues: PlistValue.maximumValues) {
             case .fits: break
             case .tooDeep: throw tooDeep
-            case .tooLarge: throw PincheckError(.invalidPolicy, "the binary property list expands to more than \(PlistValue.maximumValues) values", source: source)
-            case .malformed: throw PincheckError(.invalidPolicy, "not a property list (a binary plist whose object table cannot be read)", source: source)
+            case .tooLarge:
+                throw PincheckError(
+                    .invalidPolicy, "the binary property list expands to more than \(PlistValue.maximumValues) values", source: source)
+            case .malformed:
+                throw PincheckError(.invalidPolicy, "not a property list (a binary plist whose object table cannot be read)", source: source)
             }
         } else {
             guard String(validating: data, as: UTF8.self) != nil else {
@@ -88,12 +93,19 @@ enum PlistValue: Decodable {
             self = .array(array)
         } else {
             let single = try decoder.singleValueContainer()
-            if let value = try? single.decode(Bool.self) { self = .bool(value) }
-            else if let value = try? single.decode(Int.self) { self = .integer(value) }
-            else if let value = try? single.decode(Double.self) { self = .real(value) }
-            else if let value = try? single.decode(String.self) { self = .string(value) }
-            else if let value = try? single.decode(Date.self) { self = .date(value) }
-            else { self = .data(try single.decode(Data.self)) }
+            if let value = try? single.decode(Bool.self) {
+                self = .bool(value)
+            } else if let value = try? single.decode(Int.self) {
+                self = .integer(value)
+            } else if let value = try? single.decode(Double.self) {
+                self = .real(value)
+            } else if let value = try? single.decode(String.self) {
+                self = .string(value)
+            } else if let value = try? single.decode(Date.self) {
+                self = .date(value)
+            } else {
+                self = .data(try single.decode(Data.self))
+            }
         }
     }
 
@@ -130,7 +142,7 @@ enum PlistValue: Decodable {
             // <?xml?> declaration and DOCTYPE fail before its <plist> does) or a second root.
             if closed { return "content after the </plist> element (a second document or root element?)" }
             if case .contentAfterRoot = error.problem { return "content after the </plist> element (a second root element?)" }
-            return nil   // Anything else is the decoder's to refuse, with its own message.
+            return nil  // Anything else is the decoder's to refuse, with its own message.
         }
         return values > 1 ? "the <plist> element holds \(values) values; a property list holds exactly one" : nil
     }
@@ -186,7 +198,9 @@ enum PlistValue: Decodable {
                     let end = after < bytes.count ? bytes[after] : 0
                     let selfClosing = end == UInt8(ascii: "/")
                     guard end == UInt8(ascii: ">") || end == UInt8(ascii: " ") || selfClosing else { continue }
-                    if closing { depth -= 1 } else if !selfClosing {
+                    if closing {
+                        depth -= 1
+                    } else if !selfClosing {
                         depth += 1
                         deepest = max(deepest, depth)
                     }

@@ -9,10 +9,11 @@ extension ConfigurationImporter {
     /// (TrustKit/TSKTrustKitConfig.m). The constant's own name is accepted too.
     private static let exclusionKeys = ["kSKExcludeSubdomainFromParentPolicy", "TSKExcludeSubdomainFromParentPolicy"]
 
-    private static let trustKitDomainKeys: Set<String> = Set([
-        "TSKPublicKeyHashes", "TSKIncludeSubdomains", "TSKEnforcePinning", "TSKExpirationDate", "TSKReportUris",
-        "TSKDisableDefaultReportUri", "TSKPublicKeyAlgorithms",
-    ] + exclusionKeys)
+    private static let trustKitDomainKeys: Set<String> = Set(
+        [
+            "TSKPublicKeyHashes", "TSKIncludeSubdomains", "TSKEnforcePinning", "TSKExpirationDate", "TSKReportUris",
+            "TSKDisableDefaultReportUri", "TSKPublicKeyAlgorithms",
+        ] + exclusionKeys)
 
     /// The values of TrustKit's (older) `TSKPublicKeyAlgorithms`; any other is refused.
     private static let trustKitAlgorithms: Set<String> = [
@@ -52,36 +53,49 @@ extension ConfigurationImporter {
         }
         // An exclusion needs a parent policy that covers it (TrustKit looks one up and refuses otherwise).
         for excluded in exclusions where !includingSubdomains.contains(where: { excluded.hasSuffix("." + $0) }) {
-            throw PincheckError(.invalidPolicy, "TSKPinnedDomains.\(excluded): excluded from a parent policy, but no parent domain with TSKIncludeSubdomains covers it (TrustKit refuses it)", source: source)
+            throw PincheckError(
+                .invalidPolicy,
+                "TSKPinnedDomains.\(excluded): excluded from a parent policy, but no parent domain with TSKIncludeSubdomains covers it (TrustKit refuses it)",
+                source: source)
         }
         return RawConfiguration(allHostsMustBeEvaluated: false, hosts: hosts)
     }
 
     /// A TrustKit Boolean (read with -boolValue: a Boolean, number or string); nil when absent.
-    private static func trustKitFlag(_ settings: [String: PlistValue], _ key: String, at path: String,
-                                     source: String) throws(PincheckError) -> Bool? {
+    private static func trustKitFlag(
+        _ settings: [String: PlistValue], _ key: String, at path: String,
+        source: String
+    ) throws(PincheckError) -> Bool? {
         guard let value = settings[key] else { return nil }
         guard let bool = value.objectiveCBoolValue else {
-            throw PincheckError(.invalidPolicy, "\(path).\(key): not a Boolean, number or string (TrustKit reads it with -boolValue, which this value does not have)", source: source)
+            throw PincheckError(
+                .invalidPolicy, "\(path).\(key): not a Boolean, number or string (TrustKit reads it with -boolValue, which this value does not have)",
+                source: source)
         }
         return bool
     }
 
     /// One pinned domain, refused where TrustKit refuses it (parseTrustKitConfiguration).
-    private static func trustKitPinnedHost(_ domain: String, _ settings: [String: PlistValue], at path: String,
-                                           source: String) throws(PincheckError) -> RawHost {
+    private static func trustKitPinnedHost(
+        _ domain: String, _ settings: [String: PlistValue], at path: String,
+        source: String
+    ) throws(PincheckError) -> RawHost {
         guard let hashes = settings["TSKPublicKeyHashes"]?.strings else {
             throw PincheckError(.invalidPolicy, "\(path).TSKPublicKeyHashes: missing (a list of base64 SPKI SHA-256 hashes)", source: source)
         }
         for hash in hashes where Base64.decode(hash)?.count != 32 {
-            throw PincheckError(.invalidPolicy, "\(path).TSKPublicKeyHashes: \"\(hash)\" is not a base64 SHA-256 hash (TrustKit refuses it)", source: source)
+            throw PincheckError(
+                .invalidPolicy, "\(path).TSKPublicKeyHashes: \"\(hash)\" is not a base64 SHA-256 hash (TrustKit refuses it)", source: source)
         }
         // TrustKit: an enforced policy needs a backup pin, a report-only one at least one pin.
         let enforcement = try trustKitFlag(settings, "TSKEnforcePinning", at: path, source: source)
         let enforced = enforcement ?? true
         let required = enforced ? 2 : 1
         guard Set(hashes).count >= required else {
-            throw PincheckError(.invalidPolicy, "\(path).TSKPublicKeyHashes: \(enforced ? "an enforced policy" : "a policy") needs at least \(required) distinct pins (TrustKit refuses fewer: no backup pin)", source: source)
+            throw PincheckError(
+                .invalidPolicy,
+                "\(path).TSKPublicKeyHashes: \(enforced ? "an enforced policy" : "a policy") needs at least \(required) distinct pins (TrustKit refuses fewer: no backup pin)",
+                source: source)
         }
         for algorithm in settings["TSKPublicKeyAlgorithms"]?.strings ?? [] where !trustKitAlgorithms.contains(algorithm) {
             throw PincheckError(.invalidPolicy, "\(path).TSKPublicKeyAlgorithms: unknown algorithm \"\(algorithm)\"", source: source)

@@ -15,8 +15,9 @@ struct AnchorsPathCheck: EvaluationCheck {
                 run.found.fail(ChainReasons.nameMismatch(run.leaf, peer))
                 return .stop
             }
-            let linked = SignatureChain.path(from: run.leaf, through: run.untrusted + run.policy.anchors.certificates,
-                                             maximumDepth: run.policy.maximumChainDepth)
+            let linked = SignatureChain.path(
+                from: run.leaf, through: run.untrusted + run.policy.anchors.certificates,
+                maximumDepth: run.policy.maximumChainDepth)
             run.basePath = VerifiedPath(linked, anchoring: .signaturesOnly)
         }
         run.path = run.basePath
@@ -57,8 +58,10 @@ extension EvaluationRun {
 
     /// The first path to one of the caller's anchors that verifies and passes the path checks.
     /// `reachedAnchor` gets the errors of the first forced path that reached its anchor and failed.
-    private mutating func alternatePath(_ request: ChainVerificationRequest, avoiding chosen: [Certificate],
-                                        reachedAnchor: inout [ChainVerificationError]?) -> VerifiedPath? {
+    private mutating func alternatePath(
+        _ request: ChainVerificationRequest, avoiding chosen: [Certificate],
+        reachedAnchor: inout [ChainVerificationError]?
+    ) -> VerifiedPath? {
         guard !policy.anchors.certificates.isEmpty else { return nil }
         let candidates = PathCandidates.enumerate(
             leaf: leaf, pool: untrusted, anchors: policy.anchors.certificates, maximumDepth: policy.maximumChainDepth)

@@ -7,7 +7,8 @@ struct BackupPinCheck: EvaluationCheck {
 
     func apply(to run: inout EvaluationRun) -> EvaluationRun.Next {
         guard let path = run.matchedPaths[index],
-              let finding = run.plan.pinSets[index].backupPinFinding(onChain: path.certificates) else { return .next }
+            let finding = run.plan.pinSets[index].backupPinFinding(onChain: path.certificates)
+        else { return .next }
         let count = run.plan.pinSets.count
         run.warn(.noBackupPin, finding.message(naming: run.pinsName + BackupPinFinding.setNumber(index, of: count)), requirement: .pins)
         return .next

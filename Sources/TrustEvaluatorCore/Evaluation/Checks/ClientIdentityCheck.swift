@@ -11,9 +11,11 @@ struct ClientIdentityCheck: EvaluationCheck {
         evidence.namesPresented = leaf.subjectAlternativeNames.map { $0.description }
         let wanted = identities.map { $0.description }.joined(separator: ", ")
         let carried = leaf.subjectAlternativeNames.map { $0.description }.joined(separator: ", ")
-        run.found.fail(Reason(.identityMismatch,
-            "the client certificate (\(leaf.subject)) carries none of the required identities (\(wanted)); it names \(carried.isEmpty ? "none" : carried)",
-            evidence: evidence, requirement: .name))
+        run.found.fail(
+            Reason(
+                .identityMismatch,
+                "the client certificate (\(leaf.subject)) carries none of the required identities (\(wanted)); it names \(carried.isEmpty ? "none" : carried)",
+                evidence: evidence, requirement: .name))
         return .next
     }
 

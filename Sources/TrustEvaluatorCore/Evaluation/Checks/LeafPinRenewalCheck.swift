@@ -8,11 +8,14 @@ struct LeafPinRenewalCheck: EvaluationCheck {
     static let days = 30
 
     func apply(to run: inout EvaluationRun) -> EvaluationRun.Next {
-        guard run.found.failures.isEmpty, !run.matches.isEmpty, run.matches.allSatisfy({ $0.depth == 0 }), let leaf = run.matches.first?.certificate else { return .next }
+        guard run.found.failures.isEmpty, !run.matches.isEmpty, run.matches.allSatisfy({ $0.depth == 0 }), let leaf = run.matches.first?.certificate
+        else { return .next }
         let left = Int((leaf.notAfter.timeIntervalSince(run.time) / 86_400).rounded(.down))
         guard left < Self.days else { return .next }
-        run.warn(.leafPinExpiring, "only the leaf's key is pinned and the leaf expires in \(left) days: if the renewed certificate gets a new key, clients are locked out",
-                 requirement: .pins)
+        run.warn(
+            .leafPinExpiring,
+            "only the leaf's key is pinned and the leaf expires in \(left) days: if the renewed certificate gets a new key, clients are locked out",
+            requirement: .pins)
         return .next
     }
 }

@@ -12,8 +12,9 @@ struct PinSetEnforcementCheck: EvaluationCheck {
     func apply(to run: inout EvaluationRun) -> EvaluationRun.Next {
         guard !run.expiredPinSets.contains(index) else { return .next }
         let set = run.plan.pinSets[index]
-        let input = PinCheckInput(anchorsPath: run.basePath, leaf: run.leaf, served: run.served, untrusted: run.untrusted,
-                                  peer: run.peer, time: run.time, validation: run.policy)
+        let input = PinCheckInput(
+            anchorsPath: run.basePath, leaf: run.leaf, served: run.served, untrusted: run.untrusted,
+            peer: run.peer, time: run.time, validation: run.policy)
         let outcome = set.check.check(input)
         if run.tracksConsulted { run.consulted += outcome.consulted }
         if outcome.compared { run.pinsCompared = true }
@@ -23,12 +24,17 @@ struct PinSetEnforcementCheck: EvaluationCheck {
         if !outcome.mismatches.isEmpty {
             switch set.enforcement {
             case .enforce where outcome.failures.isEmpty && overridden(&run):
-                run.warn(.pinMismatch, "\(run.pinsName) did not match, but the chain ends at a trust anchor that overrides pins (Android overridePins); accepted on its validation", requirement: .pins)
+                run.warn(
+                    .pinMismatch,
+                    "\(run.pinsName) did not match, but the chain ends at a trust anchor that overrides pins (Android overridePins); accepted on its validation",
+                    requirement: .pins)
             case .enforce:
                 outcome.mismatches.forEach { run.found.fail($0) }
             case .reportOnly:
                 run.reportOnly += outcome.mismatches
-                run.warn(.reportOnlyFailure, "the report-only \(run.pinsNoun) did not match; the connection is allowed and a report is due", requirement: .pins)
+                run.warn(
+                    .reportOnlyFailure, "the report-only \(run.pinsNoun) did not match; the connection is allowed and a report is due",
+                    requirement: .pins)
             }
             return .next
         }
@@ -44,8 +50,9 @@ struct PinSetEnforcementCheck: EvaluationCheck {
     private func overridden(_ run: inout EvaluationRun) -> Bool {
         if let known = run.pinsOverridden { return known }
         guard let pinOverride else { return false }
-        var nested = EvaluationRun(plan: pinOverride, served: run.served, peer: run.peer, time: run.time, staple: run.staple,
-                                   tracksConsulted: run.tracksConsulted)
+        var nested = EvaluationRun(
+            plan: pinOverride, served: run.served, peer: run.peer, time: run.time, staple: run.staple,
+            tracksConsulted: run.tracksConsulted)
         nested.decide()
         run.consulted += nested.consulted
         run.pinsOverridden = nested.found.failures.isEmpty

@@ -14,8 +14,9 @@ struct RevocationCheck: EvaluationCheck {
         run.staple.run(PathCheckInput(path: path, servedChain: run.served, peer: run.peer, time: run.time), into: &findings)
         if let settings = run.policy.revocation.distributionPointCRLs {
             DistributionPointCheck(settings: settings, maximumAge: run.policy.revocation.maximumResponseAge, fetched: run.fetchedLists)
-                .check(path: path.certificates, time: run.time, into: &findings.failures, warnings: &findings.warnings,
-                       statuses: &run.revocationStatuses)
+                .check(
+                    path: path.certificates, time: run.time, into: &findings.failures, warnings: &findings.warnings,
+                    statuses: &run.revocationStatuses)
         }
         findings.failures.forEach { run.found.fail($0) }
         findings.warnings.forEach { run.found.warn($0) }
@@ -37,11 +38,12 @@ extension EvaluationRun {
     /// is verified once more, ending at its own top, and only the revocation findings count.
     fileprivate mutating func checkRevocationLists(on linked: [Certificate]) {
         guard let top = linked.last, let only = try? TrustAnchors(certificates: [top]) else { return }
-        let outcome = ChainVerifier.verify(ChainVerificationRequest(
-            leaf: leaf, untrusted: Array(linked.dropFirst().dropLast()), anchors: only, peer: nil, time: time,
-            allowPartialChain: true, maximumDepth: policy.maximumChainDepth,
-            purpose: policy.purpose, revocationLists: policy.revocationLists, revocationScope: policy.revocationScope,
-            strictRules: .warningsOnly))
+        let outcome = ChainVerifier.verify(
+            ChainVerificationRequest(
+                leaf: leaf, untrusted: Array(linked.dropFirst().dropLast()), anchors: only, peer: nil, time: time,
+                allowPartialChain: true, maximumDepth: policy.maximumChainDepth,
+                purpose: policy.purpose, revocationLists: policy.revocationLists, revocationScope: policy.revocationScope,
+                strictRules: .warningsOnly))
         for error in outcome.errors {
             switch error.kind {
             case .revoked, .revocationUnknown: found.fail(error.reason(at: time, purpose: policy.purpose))

@@ -35,16 +35,21 @@ struct RootProgramDistrustCheck: EvaluationCheck {
         guard let date = membership.distrustAfter else {
             // A removal is known from the data's date on; an audit of an older time cannot tell.
             guard membership.status == .removed, membership.statusSince.map({ run.time >= $0 }) ?? true else { return nil }
-            let evidence = RootProgramEvidence(program: program, root: root.name, status: .removed, distrustAfter: nil, compared: nil, comparedTime: nil)
-            return Reason(.rootDistrusted, "the path ends at \(root.name), which \(program)'s root program does not trust for TLS servers (removed, or kept for other uses only)",
-                          evidence: Evidence(rootProgram: evidence), requirement: .chain)
+            let evidence = RootProgramEvidence(
+                program: program, root: root.name, status: .removed, distrustAfter: nil, compared: nil, comparedTime: nil)
+            return Reason(
+                .rootDistrusted,
+                "the path ends at \(root.name), which \(program)'s root program does not trust for TLS servers (removed, or kept for other uses only)",
+                evidence: Evidence(rootProgram: evidence), requirement: .chain)
         }
         let (compared, time) = comparedTime(for: program, run: run)
         guard time > date else { return nil }
-        let evidence = RootProgramEvidence(program: program, root: root.name, status: membership.status, distrustAfter: date, compared: compared, comparedTime: time)
-        return Reason(.rootDistrusted,
-                      "the path ends at \(root.name), which \(program) distrusts for certificates issued after \(Timestamp.iso8601(date)); this leaf's \(compared.words) is \(Timestamp.iso8601(time))",
-                      evidence: Evidence(rootProgram: evidence), requirement: .chain)
+        let evidence = RootProgramEvidence(
+            program: program, root: root.name, status: membership.status, distrustAfter: date, compared: compared, comparedTime: time)
+        return Reason(
+            .rootDistrusted,
+            "the path ends at \(root.name), which \(program) distrusts for certificates issued after \(Timestamp.iso8601(date)); this leaf's \(compared.words) is \(Timestamp.iso8601(time))",
+            evidence: Evidence(rootProgram: evidence), requirement: .chain)
     }
 
     /// What the program compares with its date: Mozilla the leaf's notBefore; Chrome the earliest

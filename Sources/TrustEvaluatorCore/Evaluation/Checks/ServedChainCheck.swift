@@ -7,16 +7,21 @@ struct ServedChainCheck: EvaluationCheck {
         let served = Set(run.served)
         if run.found.failures.isEmpty, let path = run.path, path.certificates.count > 1 {
             for certificate in path.certificates.dropFirst().dropLast() where !served.contains(certificate) {
-                run.warn(.incompleteChain, "the server did not send the intermediate \(certificate.subject); clients that do not already hold it will fail",
-                         requirement: .chain)
+                run.warn(
+                    .incompleteChain,
+                    "the server did not send the intermediate \(certificate.subject); clients that do not already hold it will fail",
+                    requirement: .chain)
             }
         } else if run.found.failures.contains(where: { $0.code == .unknownIssuer }) {
             let count = run.served.count
-            run.warn(.incompleteChain, "the server sent \(count) certificate\(count == 1 ? "" : "s") and no path to an anchor could be built: an intermediate is probably missing",
-                     requirement: .chain)
+            run.warn(
+                .incompleteChain,
+                "the server sent \(count) certificate\(count == 1 ? "" : "s") and no path to an anchor could be built: an intermediate is probably missing",
+                requirement: .chain)
         }
         if run.staple.response == nil {
-            run.warn(.notStapled, "no stapled OCSP response: clients must fetch revocation status themselves, or go without", requirement: .revocation)
+            run.warn(
+                .notStapled, "no stapled OCSP response: clients must fetch revocation status themselves, or go without", requirement: .revocation)
         }
         return .next
     }

@@ -4,7 +4,10 @@
 struct SuppliedCRLNumberCheck: EvaluationCheck {
     func apply(to run: inout EvaluationRun) -> EvaluationRun.Next {
         for (index, crl) in run.policy.revocationLists.enumerated() where !crl.hasNumber {
-            run.found.fail(Reason(.revocationUnknown, "supplied CRL #\(index + 1) has no cRLNumber extension (RFC 5280 §5.2.3), so it cannot be used", requirement: .revocation))
+            run.found.fail(
+                Reason(
+                    .revocationUnknown, "supplied CRL #\(index + 1) has no cRLNumber extension (RFC 5280 §5.2.3), so it cannot be used",
+                    requirement: .revocation))
         }
         return .next
     }

@@ -8,9 +8,12 @@ struct TransparencyCheck: EvaluationCheck {
         guard let requirement = run.policy.certificateTransparency, let logs = run.transparencyLogs else { return .next }
         let anchorsPath = run.judgedAnchorsPath()
         let issuer = anchorsPath.certificates.count > 1 ? anchorsPath.certificates[1] : nil
-        var assessment = CertificateTransparency.assess(leaf: run.leaf, issuer: issuer, additionalSCTs: run.presentedSCTs,
-                                                        policy: requirement.policy, logs: logs, at: run.time)
-        if requirement.scope == .publiclyTrustedAnchors, let exemption = exemption(anchorsPath, anchors: run.policy.anchors, programs: run.policy.rootPrograms.data) {
+        var assessment = CertificateTransparency.assess(
+            leaf: run.leaf, issuer: issuer, additionalSCTs: run.presentedSCTs,
+            policy: requirement.policy, logs: logs, at: run.time)
+        if requirement.scope == .publiclyTrustedAnchors,
+            let exemption = exemption(anchorsPath, anchors: run.policy.anchors, programs: run.policy.rootPrograms.data)
+        {
             assessment = assessment.exempt(exemption)
         }
         run.transparency = assessment
@@ -19,12 +22,18 @@ struct TransparencyCheck: EvaluationCheck {
         case .compliant, .notApplicable: break
         case .notCompliant(let why):
             let reason = Reason(.ctNotCompliant, "not compliant with the \(policyName) CT policy: \(why)", requirement: .certificateTransparency)
-            if requirement.enforcement == .enforce { run.found.fail(reason) }
-            else { run.warn(.ctNotCompliant, reason.message + " (report-only)", requirement: .certificateTransparency) }
+            if requirement.enforcement == .enforce {
+                run.found.fail(reason)
+            } else {
+                run.warn(.ctNotCompliant, reason.message + " (report-only)", requirement: .certificateTransparency)
+            }
         case .unenforceable(let why):
             let reason = Reason(.ctUnenforceable, "the \(policyName) CT policy cannot be enforced: \(why)", requirement: .certificateTransparency)
-            if requirement.enforcement == .enforce, requirement.whenUnenforceable == .fail { run.found.fail(reason) }
-            else { run.warn(.ctUnenforceable, reason.message + " (allowed)", requirement: .certificateTransparency) }
+            if requirement.enforcement == .enforce, requirement.whenUnenforceable == .fail {
+                run.found.fail(reason)
+            } else {
+                run.warn(.ctUnenforceable, reason.message + " (allowed)", requirement: .certificateTransparency)
+            }
         }
         return .next
     }
@@ -34,7 +43,10 @@ struct TransparencyCheck: EvaluationCheck {
     private func exemption(_ path: VerifiedPath, anchors: TrustAnchors, programs: RootPrograms) -> String? {
         switch path.anchoring {
         case .trustAnchor:
-            path.certificates.last.flatMap { anchors.isPrivateAnchor($0, programs: programs) ? "the path ends at a private anchor (\($0.subject), in no root program), which browsers do not hold to CT" : nil }
+            path.certificates.last.flatMap {
+                anchors.isPrivateAnchor($0, programs: programs)
+                    ? "the path ends at a private anchor (\($0.subject), in no root program), which browsers do not hold to CT" : nil
+            }
         case .pinnedCertificate, .signaturesOnly:
             "the chain was not verified against the anchors, so no public anchor makes CT apply"
         }

@@ -27,21 +27,27 @@ struct TrustDomainCheck: EvaluationCheck {
         case .id(let claimed): id = claimed
         }
         guard let domain = rule.domain, id.trustDomain == domain else {
-            run.found.fail(Reason(.trustDomainMissing, "the client certificate claims \(id) but was judged against every domain's CAs at once, which never trusts a client",
-                                  requirement: .name))
+            run.found.fail(
+                Reason(
+                    .trustDomainMissing,
+                    "the client certificate claims \(id) but was judged against every domain's CAs at once, which never trusts a client",
+                    requirement: .name))
             return .next
         }
         guard !run.found.failures.isEmpty, let issuer = otherDomainTrusting(&run) else { return .next }
-        run.found.fail(Reason(.trustDomainMismatch,
-            "the client certificate claims \(id) but was issued under trust domain \(issuer)'s CA, not \(domain)'s", requirement: .chain))
+        run.found.fail(
+            Reason(
+                .trustDomainMismatch,
+                "the client certificate claims \(id) but was issued under trust domain \(issuer)'s CA, not \(domain)'s", requirement: .chain))
         return .next
     }
 
     /// The first other domain (by name) whose CAs would have let this chain in.
     private func otherDomainTrusting(_ run: inout EvaluationRun) -> String? {
         for (name, plan) in others {
-            var nested = EvaluationRun(plan: plan, served: run.served, peer: nil, time: run.time, staple: run.staple,
-                                       tracksConsulted: run.tracksConsulted)
+            var nested = EvaluationRun(
+                plan: plan, served: run.served, peer: nil, time: run.time, staple: run.staple,
+                tracksConsulted: run.tracksConsulted)
             nested.decide()
             run.consulted += nested.consulted
             if nested.found.failures.isEmpty { return name }

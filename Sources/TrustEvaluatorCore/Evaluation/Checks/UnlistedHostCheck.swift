@@ -6,7 +6,10 @@ struct UnlistedHostCheck: EvaluationCheck {
 
     func apply(to run: inout EvaluationRun) -> EvaluationRun.Next {
         if let peer = run.peer {
-            run.found.fail(Reason(.hostNotListed, "\(peer.text) matches no pinning policy, and every host must be evaluated by one (allHostsMustBeEvaluated)", requirement: .hostPolicy))
+            run.found.fail(
+                Reason(
+                    .hostNotListed, "\(peer.text) matches no pinning policy, and every host must be evaluated by one (allHostsMustBeEvaluated)",
+                    requirement: .hostPolicy))
         }
         return .next
     }
