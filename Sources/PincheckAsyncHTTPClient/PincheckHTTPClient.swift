@@ -336,7 +336,7 @@ public struct PincheckHTTPClient: Sendable {
         // no caIssuers URL of its (not yet verified) leaf is fetched from a private network.
         let publicFacing = if case .system = validation.anchors.origin { true } else { false }
         switch await fetcher.issuers.certificates(
-            above: leaf, anchors: validation.anchors.certificates,
+            above: leaf, anchoredBy: validation.anchors,
             intermediates: validation.additionalIntermediates, publicFacing: publicFacing)
         {
         case .success(let found): issuers = found

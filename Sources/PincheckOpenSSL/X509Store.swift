@@ -51,6 +51,20 @@ package final class X509Store: @unchecked Sendable {
         )
     }
 
+    /// Whether the store holds a certificate that may have issued `certificate` (its subject and
+    /// key identifier match: OpenSSL's own issuer lookup, which for the system store reads the
+    /// hashed directory too). The signature is not checked here: a verification does that.
+    package func holdsIssuer(of certificate: X509Handle) -> Bool {
+        guard let context = X509_STORE_CTX_new() else { return false }
+        defer { X509_STORE_CTX_free(context) }
+        guard X509_STORE_CTX_init(context, ref, certificate.ref, nil) == 1 else { return false }
+        var issuer: OpaquePointer? = nil
+        let found = X509_STORE_CTX_get1_issuer(&issuer, context, certificate.ref)
+        if let issuer { X509_free(issuer) }
+        OpenSSLErrorStack.clear()
+        return found == 1
+    }
+
     /// The handle for an `X509` this store lent out, the same handle every time.
     func handle(lentAt x509: OpaquePointer) -> X509Handle? {
         let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(x509)))

@@ -157,6 +157,16 @@ public final class TrustAnchors: @unchecked Sendable {
         return certificate
     }
 
+    /// Whether a path may end right above `certificate`: an anchor issued it (the system store's
+    /// roots included, found by OpenSSL's issuer lookup; a caller-given anchor by its signature too).
+    package func mayHaveIssued(_ certificate: Certificate) -> Bool {
+        if certificates.contains(where: { $0.handle.mayHaveIssued(certificate.handle) && $0.handle.signatureVerifies(on: certificate.handle) }) {
+            return true
+        }
+        if case .system = origin { return store.holdsIssuer(of: certificate.handle) }
+        return false
+    }
+
     /// True when `certificate` is one of the caller-given anchors (always false for the system store).
     func contains(_ certificate: Certificate) -> Bool {
         certificates.contains(certificate)

@@ -100,6 +100,24 @@ package final class IssuerLookup: Sendable {
         above leaf: Certificate, anchors: [Certificate], intermediates: [Certificate],
         publicFacing: Bool = false
     ) async -> Result<[Fetched], Problem> {
+        await certificates(above: leaf, intermediates: intermediates, publicFacing: publicFacing) { current in
+            anchors.contains(where: { $0.handle.mayHaveIssued(current.handle) && $0.handle.signatureVerifies(on: current.handle) })
+        }
+    }
+
+    /// The same, up to `anchors` as a policy holds them: the system store's roots are found in the
+    /// store (its certificates list is empty), a caller's anchors by their signature.
+    package func certificates(
+        above leaf: Certificate, anchoredBy anchors: TrustAnchors, intermediates: [Certificate],
+        publicFacing: Bool = false
+    ) async -> Result<[Fetched], Problem> {
+        await certificates(above: leaf, intermediates: intermediates, publicFacing: publicFacing) { anchors.mayHaveIssued($0) }
+    }
+
+    private func certificates(
+        above leaf: Certificate, intermediates: [Certificate], publicFacing: Bool,
+        anchored: (Certificate) -> Bool
+    ) async -> Result<[Fetched], Problem> {
         if let remembered = state.withLock({ state -> Remembered? in
             guard let failure = state.leafFailures[leaf.fingerprint] else { return nil }
             if ContinuousClock.now < failure.until { return failure }
@@ -108,7 +126,7 @@ package final class IssuerLookup: Sendable {
         }) {
             return .failure(Problem(remembered.why))
         }
-        let result = await climb(from: leaf, anchors: anchors, intermediates: intermediates, publicOnly: publicFacing)
+        let result = await climb(from: leaf, anchored: anchored, intermediates: intermediates, publicOnly: publicFacing)
         if case .failure(let problem) = result {
             state.withLock { state in
                 if state.leafFailures.count >= RevocationListFetcher.rememberedFailureLimit { state.leafFailures = [:] }
@@ -120,7 +138,7 @@ package final class IssuerLookup: Sendable {
         return result
     }
 
-    private func climb(from leaf: Certificate, anchors: [Certificate], intermediates: [Certificate], publicOnly: Bool) async -> Result<
+    private func climb(from leaf: Certificate, anchored: (Certificate) -> Bool, intermediates: [Certificate], publicOnly: Bool) async -> Result<
         [Fetched], Problem
     > {
         var current = leaf
@@ -128,9 +146,7 @@ package final class IssuerLookup: Sendable {
         var fetched = 0
         // Each step climbs one certificate; the policy's intermediates count as steps too.
         for _ in 0...(Self.maximumFetchesPerLeaf + intermediates.count) {
-            if anchors.contains(where: { $0.handle.mayHaveIssued(current.handle) && $0.handle.signatureVerifies(on: current.handle) }) {
-                return .success(found)
-            }
+            if anchored(current) { return .success(found) }
             if current.handle.isRoot { return .failure(Problem("\(current.subject) is a root that is not among the anchors")) }
             if let known = intermediates.first(where: { $0 != current && $0.handle.mayHaveIssued(current.handle) }) {
                 current = known

@@ -74,4 +74,28 @@ struct RealWorldIssuerLookupTests {
         }
         #expect(transport.total == 1)
     }
+
+    /// ISRG Root X1 in the system store, where Debian's ca-certificates puts it.
+    static let systemHoldsISRGRootX1: Bool = {
+        guard case .system(let file, _) = TrustAnchors.system.origin, let bundle = try? Certificate.load(contentsOf: file) else { return false }
+        return bundle.contains { $0.subject.contains("CN=ISRG Root X1") }
+    }()
+
+    @Test("with the system store's anchors (AsyncHTTPClient's default) the climb ends at a root the store holds, not at the list of anchors, which is empty",
+          .enabled(if: systemHoldsISRGRootX1, "needs Debian's ca-certificates in the system store (ISRG Root X1)"))
+    func systemAnchors() async throws {
+        let chain = try Certificate.load(contentsOf: RealWorldCorpus.folder.appendingPathComponent("chains/gnutls-33a1b6303f.pem").path)
+        let (leaf, intermediate) = (chain[0], chain[1])
+        #expect(TrustAnchors.system.certificates.isEmpty, "the system store lists no certificates: a lookup must ask the store")
+        #expect(TrustAnchors.system.mayHaveIssued(intermediate), "ISRG Root X1, in the store, issued R3")
+        #expect(!TrustAnchors.system.mayHaveIssued(leaf), "no root issued the leaf")
+        // The policy holds R3: nothing to fetch, and the lookup ends at the store's root.
+        let transport = IssuerLookupTests.Transport([:])
+        let found = await IssuerLookupTests.lookup(transport).certificates(above: leaf, anchoredBy: .system, intermediates: [intermediate])
+        #expect(try found.get().isEmpty)
+        // By the anchors' list alone (empty), the climb would never end at an anchor.
+        let byList = await IssuerLookupTests.lookup(transport).certificates(above: leaf, anchors: TrustAnchors.system.certificates, intermediates: [intermediate])
+        #expect(throws: (any Error).self) { try byList.get() }
+        #expect(transport.total <= 1, "R3 names its caIssuers URL once; nothing serves it here")
+    }
 }
