@@ -59,6 +59,9 @@ struct IssuerLookupTests {
     static func lookup(_ transport: Transport, inFlight: Int = 4) -> IssuerLookup {
         var limits = RevocationListFetcher.Limits()
         limits.maximumFetchesInFlight = inFlight
+        // Longer than any test takes under ThreadSanitizer (a 10 s default expired mid-test there):
+        // a test that expects a remembered failure must not see it forgotten.
+        limits.failureMemory = .seconds(600)
         return RevocationListFetcher(limits: limits, cacheDirectory: nil, transport: { transport.fetch($0) }).issuers
     }
 
