@@ -169,19 +169,19 @@ final class EvaluationPlan: Sendable {
         // by it, and the verdict is kept under the generation it was judged with.
         let transparencyLogs = validation.certificateTransparency?.logSnapshot
         var cacheKey: VerdictCache.Key? = nil
-        if let verdictCache, looksUpCache {
+        if let verdictCache {
             cacheKey = self.cacheKey(
                 served, peer: requested, staple: stapleCheck, revocationLists: revocationLists ?? FetchedRevocationLists(),
                 presentedSCTs: presentedSCTs,
                 logGeneration: transparencyLogs?.generation ?? 0)
-            if let cacheKey, let known = verdictCache.verdict(for: cacheKey, at: Timestamp.seconds(time)) {
+            if looksUpCache, let cacheKey, let known = verdictCache.verdict(for: cacheKey, at: Timestamp.seconds(time)) {
                 let verdict = known.reused(at: time, servedChain: served)
                 report(verdict, to: diagnostics)
                 return .judged(verdict)
             }
         }
         let peer: PeerName? = if case .required = validation.nameValidation { requested } else { nil }
-        var run = EvaluationRun(plan: self, served: served, peer: peer, time: time, staple: stapleCheck, tracksConsulted: verdictCache != nil)
+        var run = EvaluationRun(plan: self, served: served, peer: peer, time: time, staple: stapleCheck, tracksConsulted: cacheKey != nil)
         run.fetchedLists = revocationLists
         run.transparencyLogs = transparencyLogs?.logs
         run.transparencyLogGeneration = transparencyLogs?.generation ?? 0
