@@ -56,30 +56,24 @@ struct Audit: ConsoleCommand {
         let manager = revocation.apply(to: configuration.trustManager, default: .crl)
         let fetcher = try revocation.fetcher(timeout: app.timeout)
         // This job's share of the hosts, without those its resume file already records.
-        let shard = try fleet.resolvedShard()
-        let resume = try fleet.resumeFile(command: "audit", key: AuditPlan.Entry.recordKey)
-        if let resume, resume.cutBytes > 0 {
-            Console.standardError.line(
-                "pincheck: note: cut a half-written last record (\(resume.cutBytes) bytes) off \(resume.path); its host is audited again")
-        }
-        let share = plan.entries.filter { shard?.contains($0.key) ?? true }
-        let entries = share.filter { !(resume?.recorded.contains($0.key) ?? false) }
-        if resume != nil, !json {
+        let run = try FleetRun(fleet, command: "audit", key: AuditPlan.Entry.recordKey, redone: "audited")
+        let share = plan.entries.filter { run.decide($0.key) != .otherShard }
+        let entries = share.filter { run.decide($0.key) == .check }
+        if run.records != nil, !json {
             console.line(
                 "\(share.count - entries.count) of \(share.count) hosts already recorded in \(Terminal.printable(fleet.resume ?? "")) (not audited again)"
             )
         }
-        let pacer = fleet.rate.map(HandshakePacer.init(perSecond:))
         let state = AuditProgress(
             console: console, json: json, total: entries.count,
-            showsProgress: Console.standardError.isTerminal && !json, separated: !plan.unaudited.isEmpty || (resume != nil && !json),
-            resume: resume)
+            showsProgress: Console.standardError.isTerminal && !json, separated: !plan.unaudited.isEmpty || (run.records != nil && !json),
+            run: run)
         // Hosts are audited concurrently, each printed as soon as it is done: a killed audit has
         // printed every host it finished, and 1,000 unreachable names take 1,000 / --concurrency
         // timeouts rather than 1,000.
-        Scan.runWorkers(min(audited.concurrency, entries.count), name: "pincheck-audit") {
+        FleetRun.runWorkers(min(audited.concurrency, entries.count), name: "pincheck-audit") {
             while let entry = state.nextEntry(of: entries) {
-                pacer?.waitForSlot()
+                run.waitForSlot()
                 let result: Result<AuditResult, PincheckError>
                 do throws(PincheckError) {
                     result = .success(try AuditResult.run(entry, manager: manager, fetcher: fetcher, probe: probe, at: time))
@@ -90,89 +84,81 @@ struct Audit: ConsoleCommand {
             }
         }
         let status = state.finish()
-        if let error = state.resumeError { throw error }
+        if let error = run.recordError { throw error }
         return status
     }
 }
 
 /// The audit's shared state: which host is next, what has been printed, the worst status.
-final class AuditProgress: @unchecked Sendable {
-    private let lock = Lock()
+final class AuditProgress: Sendable {
     private let console: Console
     private let json: Bool
     private let total: Int
     private let showsProgress: Bool
-    private var next = 0
-    private var done = 0
-    private var printed: Bool
-    private var worst = ExitStatus.trusted
-    private let resume: ResumeFile?
-    private var resumeFailure: PincheckError?
+    private let run: FleetRun
+    private let state: Locked<State>
 
-    /// Why a record could not be appended to the resume file, if one could not.
-    var resumeError: PincheckError? { lock.withLock { resumeFailure } }
+    private struct State {
+        var next = 0
+        var done = 0
+        var printed: Bool
+        var worst = ExitStatus.trusted
+    }
 
-    init(console: Console, json: Bool, total: Int, showsProgress: Bool, separated: Bool, resume: ResumeFile? = nil) {
+    init(console: Console, json: Bool, total: Int, showsProgress: Bool, separated: Bool, run: FleetRun) {
         self.console = console
         self.json = json
         self.total = total
         self.showsProgress = showsProgress
-        self.printed = separated
-        self.resume = resume
-    }
-
-    /// Appends a record to the resume file; the first failure is kept and ends the audit with it.
-    private func keep(_ line: String) {
-        guard let resume, resumeFailure == nil else { return }
-        do throws(PincheckError) { try resume.append(line) } catch { resumeFailure = error }
+        self.state = Locked(State(printed: separated))
+        self.run = run
     }
 
     func nextEntry(of entries: [AuditPlan.Entry]) -> AuditPlan.Entry? {
-        lock.withLock {
-            guard next < entries.count else { return nil }
-            defer { next += 1 }
-            return entries[next]
+        state.withLock { state in
+            guard state.next < entries.count else { return nil }
+            defer { state.next += 1 }
+            return entries[state.next]
         }
     }
 
     func record(_ result: Result<AuditResult, PincheckError>, for entry: AuditPlan.Entry) {
-        lock.withLock {
-            done += 1
+        state.withLock { state in
+            state.done += 1
             if showsProgress { Console.standardError.write("\r\u{1B}[2K") }
+            let status: ExitStatus
+            let record: String
             switch result {
             case .success(let audited):
-                worst = ExitStatus.worst(worst, audited.status)
-                let record = audited.jsonLine
-                keep(record)
-                if json {
-                    console.line(record)
-                } else {
-                    if printed { console.line() }
-                    audited.render(to: console)
-                }
+                (status, record) = (audited.status, audited.jsonLine)
             case .failure(let error):
-                worst = ExitStatus.worst(worst, .badInput)
-                let record = JSONLines.line([
+                status = .badInput
+                record = JSONLines.line([
                     "host": .string(entry.name), "address": .string(entry.address), "outcome": .string("bad-input"),
                     "error": .object(["code": .string("\(error.code)"), "message": .string(error.description)]),
                 ])
-                keep(record)
-                if json {
-                    console.line(record)
-                } else {
-                    if printed { console.line() }
+            }
+            state.worst = ExitStatus.worst(state.worst, status)
+            run.keep(record)
+            if json {
+                console.line(record)
+            } else {
+                if state.printed { console.line() }
+                switch result {
+                case .success(let audited): audited.render(to: console)
+                case .failure(let error):
                     console.line("\(entry.name): \(console.paint("BAD INPUT", .red)) — \(error.code): \(error.description)")
                 }
             }
-            printed = true
-            if showsProgress, done < total { Console.standardError.write("audited \(done)/\(total)") }
+            state.printed = true
+            if showsProgress, state.done < total { Console.standardError.write("audited \(state.done)/\(total)") }
         }
     }
 
     func finish() -> ExitStatus {
-        lock.withLock {
+        state.withLock { state in
             if showsProgress { Console.standardError.write("\r\u{1B}[2K") }
-            return worst
+            return state.worst
         }
     }
 }

@@ -1,4 +1,3 @@
-import Synchronization
 import TrustEvaluator
 
 /// The answer to a challenge: a disposition, a credential, and what led to them.
@@ -42,7 +41,7 @@ public final class ChallengeCompletion: Sendable {
     private struct State {
         var decided: ChallengeDecision?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let deliver: @Sendable (ChallengeDecision) -> Void
     private let onMisuse: @Sendable (ServerTrustError) -> Void
     private let label: String

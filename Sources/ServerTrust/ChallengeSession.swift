@@ -1,4 +1,4 @@
-import Synchronization
+import TrustEvaluator
 
 /// Owns a router (its handlers and policies) and the challenges in flight, with URLSession's
 /// two ways to end: ``finishTasksAndInvalidate()`` and ``invalidateAndCancel()``.
@@ -22,7 +22,7 @@ public final class ChallengeSession: Sendable {
         var observers: [@Sendable ((any Error)?) -> Void] = []
         var fired = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The router challenges go through.
     public let router: ChallengeRouter

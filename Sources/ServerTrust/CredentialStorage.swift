@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Synchronization
 import TrustEvaluator
 #if canImport(Glibc)
 import Glibc
@@ -25,7 +24,7 @@ public final class CredentialStorage: Sendable {
         var credentials: [ProtectionSpace: [String: Credential]] = [:]
         var defaults: [ProtectionSpace: String] = [:]
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The file permanent credentials are written to; `nil` when permanent storage is off.
     public let permanentFile: URL?
 

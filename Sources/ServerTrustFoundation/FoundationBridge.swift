@@ -1,6 +1,6 @@
 import Foundation
 import ServerTrust
-import Synchronization
+import TrustEvaluator
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -150,7 +150,7 @@ extension ChallengeDecision {
 /// `ChallengeSession/onInvalidation(_:)` observers hear about it (AFNetworking's
 /// `sessionDidBecomeInvalid` block).
 // @unchecked Sendable: NSObject subclasses cannot be checked; every stored property is immutable
-// and Sendable, and `delivered` is guarded by its Mutex-backed box.
+// and Sendable, and `delivered` is guarded by its lock.
 public final class RoutingURLSessionDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     /// Which delegate method a challenge arrived at.
     public enum Level: String, Sendable, Hashable {
@@ -210,7 +210,7 @@ public final class RoutingURLSessionDelegate: NSObject, URLSessionTaskDelegate, 
 }
 
 private final class DeliveryLog: Sendable {
-    private let state = Mutex<[(level: RoutingURLSessionDelegate.Level, challenge: Challenge)]>([])
+    private let state = Locked<[(level: RoutingURLSessionDelegate.Level, challenge: Challenge)]>([])
     func append(_ level: RoutingURLSessionDelegate.Level, _ challenge: Challenge) { state.withLock { $0.append((level, challenge)) } }
     var entries: [(level: RoutingURLSessionDelegate.Level, challenge: Challenge)] { state.withLock { $0 } }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 import ServerTrust
@@ -409,10 +408,10 @@ public struct PincheckClientCertificateVerifier: Sendable {
 
 /// The decisions that let clients in, by leaf (DER), the least recently used forgotten first.
 final class AcceptedClients: Sendable {
-    private let decisions = NIOLockedValueBox<(byLeaf: [[UInt8]: ChallengeDecision], order: [[UInt8]])>(([:], []))
+    private let decisions = Locked<(byLeaf: [[UInt8]: ChallengeDecision], order: [[UInt8]])>(([:], []))
 
     func record(_ decision: ChallengeDecision, leaf: [UInt8]) {
-        decisions.withLockedValue { state in
+        decisions.withLock { state in
             if state.byLeaf.updateValue(decision, forKey: leaf) == nil { state.order.append(leaf) }
             if state.order.count > PincheckClientCertificateVerifier.acceptedDecisionLimit {
                 state.byLeaf[state.order.removeFirst()] = nil
@@ -421,14 +420,14 @@ final class AcceptedClients: Sendable {
     }
 
     func decision(leaf: [UInt8]) -> ChallengeDecision? {
-        decisions.withLockedValue { $0.byLeaf[leaf] }
+        decisions.withLock { $0.byLeaf[leaf] }
     }
 }
 
 /// Keeps a connection's decision on its client certificate, for the request handlers.
 final class ClientDecisionHandler: ChannelInboundHandler, RemovableChannelHandler, Sendable {
     typealias InboundIn = NIOAny
-    private let box = NIOLockedValueBox<ChallengeDecision?>(nil)
-    func record(_ decision: ChallengeDecision) { box.withLockedValue { $0 = decision } }
-    var decision: ChallengeDecision? { box.withLockedValue { $0 } }
+    private let box = Locked<ChallengeDecision?>(nil)
+    func record(_ decision: ChallengeDecision) { box.withLock { $0 = decision } }
+    var decision: ChallengeDecision? { box.withLock { $0 } }
 }

@@ -94,7 +94,7 @@ public struct NIOHTTPSReporter: Reporter {
 }
 
 /// Reads the status code of an HTTP/1.1 response's status line; errors and early closes fail it.
-private final class StatusLineReader: ChannelInboundHandler, @unchecked Sendable {
+private final class StatusLineReader: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     private let status: EventLoopPromise<Int>
     private var received = ByteBuffer()

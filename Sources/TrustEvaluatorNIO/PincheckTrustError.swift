@@ -1,4 +1,3 @@
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 import NIOTLS
@@ -39,10 +38,10 @@ public struct PincheckTrustError: Error, Sendable, CustomStringConvertible {
 /// The decision one connection's verification callback reached, kept for the handler that
 /// translates the handshake's failure.
 final class DecisionRecord: Sendable {
-    private let decision = NIOLockedValueBox<ChallengeDecision?>(nil)
-    func record(_ value: ChallengeDecision) { decision.withLockedValue { $0 = value } }
+    private let decision = Locked<ChallengeDecision?>(nil)
+    func record(_ value: ChallengeDecision) { decision.withLock { $0 = value } }
     var refusal: ChallengeDecision? {
-        decision.withLockedValue { value in value.flatMap { $0.allowsConnection ? nil : $0 } }
+        decision.withLock { value in value.flatMap { $0.allowsConnection ? nil : $0 } }
     }
 }
 

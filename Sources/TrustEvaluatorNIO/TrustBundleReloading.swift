@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import TrustEvaluator
 
 /// What judges a client at one moment: the evaluator of one anchor set or of every domain's CAs,
@@ -78,13 +77,13 @@ struct ClientTrust: Sendable {
 /// The trust a verifier judges by, shared by its copies: read once per handshake, replaced whole
 /// by a watched bundle folder.
 final class ClientTrustSource: Sendable {
-    private let box: NIOLockedValueBox<ClientTrust>
+    private let box: Locked<ClientTrust>
 
-    init(_ trust: ClientTrust) { box = NIOLockedValueBox(trust) }
+    init(_ trust: ClientTrust) { box = Locked(trust) }
 
-    var current: ClientTrust { box.withLockedValue { $0 } }
+    var current: ClientTrust { box.withLock { $0 } }
 
-    func replace(with trust: ClientTrust) { box.withLockedValue { $0 = trust } }
+    func replace(with trust: ClientTrust) { box.withLock { $0 = trust } }
 
     /// Reads the watched files (`read`) every `interval` and puts in force what `make` builds from a
     /// change that parses; stops once this source is gone.

@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import TrustEvaluator
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -41,7 +41,7 @@ struct MetricsServer: Service {
         host: String, port: Int, limits: Limits = Limits(),
         respond: @escaping @Sendable (HTTPRequestHead) -> Response
     ) throws -> MetricsServer {
-        let open = NIOLockedValueBox(0)
+        let open = Locked(0)
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(.backlog, value: 256)
@@ -49,13 +49,13 @@ struct MetricsServer: Service {
             .childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: limits.readBytes))
             .childChannelOption(.maxMessagesPerRead, value: 1)
             .childChannelInitializer { channel in
-                let admitted = open.withLockedValue { count in
+                let admitted = open.withLock { count in
                     guard count < limits.maximumConnections else { return false }
                     count += 1
                     return true
                 }
                 guard admitted else { return channel.close() }
-                channel.closeFuture.whenComplete { _ in open.withLockedValue { $0 -= 1 } }
+                channel.closeFuture.whenComplete { _ in open.withLock { $0 -= 1 } }
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     // Nothing is read while the answers already written wait for the peer.

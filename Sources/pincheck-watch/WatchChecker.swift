@@ -13,7 +13,7 @@ import TrustEvaluator
 /// Graceful shutdown (SIGTERM, SIGINT) starts no new host; the hosts in flight finish (each is
 /// bounded by `--timeout` and the CRL fetches' own limits), their records and metrics are kept,
 /// then the service returns. Nothing half done is written.
-final class WatchChecker: Service, @unchecked Sendable {
+final class WatchChecker: Service, Sendable {
     struct Settings {
         var entries: [AuditPlan.Entry]
         var concurrency: Int
@@ -29,7 +29,8 @@ final class WatchChecker: Service, @unchecked Sendable {
     private let fetcher: RevocationListFetcher
     private let probe: TLSProbe
     private let metrics: WatchMetrics
-    private let records: ResumeFile?
+    /// The hosts' records (`--records`), and the pool they are checked on.
+    private let run: FleetRun
     private let console: Console
     private let logger: Logger
     private let state = Locked(State())
@@ -38,7 +39,6 @@ final class WatchChecker: Service, @unchecked Sendable {
         var stopping = false
         var next = 0
         var worst = ExitStatus.trusted
-        var recordFailure: PincheckError?
         var checks = 0
         /// Each host's last outcome (by audit's record key), so the log says changes only.
         var outcomes: [String: String] = [:]
@@ -53,7 +53,7 @@ final class WatchChecker: Service, @unchecked Sendable {
         self.fetcher = fetcher
         self.probe = probe
         self.metrics = metrics
-        self.records = records
+        self.run = FleetRun(records: records)
         self.console = console
         self.logger = logger
     }
@@ -61,7 +61,7 @@ final class WatchChecker: Service, @unchecked Sendable {
     /// The worst status of the last round (0 when every host was allowed).
     var lastRoundStatus: ExitStatus { state.withLock { $0.worst } }
     /// Why a record could not be appended (the watch then stops).
-    var recordError: PincheckError? { state.withLock { $0.recordFailure } }
+    var recordError: PincheckError? { run.recordError }
     /// Hosts checked since the start.
     var checks: Int { state.withLock { $0.checks } }
 
@@ -72,7 +72,7 @@ final class WatchChecker: Service, @unchecked Sendable {
             while !state.withLock({ $0.stopping }), !Task.isCancelled {
                 await runRound()
                 round += 1
-                if state.withLock({ $0.stopping || $0.recordFailure != nil }) { break }
+                if state.withLock({ $0.stopping }) || run.recordError != nil { break }
                 if let rounds = settings.rounds, round >= rounds { break }
                 // The pause ends early when the group shuts down.
                 try? await cancelWhenGracefulShutdown { [interval = settings.interval] in try await Task.sleep(for: interval) }
@@ -91,7 +91,7 @@ final class WatchChecker: Service, @unchecked Sendable {
         let count = min(settings.concurrency, settings.entries.count)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let started = DetachedThread.start(name: "pincheck-watch") { [self] in
-                WorkerPool.run(count, name: "pincheck-watch") { [self] in
+                FleetRun.runWorkers(count, name: "pincheck-watch") { [self] in
                     while let entry = nextEntry() { check(entry) }
                 }
                 done.resume()
@@ -105,8 +105,9 @@ final class WatchChecker: Service, @unchecked Sendable {
     }
 
     private func nextEntry() -> AuditPlan.Entry? {
-        state.withLock { state in
-            guard !state.stopping, state.recordFailure == nil, state.next < settings.entries.count else { return nil }
+        guard run.recordError == nil else { return nil }
+        return state.withLock { state in
+            guard !state.stopping, state.next < settings.entries.count else { return nil }
             defer { state.next += 1 }
             return settings.entries[state.next]
         }
@@ -136,9 +137,7 @@ final class WatchChecker: Service, @unchecked Sendable {
         state.withLock { state in
             state.worst = ExitStatus.worst(state.worst, result.status)
             state.checks += 1
-            if let records, state.recordFailure == nil {
-                do throws(PincheckError) { try records.append(line) } catch { state.recordFailure = error }
-            }
+            run.keep(line)
             if settings.json { console.line(line) }
         }
         // One log line when a host's outcome changes (a refusal every round would bury the news).

@@ -208,10 +208,10 @@ struct CommandInputOutputTests {
     @Test("with no thread to be had, the workers' loop runs on the calling thread")
     func noWorkerThread() {
         let done = Mutex(0)
-        Scan.runWorkers(8, work: { done.withLock { $0 += 1 } }, startingThread: { _ in false })
+        FleetRun.runWorkers(8, work: { done.withLock { $0 += 1 } }, startingThread: { _ in false })
         #expect(done.withLock { $0 } == 1)
         let started = Mutex(0)
-        Scan.runWorkers(4, work: { started.withLock { $0 += 1 } })
+        FleetRun.runWorkers(4, work: { started.withLock { $0 += 1 } })
         #expect(started.withLock { $0 } == 4)
     }
 

@@ -108,7 +108,7 @@ struct ScanCommandTests {
     @Test("the pool starts exactly its workers, named (what top -H shows), and none outlives the scan")
     func workersNamedAndGone() {
         let workers = Mutex<[(name: String, task: Int32)]>([])
-        Scan.runWorkers(3) {
+        FleetRun.runWorkers(3) {
             let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
             // /proc/thread-self links to PID/task/TID.
             let task = Int32((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?

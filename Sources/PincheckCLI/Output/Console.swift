@@ -1,5 +1,5 @@
 import FoundationEssentials
-import Synchronization
+import TrustEvaluatorCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,9 +7,9 @@ import Glibc
 /// Where a command writes. Standard output and error in the binary; a buffer in tests.
 public final class Console: Sendable {
     /// What a capturing console has received.
-    private let text = Mutex("")
+    private let text = Locked("")
     /// The first write error, as `strerror` says it.
-    private let failure = Mutex<String?>(nil)
+    private let failure = Locked<String?>(nil)
     /// The descriptor written to; nil for a capturing console.
     private let fileDescriptor: Int32?
     /// True when writing to a terminal: colour and progress are shown only then.
@@ -36,19 +36,10 @@ public final class Console: Sendable {
             text.withLock { $0 += string }
             return
         }
-        var bytes = Array(string.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { Glibc.write(fileDescriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                // A closed descriptor or a full disk: nothing more can be said there, and the
-                // command must not claim success (`Pincheck.run` turns this into exit 2).
-                let reason = String(cString: strerror(errno))
-                failure.withLock { if $0 == nil { $0 = reason } }
-                return
-            }
-            offset += written
+        // A closed descriptor or a full disk: nothing more can be said there, and the command
+        // must not claim success (`Pincheck.run` turns this into exit 2).
+        if let reason = WriteAll.write(string.utf8, to: fileDescriptor)?.reason {
+            failure.withLock { if $0 == nil { $0 = reason } }
         }
     }
 

@@ -45,20 +45,12 @@ public struct FileReporter: Reporter {
         var line = report.json()
         line.append(0x0A)
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
-        var offset = 0
-        while offset < line.count {
-            let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written >= 0 { offset += written; continue }
-            if errno == EINTR { continue }
-            guard errno == EAGAIN || errno == EWOULDBLOCK else {
-                throw PincheckError(.unreadableFile, "could not write the report: \(String(cString: strerror(errno)))", source: path)
-            }
-            let left = deadline - ContinuousClock.now
-            let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
-            var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-            guard milliseconds > 0, poll(&poller, 1, Int32(clamping: milliseconds)) > 0 else {
-                throw PincheckError(.unreadableFile, "could not write the report within \(timeout) s: nothing is reading it", source: path)
-            }
+        switch WriteAll.write(line, to: descriptor, deadline: deadline) {
+        case nil: return
+        case .timedOut:
+            throw PincheckError(.unreadableFile, "could not write the report within \(timeout) s: nothing is reading it", source: path)
+        case .system(let number):
+            throw PincheckError(.unreadableFile, "could not write the report: \(WriteAll.Failure.system(number).reason)", source: path)
         }
     }
 }

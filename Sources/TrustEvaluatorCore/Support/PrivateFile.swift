@@ -38,17 +38,7 @@ package enum PrivateFile {
         let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         _ = fchmod(fd, mode)
-        var offset = 0
-        var failure: String? = nil
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                failure = String(cString: strerror(errno))
-                break
-            }
-            offset += written
-        }
+        var failure = WriteAll.write(bytes, to: fd)?.reason
         if failure == nil, fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
         close(fd)
         if let failure {
@@ -95,15 +85,7 @@ package enum PrivateFile {
         guard fd >= 0 else { return .unsupported }
         defer { close(fd) }
         _ = fchmod(fd, mode)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return .done(.failed("could not write \(path) (\(String(cString: strerror(errno))))"))
-            }
-            offset += written
-        }
+        if let failure = WriteAll.write(bytes, to: fd) { return .done(.failed("could not write \(path) (\(failure.reason))")) }
         guard fsync(fd) == 0 else { return .done(.failed("could not write \(path) (\(String(cString: strerror(errno))))")) }
         let source = "/proc/self/fd/\(fd)"
         if replacing {

@@ -58,53 +58,22 @@ package enum DetachedThread {
 }
 
 /// A countdown signal: `wait()` returns once `signal()` has been called `count` times (before or after).
-package final class Latch: @unchecked Sendable {
-    // Allocated, so the pthread objects never move (the state is guarded by the mutex).
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var remaining: Int
+package final class Latch: Sendable {
+    private let remaining: Locked<Int>
 
-    package init(count: Int = 1) {
-        remaining = count
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
-    }
+    package init(count: Int = 1) { remaining = Locked(count) }
 
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
-    }
+    package func signal() { remaining.withLockSignalling { $0 -= 1 } }
 
-    package func signal() {
-        pthread_mutex_lock(mutex)
-        remaining -= 1
-        if remaining <= 0 { pthread_cond_broadcast(condition) }
-        pthread_mutex_unlock(mutex)
-    }
-
-    package func wait() {
-        pthread_mutex_lock(mutex)
-        while remaining > 0 { pthread_cond_wait(condition, mutex) }
-        pthread_mutex_unlock(mutex)
-    }
+    package func wait() { remaining.withLock(waitingFor: { $0 <= 0 ? .done(()) : .wait(until: nil) }) }
 
     /// Waits until the count reaches zero or `timeout` has passed; true when it reached zero.
     package func wait(timeout: Duration) -> Bool {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let (seconds, attoseconds) = timeout.components
-        var nanoseconds = Int(now.tv_nsec) + Int(attoseconds / 1_000_000_000)
-        var deadline = timespec(tv_sec: now.tv_sec + Int(seconds) + nanoseconds / 1_000_000_000, tv_nsec: 0)
-        nanoseconds %= 1_000_000_000
-        deadline.tv_nsec = nanoseconds
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        while remaining > 0 {
-            if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { return remaining <= 0 }
-        }
-        return true
+        let deadline = ContinuousClock.now + timeout
+        return remaining.withLock(waitingFor: { remaining in
+            if remaining <= 0 { return .done(true) }
+            return ContinuousClock.now >= deadline ? .done(false) : .wait(until: deadline)
+        })
     }
 }
 
@@ -116,77 +85,55 @@ package typealias Locked = PThreadLocked
 /// for, ended when there is nothing left): deadlines that hold when Swift's cooperative pool is
 /// busy or blocked, which a sleeping task's would not. An action must be short; it runs with no
 /// lock held.
-package final class Alarm: @unchecked Sendable {
-    // The pthread objects are allocated so they never move; `entries` and `running` are guarded
-    // by the mutex.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var entries: [(when: ContinuousClock.Instant, action: @Sendable () -> Void)] = []
-    private var running = false
+package final class Alarm: Sendable {
+    private struct State {
+        var entries: [(when: ContinuousClock.Instant, action: @Sendable () -> Void)] = []
+        var running = false
+    }
+
+    private let state = Locked(State())
 
     /// The process's alarm: one thread at most, whatever asks.
     package static let shared = Alarm()
 
-    package init() {
-        pthread_mutex_init(mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
-    }
+    package init() {}
 
     /// Runs `action` at `when` (at once if that has passed).
     /// - Returns: False when no thread could be started for it (the action then never runs).
     @discardableResult
     package func schedule(at when: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> Bool {
-        pthread_mutex_lock(mutex)
-        entries.append((when, action))
-        let start = !running
-        if start { running = true }
-        pthread_cond_signal(condition)
-        pthread_mutex_unlock(mutex)
+        let start = state.withLockSignalling { state in
+            state.entries.append((when, action))
+            defer { state.running = true }
+            return !state.running
+        }
         guard start else { return true }
         if DetachedThread.start(stackSize: 128 * 1024, { [self] in loop() }) { return true }
-        pthread_mutex_lock(mutex)
-        running = false
-        entries.removeAll()
-        pthread_mutex_unlock(mutex)
+        state.withLock { state in
+            state.running = false
+            state.entries.removeAll()
+        }
         return false
     }
 
     private func loop() {
-        pthread_mutex_lock(mutex)
-        while true {
-            guard let earliest = entries.map(\.when).min() else {
-                running = false
-                pthread_mutex_unlock(mutex)
-                return
+        while let due = nextDue() {
+            for action in due { action() }
+        }
+    }
+
+    /// The actions now due, once there are some; nil (and the thread marked gone) when none is left.
+    private func nextDue() -> [@Sendable () -> Void]? {
+        state.withLock(waitingFor: { state in
+            guard let earliest = state.entries.map(\.when).min() else {
+                state.running = false
+                return .done(nil)
             }
             let now = ContinuousClock.now
-            if earliest <= now {
-                let due = entries.filter { $0.when <= now }.map(\.action)
-                entries.removeAll { $0.when <= now }
-                pthread_mutex_unlock(mutex)
-                for action in due { action() }
-                pthread_mutex_lock(mutex)
-                continue
-            }
-            var deadline = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &deadline)
-            let (seconds, attoseconds) = (earliest - now).components
-            var nanoseconds = Int(deadline.tv_nsec) + Int(attoseconds / 1_000_000_000)
-            deadline.tv_sec += Int(seconds) + nanoseconds / 1_000_000_000
-            nanoseconds %= 1_000_000_000
-            deadline.tv_nsec = nanoseconds
-            _ = pthread_cond_timedwait(condition, mutex, &deadline)
-        }
+            guard earliest <= now else { return .wait(until: earliest) }
+            let due = state.entries.filter { $0.when <= now }.map(\.action)
+            state.entries.removeAll { $0.when <= now }
+            return .done(due)
+        })
     }
 }

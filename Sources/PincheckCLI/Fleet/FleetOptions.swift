@@ -114,32 +114,3 @@ struct Shard: ExpressibleByArgument, Equatable, Sendable {
         return Int(word % UInt64(count))
     }
 }
-
-/// A cap on how many handshakes start per second, over every worker: each start takes the next
-/// slot, 1/rate seconds after the previous one, and waits for it.
-final class HandshakePacer: @unchecked Sendable {
-    // @unchecked Sendable: `next` is only touched under `lock`.
-    private let lock = Lock()
-    private let interval: Duration
-    private var next: ContinuousClock.Instant?
-
-    init(perSecond rate: Double) {
-        interval = .nanoseconds(Int64((1e9 / rate).rounded()))
-    }
-
-    /// Blocks until this caller's slot.
-    func waitForSlot() {
-        let now = ContinuousClock.now
-        let slot: ContinuousClock.Instant = lock.withLock {
-            let slot = max(now, next ?? now)
-            next = slot + interval
-            return slot
-        }
-        let wait = slot - now
-        guard wait > .zero else { return }
-        let (seconds, attoseconds) = wait.components
-        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
-    }
-}

@@ -74,7 +74,8 @@ package struct RunFingerprint: Sendable, Equatable, CustomStringConvertible {
 /// file with another job (an exclusive lock for as long as the file is open; appends are whole
 /// lines in one `O_APPEND` write).
 package final class ResumeFile: Sendable {
-    private let lock = Lock()
+    /// Held for each append, so two records never interleave.
+    private let appending = Locked(())
     private let descriptor: Int32
     let path: String
     /// The run this job appends as.
@@ -279,18 +280,8 @@ package final class ResumeFile: Sendable {
     /// - Throws: ``PincheckError`` `input.unreadable-file` when the write fails (a full disk).
     package func append(_ line: String) throws(PincheckError) {
         let bytes = Array((stamped(line) + "\n").utf8)
-        let failure: Int32? = lock.withLock {
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-                if written < 0 && errno == EINTR { continue }
-                guard written > 0 else { return errno }
-                offset += written
-            }
-            return nil
-        }
-        if let failure {
-            throw PincheckError(.unreadableFile, "cannot write to the records file: \(String(cString: strerror(failure)))", source: path)
+        if let failure = appending.withLock({ _ in WriteAll.write(bytes, to: descriptor) }) {
+            throw PincheckError(.unreadableFile, "cannot write to the records file: \(failure.reason)", source: path)
         }
     }
 }
