@@ -138,17 +138,6 @@ public final class StapleCache: Sendable {
         let leaf: [UInt8]
     }
 
-    private struct Entry {
-        let staple: [UInt8]?
-        let until: ContinuousClock.Instant
-    }
-
-    private struct State {
-        var entries: [Key: Entry] = [:]
-        var waiting: [Key: [@Sendable ([UInt8]?) -> Void]] = [:]
-        var statistics = Statistics()
-    }
-
     /// One cache for the process.
     public static let shared = StapleCache()
 
@@ -160,7 +149,9 @@ public final class StapleCache: Sendable {
     public let lifetimeAfterFailure: Duration
     /// How many answers are kept; past it the oldest go first.
     public let capacity: Int
-    private let state = Locked(State())
+    /// One second connection per server and leaf at a time; the answers, kept as ``keep(_:about:failed:now:)`` says.
+    private let flights: SingleFlight<Key, [UInt8]?>
+    private let counts = Locked(Statistics())
 
     /// - Parameters:
     ///   - lifetime: How long a staple is kept at most; one hour by default (servers refresh theirs
@@ -176,48 +167,25 @@ public final class StapleCache: Sendable {
         self.lifetimeWithoutStaple = lifetimeWithoutStaple
         self.lifetimeAfterFailure = lifetimeAfterFailure
         self.capacity = max(1, capacity)
+        self.flights = SingleFlight(memoryLimit: self.capacity)
     }
 
     /// What the cache has done so far.
-    public var statistics: Statistics { state.withLock { $0.statistics } }
+    public var statistics: Statistics { counts.withLock { $0 } }
 
     /// Forgets every answer (second connections under way still complete).
     public func removeAll() {
-        state.withLock { $0.entries.removeAll() }
+        flights.forgetAll()
     }
 
     /// Answers `waiter` from the cache, or adds it to a second connection under way (both: false),
     /// or registers the first waiter of a new one (true: the caller makes the connection and calls
     /// ``finish(_:staple:failed:leaf:)``).
     func claim(_ key: Key, waiter: @escaping @Sendable ([UInt8]?) -> Void) -> Bool {
-        let now = ContinuousClock.now
-        enum Outcome { case cached([UInt8]?), joined, fetch }
-        let outcome: Outcome = state.withLock { state in
-            if let entry = state.entries[key] {
-                if entry.until > now {
-                    state.statistics.hits += 1
-                    return .cached(entry.staple)
-                }
-                state.entries[key] = nil
-            }
-            if state.waiting[key] != nil {
-                state.waiting[key]!.append(waiter)
-                state.statistics.hits += 1
-                return .joined
-            }
-            state.waiting[key] = [waiter]
-            state.statistics.fetches += 1
-            return .fetch
-        }
-        switch outcome {
-        case .cached(let staple):
-            waiter(staple)
-            return false
-        case .joined:
-            return false
-        case .fetch:
-            return true
-        }
+        // The caller makes the connection itself (``finish(_:staple:failed:leaf:)``): nothing to start here.
+        let answer = flights.ask(SingleFlight.Ask(key, refused: nil, start: {}), waiter: waiter)
+        counts.withLock { answer == .launched ? ($0.fetches += 1) : ($0.hits += 1) }
+        return answer == .launched
     }
 
     /// How long an answer is kept. A staple is kept for ``lifetime`` but never past its
@@ -236,19 +204,6 @@ public final class StapleCache: Sendable {
     /// Records the answer of a second connection and hands it to everyone waiting for it.
     /// - Parameter failed: True when the connection failed (no answer), rather than the server stapling nothing.
     func finish(_ key: Key, staple: [UInt8]?, failed: Bool, leaf: Certificate) {
-        let until = ContinuousClock.now + keep(staple, about: leaf, failed: failed, now: Date())
-        let waiters: [@Sendable ([UInt8]?) -> Void] = state.withLock { state in
-            if state.entries.count >= capacity {
-                // Expired first; then the one that expires soonest.
-                let now = ContinuousClock.now
-                state.entries = state.entries.filter { $0.value.until > now }
-                if state.entries.count >= capacity, let oldest = state.entries.min(by: { $0.value.until < $1.value.until })?.key {
-                    state.entries[oldest] = nil
-                }
-            }
-            state.entries[key] = Entry(staple: staple, until: until)
-            return state.waiting.removeValue(forKey: key) ?? []
-        }
-        for waiter in waiters { waiter(staple) }
+        flights.land(key, staple, remembering: (staple, keep(staple, about: leaf, failed: failed, now: Date())))
     }
 }

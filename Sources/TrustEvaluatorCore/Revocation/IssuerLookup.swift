@@ -50,22 +50,13 @@ package final class IssuerLookup: Sendable {
         init(_ text: String) { self.text = text }
     }
 
-    private struct Remembered {
-        let until: ContinuousClock.Instant
-        let why: String
-    }
-
     private struct State {
         var kept: [String: [Certificate]] = [:]
         var keptOrder: [(url: String, certificate: Certificate)] = []
         /// By URL and the issuer the asking certificate names (``failureKey(_:_:)``).
-        var failures: [String: Remembered] = [:]
+        var failures = ExpiringMemory<String, String>(limit: RevocationListFetcher.rememberedFailureLimit)
         /// By the leaf's fingerprint: the whole lookup failed.
-        var leafFailures: [SHA256Digest: Remembered] = [:]
-        /// By flight (``flight(_:publicOnly:)``).
-        var waiting: [String: [CheckedContinuation<Answer?, Never>]] = [:]
-        var queued: [CheckedContinuation<Void, Never>] = []
-        var running = 0
+        var leafFailures = ExpiringMemory<SHA256Digest, String>(limit: RevocationListFetcher.rememberedFailureLimit)
         var fetches = 0
     }
 
@@ -73,23 +64,25 @@ package final class IssuerLookup: Sendable {
     private let maximumInFlight: Int
     private let failureMemory: Duration
     private let state = Locked(State())
+    /// One fetch per URL (``flight(_:publicOnly:)``) at a time, at most `maximumInFlight` at once;
+    /// its failures are remembered here by the asking issuer instead (``State/failures``).
+    private let flights: SingleFlight<String, Answer>
 
     init(transport: @escaping Transport, maximumInFlight: Int, failureMemory: Duration) {
         self.transport = transport
         self.maximumInFlight = max(1, maximumInFlight)
         self.failureMemory = failureMemory
+        self.flights = SingleFlight(memoryLimit: 0, maximumInFlight: maximumInFlight, queueLimit: Self.queuedLookupLimit)
     }
 
     /// How many caIssuers fetches have gone out.
     package var fetchCount: Int { state.withLock { $0.fetches } }
 
     /// How many lookups wait for the fetch of `url` under way.
-    func waiters(for url: String, publicOnly: Bool = false) -> Int {
-        state.withLock { $0.waiting[Self.flight(url, publicOnly: publicOnly)]?.count ?? 0 }
-    }
+    func waiters(for url: String, publicOnly: Bool = false) -> Int { flights.waiters(for: Self.flight(url, publicOnly: publicOnly)) }
 
-    /// How many lookups wait for a free fetch slot.
-    var queuedLookups: Int { state.withLock { $0.queued.count } }
+    /// How many fetches wait for a free slot.
+    var queuedLookups: Int { flights.queuedFlights }
 
     /// The certificates above `leaf` that a path to `anchors` needs and the policy does not hold,
     /// lowest first (empty when the policy holds them all); or why they could not be found.
@@ -118,21 +111,13 @@ package final class IssuerLookup: Sendable {
         above leaf: Certificate, intermediates: [Certificate], publicFacing: Bool,
         anchored: (Certificate) -> Bool
     ) async -> Result<[Fetched], Problem> {
-        if let remembered = state.withLock({ state -> Remembered? in
-            guard let failure = state.leafFailures[leaf.fingerprint] else { return nil }
-            if ContinuousClock.now < failure.until { return failure }
-            state.leafFailures[leaf.fingerprint] = nil
-            return nil
-        }) {
-            return .failure(Problem(remembered.why))
-        }
+        if let remembered = state.withLock({ $0.leafFailures.value(for: leaf.fingerprint) }) { return .failure(Problem(remembered)) }
         let result = await climb(from: leaf, anchored: anchored, intermediates: intermediates, publicOnly: publicFacing)
         if case .failure(let problem) = result {
             state.withLock { state in
-                if state.leafFailures.count >= RevocationListFetcher.rememberedFailureLimit { state.leafFailures = [:] }
-                state.leafFailures[leaf.fingerprint] = Remembered(
-                    until: ContinuousClock.now + failureMemory,
-                    why: "\(problem.text) (this leaf's lookup failed in the last \(failureMemory); not tried again yet)")
+                state.leafFailures.remember(
+                    "\(problem.text) (this leaf's lookup failed in the last \(failureMemory); not tried again yet)", for: leaf.fingerprint,
+                    until: .now + failureMemory)
             }
         }
         return result
@@ -227,86 +212,29 @@ package final class IssuerLookup: Sendable {
         Certificate, Problem
     > {
         let key = Self.failureKey(url, subject)
-        var answer: Answer? = nil
-        while answer == nil {
-            switch state.withLock({ state in next(url, key: key, publicOnly: publicOnly, &state) }) {
-            case .failed(let why): return .failure(Problem(why))
-            case .queue: await waitForSlot()
-            case .wait(let launch):
-                if launch { fetched += 1 }
-                answer = await wait(url, publicOnly: publicOnly, launch: launch)
+        if let why = state.withLock({ $0.failures.value(for: key) }) { return .failure(Problem(why)) }
+        let flight = Self.flight(url, publicOnly: publicOnly)
+        let busy = "\(maximumInFlight) caIssuers fetches are under way and \(Self.queuedLookupLimit) wait; \(url) was not fetched"
+        let ask = SingleFlight<String, Answer>.Ask(flight, refused: .failure(.refused(busy))) { [self] in
+            state.withLock { $0.fetches += 1 }
+            if !DetachedThread.start({ [self] in flights.land(flight, transport(url, publicOnly)) }) {
+                flights.land(flight, .failure(.unavailable("no thread to fetch on")))
             }
         }
-        let (found, urlAtFault) = Self.issuer(of: subject, in: answer!, from: url)
+        let (answer, how) = await flights.value(ask)
+        if how == .launched { fetched += 1 }
+        // A full queue is no fault of the URL's: not remembered.
+        if how == .refused { return .failure(Problem(busy)) }
+        let (found, urlAtFault) = Self.issuer(of: subject, in: answer, from: url)
         // A URL that served the issuer the certificate names, whose key did not sign it, is not at
         // fault (the certificate is forged): only the leaf is remembered, by the caller.
         if case .failure(let problem) = found, urlAtFault {
             state.withLock { state in
-                if state.failures.count >= RevocationListFetcher.rememberedFailureLimit { state.failures = [:] }
-                state.failures[key] = Remembered(
-                    until: ContinuousClock.now + failureMemory,
-                    why: "\(problem.text) (a failure of the last \(failureMemory), not asked again yet)")
+                state.failures.remember(
+                    "\(problem.text) (a failure of the last \(failureMemory), not asked again yet)", for: key, until: .now + failureMemory)
             }
         }
         return found
-    }
-
-    private enum Next {
-        case failed(String)
-        /// Every fetch slot is taken: wait for one, then look again.
-        case queue
-        /// Wait for the fetch of the URL; `launch`: this caller starts it.
-        case wait(launch: Bool)
-    }
-
-    private func next(_ url: String, key: String, publicOnly: Bool, _ state: inout State) -> Next {
-        if let failure = state.failures[key] {
-            if ContinuousClock.now < failure.until { return .failed(failure.why) }
-            state.failures[key] = nil
-        }
-        let flight = Self.flight(url, publicOnly: publicOnly)
-        if state.waiting[flight] != nil { return .wait(launch: false) }
-        guard state.running < maximumInFlight else {
-            guard state.queued.count < Self.queuedLookupLimit else {
-                return .failed(
-                    "\(maximumInFlight) caIssuers fetches are under way and \(Self.queuedLookupLimit) lookups wait; \(url) was not fetched")
-            }
-            return .queue
-        }
-        state.running += 1
-        state.fetches += 1
-        state.waiting[flight] = []
-        return .wait(launch: true)
-    }
-
-    /// Waits until a fetch slot is free (``finish(_:_:)`` hands them on in order).
-    private func waitForSlot() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let queued = state.withLock { state -> Bool in
-                guard state.running >= maximumInFlight else { return false }
-                state.queued.append(continuation)
-                return true
-            }
-            if !queued { continuation.resume() }
-        }
-    }
-
-    /// The answer of the fetch of `url`, started here when `launch`; nil when that fetch ended
-    /// before this caller waited (its result is then remembered: look again).
-    private func wait(_ url: String, publicOnly: Bool, launch: Bool) async -> Answer? {
-        let flight = Self.flight(url, publicOnly: publicOnly)
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Answer?, Never>) in
-            let waiting = state.withLock { state -> Bool in
-                guard state.waiting[flight] != nil else { return false }
-                state.waiting[flight]!.append(continuation)
-                return true
-            }
-            guard waiting else { return continuation.resume(returning: nil) }
-            guard launch else { return }
-            if !DetachedThread.start({ [self] in finish(flight, transport(url, publicOnly)) }) {
-                finish(flight, .failure(.unavailable("no thread to fetch on")))
-            }
-        }
     }
 
     /// The certificate in what `url` served whose key signed `subject`, or why there is none, and
@@ -332,16 +260,5 @@ package final class IssuerLookup: Sendable {
         case .failure(.unavailable(let why)): return (.failure(Problem("\(url) could not be fetched: \(why)")), true)
         case .failure(.refused(let why)): return (.failure(Problem("\(url) was not fetched: \(why)")), true)
         }
-    }
-
-    /// Hands a fetch's answer to everyone waiting for it, and its slot to the next lookup queued.
-    private func finish(_ flight: String, _ answer: Answer) {
-        let (waiting, next) = state.withLock { state -> ([CheckedContinuation<Answer?, Never>], CheckedContinuation<Void, Never>?) in
-            state.running -= 1
-            let next = state.queued.isEmpty ? nil : state.queued.removeFirst()
-            return (state.waiting.removeValue(forKey: flight) ?? [], next)
-        }
-        for waiter in waiting { waiter.resume(returning: answer) }
-        next?.resume()
     }
 }

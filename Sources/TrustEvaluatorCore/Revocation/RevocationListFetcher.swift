@@ -108,12 +108,11 @@ public final class RevocationListFetcher: Sendable {
 
     private struct State {
         var cached: CostBoundedLRU<String, CertificateRevocationList>
-        var inFlight: [Key: Flight] = [:]
-        var failures: [Key: (until: ContinuousClock.Instant, why: String)] = [:]
-        var queued: [(Key, Flight, Request)] = []
-        var running = 0
         var fetches = 0
     }
+
+    /// One fetch per URL and issuer, and its failures remembered for ``Limits/failureMemory``.
+    private let flights: SingleFlight<Key, FetchedRevocationLists.Result>
 
     /// One CRL wanted for one certificate, and what it must verify against before it is kept.
     package struct Request: Sendable {
@@ -128,60 +127,6 @@ public final class RevocationListFetcher: Sendable {
             self.url = url
             self.issuer = issuer
             self.verify = verify
-        }
-    }
-
-    /// One fetch under way, which any number of evaluations wait for, each until its own deadline:
-    /// asynchronously, or by blocking a thread of their own (the command).
-    private final class Flight: Sendable {
-        private struct Waiting {
-            var result: FetchedRevocationLists.Result?
-            var continuations: [Int: CheckedContinuation<FetchedRevocationLists.Result, Never>] = [:]
-            var next = 0
-        }
-        private let state = Locked(Waiting())
-        private let done = Latch()
-
-        /// Gives the waiters `result`.
-        func finish(_ result: FetchedRevocationLists.Result) {
-            let waiting = state.withLock { state -> [CheckedContinuation<FetchedRevocationLists.Result, Never>]? in
-                guard state.result == nil else { return nil }
-                state.result = result
-                defer { state.continuations = [:] }
-                return Array(state.continuations.values)
-            }
-            guard let waiting else { return }
-            done.signal()
-            for waiter in waiting { waiter.resume(returning: result) }
-        }
-
-        /// The result, or `late` when it is not in within `timeout`.
-        func value(within timeout: Duration, late: FetchedRevocationLists.Result) async -> FetchedRevocationLists.Result {
-            await withCheckedContinuation { continuation in
-                let (ready, id) = state.withLock { state -> (FetchedRevocationLists.Result?, Int) in
-                    if let result = state.result { return (result, -1) }
-                    let id = state.next
-                    state.next += 1
-                    state.continuations[id] = continuation
-                    return (nil, id)
-                }
-                if let ready {
-                    continuation.resume(returning: ready)
-                    return
-                }
-                // A thread's alarm, not a sleeping task: the deadline holds when the cooperative
-                // pool is busy or blocked.
-                let expire: @Sendable () -> Void = { [self] in
-                    self.state.withLock { $0.continuations.removeValue(forKey: id) }?.resume(returning: late)
-                }
-                if !Alarm.shared.schedule(at: ContinuousClock.now + timeout, expire) { expire() }
-            }
-        }
-
-        /// The same, blocking the calling thread.
-        func wait(within timeout: Duration, late: FetchedRevocationLists.Result) -> FetchedRevocationLists.Result {
-            guard done.wait(timeout: timeout) else { return late }
-            return state.withLock { $0.result ?? late }
         }
     }
 
@@ -255,6 +200,8 @@ public final class RevocationListFetcher: Sendable {
         self.transport = transport
         self.issuers = IssuerLookup(transport: issuerTransport, maximumInFlight: limits.maximumFetchesInFlight, failureMemory: limits.failureMemory)
         self.state = Locked(State(cached: CostBoundedLRU(capacity: Self.cachedListLimit, budget: max(0, limits.maximumCachedBytes))))
+        self.flights = SingleFlight(
+            memoryLimit: Self.rememberedFailureLimit, maximumInFlight: limits.maximumFetchesInFlight, queueLimit: Self.queuedFetchLimit)
     }
 
     /// Checks a folder for keeping CRLs: it exists, is a folder (a link to one is followed), is
@@ -313,86 +260,53 @@ public final class RevocationListFetcher: Sendable {
 
     /// The CRLs `requests` ask for, fetching those not at hand or past their nextUpdate at `time`.
     func lists(_ requests: [Request], at time: Date) async -> FetchedRevocationLists {
-        var results: [String: FetchedRevocationLists.Result] = [:]
-        let wait = limits.timeout + Self.deadlineMargin
-        for (url, next) in start(requests, at: time) {
-            switch next {
-            case .ready(let result): results[url] = result
-            case .flight(let flight, let late): results[url] = await flight.value(within: wait, late: late)
-            }
-        }
-        return FetchedRevocationLists(byURL: results)
+        let (ready, asks) = prepare(requests, at: time)
+        return gather(ready, asks, await flights.values(asks.map(\.ask)))
     }
 
     /// The same, blocking the calling thread until they are fetched: for a command-line tool's
     /// own thread, never an event loop or Swift's cooperative pool.
     func listsWaiting(_ requests: [Request], at time: Date) -> FetchedRevocationLists {
-        var results: [String: FetchedRevocationLists.Result] = [:]
-        let wait = limits.timeout + Self.deadlineMargin
-        for (url, next) in start(requests, at: time) {
-            switch next {
-            case .ready(let result): results[url] = result
-            case .flight(let flight, let late): results[url] = flight.wait(within: wait, late: late)
-            }
-        }
+        let (ready, asks) = prepare(requests, at: time)
+        return gather(ready, asks, flights.valuesWaiting(asks.map(\.ask)))
+    }
+
+    private func gather(
+        _ ready: [String: FetchedRevocationLists.Result], _ asks: [(url: String, ask: SingleFlight<Key, FetchedRevocationLists.Result>.Ask)],
+        _ answers: [FetchedRevocationLists.Result]
+    ) -> FetchedRevocationLists {
+        var results = ready
+        for (asked, answer) in zip(asks, answers) { results[asked.url] = answer }
         return FetchedRevocationLists(byURL: results)
     }
 
-    private enum Next {
-        case ready(FetchedRevocationLists.Result)
-        /// The flight, and the answer when it is not in by the waiter's deadline.
-        case flight(Flight, late: FetchedRevocationLists.Result)
-    }
-
-    /// Starts the fetches `requests` need (at most one per URL and issuer across all callers, at
-    /// most `maximumFetchesInFlight` at once).
-    private func start(_ requests: [Request], at time: Date) -> [(String, Next)] {
+    /// The CRLs at hand and fresh, and the asks for the others: one flight per URL and issuer
+    /// across all callers, at most `maximumFetchesInFlight` at once, each waited for until the
+    /// timeout and its margin.
+    private func prepare(_ requests: [Request], at time: Date) -> (
+        ready: [String: FetchedRevocationLists.Result], asks: [(url: String, ask: SingleFlight<Key, FetchedRevocationLists.Result>.Ask)]
+    ) {
         var seen = Set<String>()
         let deadline = limits.timeout + Self.deadlineMargin
-        var results: [(String, Next)] = []
+        var ready: [String: FetchedRevocationLists.Result] = [:]
+        var asks: [(url: String, ask: SingleFlight<Key, FetchedRevocationLists.Result>.Ask)] = []
         for request in requests where seen.insert(request.url).inserted {
-            let key = Key(url: request.url, issuer: request.issuer)
-            let (next, launch): (Next, Flight?) = state.withLock { state in
-                let stale = state.cached.value(for: request.url)
-                if let stale, Self.isFresh(stale, at: time) { return (.ready(.list(stale)), nil) }
-                if let failure = state.failures[key] {
-                    if ContinuousClock.now < failure.until { return (.ready(.failed(failure.why, stale: stale)), nil) }
-                    state.failures[key] = nil
-                }
-                let late = FetchedRevocationLists.Result.failed("fetching the CRL took longer than the \(deadline) allowed", stale: stale)
-                if let running = state.inFlight[key] { return (.flight(running, late: late), nil) }
-                let flight = Flight()
-                if state.running < max(1, limits.maximumFetchesInFlight) {
-                    state.running += 1
-                    state.inFlight[key] = flight
-                    return (.flight(flight, late: late), flight)
-                }
-                guard state.queued.count < Self.queuedFetchLimit else {
-                    return (
-                        .ready(.failed("more than \(Self.queuedFetchLimit) CRL fetches are waiting; this one was not started", stale: stale)), nil
-                    )
-                }
-                state.inFlight[key] = flight
-                state.queued.append((key, flight, request))
-                return (.flight(flight, late: late), nil)
-            }
-            if let launch {
-                let started = DetachedThread.start { [self] in self.run(key, launch, request, at: time) }
-                if !started { finish(key, launch, .failed("no thread to fetch the CRL on", stale: nil)) }
-            }
-            results.append((request.url, next))
-        }
-        return results
-    }
-
-    /// Runs one fetch on this thread, then the queued ones while there are any: the threads that
-    /// fetch are never more than `maximumFetchesInFlight`.
-    private func run(_ key: Key, _ flight: Flight, _ request: Request, at time: Date) {
-        var current: (Key, Flight, Request)? = (key, flight, request)
-        while let (key, flight, request) = current {
             let stale = state.withLock { $0.cached.value(for: request.url) }
-            current = finish(key, flight, fetch(request, at: time, stale: stale))
+            if let stale, Self.isFresh(stale, at: time) {
+                ready[request.url] = .list(stale)
+                continue
+            }
+            let key = Key(url: request.url, issuer: request.issuer)
+            let late = FetchedRevocationLists.Result.failed("fetching the CRL took longer than the \(deadline) allowed", stale: stale)
+            let refused = FetchedRevocationLists.Result.failed(
+                "more than \(Self.queuedFetchLimit) CRL fetches are waiting; this one was not started", stale: stale)
+            let ask = SingleFlight<Key, FetchedRevocationLists.Result>.Ask(key, deadline: (deadline, late), refused: refused) { [self] in
+                let started = DetachedThread.start { [self] in land(key, fetch(request, at: time)) }
+                if !started { land(key, .failed("no thread to fetch the CRL on", stale: nil)) }
+            }
+            asks.append((request.url, ask))
         }
+        return (ready, asks)
     }
 
     /// What one fetch brought.
@@ -406,42 +320,22 @@ public final class RevocationListFetcher: Sendable {
         case failed(String, stale: CertificateRevocationList?)
     }
 
-    /// Records what a fetch brought (a verified list kept, a failure remembered), answers the
-    /// flight's waiters, and hands back the next queued fetch for this thread, if any.
-    @discardableResult
-    private func finish(_ key: Key, _ flight: Flight, _ fetched: Fetched) -> (Key, Flight, Request)? {
-        let result: FetchedRevocationLists.Result
-        var failure: String? = nil
+    /// Records what a fetch brought (a verified list kept, a failure remembered) and answers the
+    /// flight's waiters.
+    private func land(_ key: Key, _ fetched: Fetched) {
+        let memory = limits.failureMemory
+        let remembered = { (why: String, stale: CertificateRevocationList?) in
+            (value: FetchedRevocationLists.Result.failed("\(why) (a failure of the last \(memory), not asked again yet)", stale: stale), for: memory)
+        }
         switch fetched {
-        case .verified(let list): result = .list(list)
-        case .rejected(let list, let why): (result, failure) = (.list(list), why)
-        case .failed(let why, let stale): (result, failure) = (.failed(why, stale: stale), why)
+        case .verified(let list):
+            state.withLock { $0.cached.insert(list, for: key.url, cost: list.estimatedResidentBytes) }
+            flights.land(key, .list(list))
+        case .rejected(let list, let why):
+            flights.land(key, .list(list), remembering: remembered(why, state.withLock { $0.cached.value(for: key.url) }))
+        case .failed(let why, let stale):
+            flights.land(key, .failed(why, stale: stale), remembering: remembered(why, stale))
         }
-        let next = state.withLock { state -> (Key, Flight, Request)? in
-            state.inFlight[key] = nil
-            if case .verified(let list) = fetched {
-                state.cached.insert(list, for: key.url, cost: list.estimatedResidentBytes)
-                state.failures[key] = nil
-            }
-            if let failure {
-                if state.failures.count >= Self.rememberedFailureLimit {
-                    let now = ContinuousClock.now
-                    state.failures = state.failures.filter { $0.value.until > now }
-                }
-                if state.failures.count < Self.rememberedFailureLimit {
-                    state.failures[key] = (
-                        ContinuousClock.now + limits.failureMemory, "\(failure) (a failure of the last \(limits.failureMemory), not asked again yet)"
-                    )
-                }
-            }
-            guard !state.queued.isEmpty else {
-                state.running -= 1
-                return nil
-            }
-            return state.queued.removeFirst()
-        }
-        flight.finish(result)
-        return next
     }
 
     /// The most failed fetches remembered at once.
@@ -449,8 +343,9 @@ public final class RevocationListFetcher: Sendable {
 
     /// One fetch (or a read of the folder): the answer is parsed and verified before anything
     /// keeps it.
-    private func fetch(_ request: Request, at time: Date, stale: CertificateRevocationList?) -> Fetched {
+    private func fetch(_ request: Request, at time: Date) -> Fetched {
         let url = request.url
+        let stale = state.withLock { $0.cached.value(for: url) }
         if let stored = readStored(url), Self.isFresh(stored, at: time),
             parsing.withLock({ count in
                 count += 1; return request.verify(stored)
