@@ -242,6 +242,9 @@ let package = Package(
             exclude: ["openapi.yaml", "openapi-generator-config.yaml"]),
         // Runs the x509-limbo conformance suite through the public evaluation API.
         .executableTarget(name: "limbo-harness", dependencies: ["TrustEvaluator"]),
+        // The generator of Sources/TrustEvaluatorCore/Generated/BundledRootPrograms.swift
+        // (scripts/generate-root-programs.sh): a maintainers' tool, not part of the command.
+        .executableTarget(name: "pincheck-generate-root-programs", dependencies: ["TrustEvaluatorCore"]),
         // Fuzzing: the targets' logic (replayed by the tests) and one libFuzzer executable per target,
         // built by scripts/fuzz.sh with -DFUZZING -sanitize=fuzzer,address (empty executables otherwise).
         .target(name: "PincheckFuzzing", dependencies: ["TrustEvaluator", "TrustEvaluatorCore", "ServerTrust", "PincheckOpenSSL"]),
@@ -294,6 +297,8 @@ let package = Package(
         .testTarget(
             name: "TrustEvaluatorFormatsTests", dependencies: ["TrustEvaluatorFormats", "TrustEvaluatorCore", "PincheckOpenSSL", "PincheckTestSupport"],
             exclude: ["Importers"]),
+        // The C room alone: OpenSSL's facts and errors as PincheckOpenSSL returns them, and its lock.
+        .testTarget(name: "PincheckOpenSSLTests", dependencies: ["PincheckOpenSSL"]),
         .testTarget(name: "PincheckTLSTests", dependencies: ["PincheckTLS", "TrustEvaluatorCore", "TrustEvaluatorFormats", "PincheckTestSupport"]),
         .testTarget(name: "PincheckFuzzingTests", dependencies: ["PincheckFuzzing"]),
         .testTarget(
@@ -377,7 +382,7 @@ let package = Package(
 let engineSubset: Set<String> = [
     "COpenSSL", "PincheckOpenSSL", "TrustEvaluatorCore", "TrustEvaluatorFormats", "TrustEvaluator", "PincheckTLS",
     "ServerTrust", "PincheckFuzzing", "PincheckTestSupport", "TrustEvaluatorCoreTests", "TrustEvaluatorFormatsTests", "PincheckTLSTests",
-    "PincheckFuzzingTests",
+    "PincheckFuzzingTests", "PincheckOpenSSLTests",
 ]
 let nioSubset = engineSubset.union([
     "ServerTrustFoundation", "ServerTrustTests", "TrustEvaluatorNIO", "TrustEvaluatorNIOTests",

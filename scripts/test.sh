@@ -245,11 +245,11 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
   # Each builds only the targets its suites need (PINCHECK_TARGET_SUBSET, Package.swift): the
   # examples, benchmarks, gRPC and the command are not instrumented.
   log "ThreadSanitizer: the engine's suites (Core, Formats, TLS), handshakes under pin-set updates, report deliveries, mTLS verifiers"
-  PINCHECK_TARGET_SUBSET=nio swift test --scratch-path .build-tsan --sanitize=thread --filter 'TrustEvaluatorCoreTests|TrustEvaluatorFormatsTests|PincheckTLSTests|UpdatableHandshakeTests|TrustLoggingTests|ClientCertificateTests'
+  PINCHECK_TARGET_SUBSET=nio swift test --scratch-path .build-tsan --sanitize=thread --filter 'PincheckOpenSSLTests|TrustEvaluatorCoreTests|TrustEvaluatorFormatsTests|PincheckTLSTests|UpdatableHandshakeTests|TrustLoggingTests|ClientCertificateTests'
   discard_in_ci .build-tsan
   log "AddressSanitizer + LeakSanitizer: the engine's suites (Core, Formats, TLS), fuzz corpus replay"
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
-    PINCHECK_TARGET_SUBSET=engine swift test --scratch-path .build-asan --sanitize=address --filter 'TrustEvaluatorCoreTests|TrustEvaluatorFormatsTests|PincheckTLSTests|PincheckFuzzingTests'
+    PINCHECK_TARGET_SUBSET=engine swift test --scratch-path .build-asan --sanitize=address --filter 'PincheckOpenSSLTests|TrustEvaluatorCoreTests|TrustEvaluatorFormatsTests|PincheckTLSTests|PincheckFuzzingTests'
   discard_in_ci .build-asan
 else
   not_run+=("ThreadSanitizer and AddressSanitizer runs (SANITIZERS=0)")

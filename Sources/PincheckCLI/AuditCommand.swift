@@ -268,10 +268,8 @@ package struct AppConfigurationOptions: ParsableArguments {
     )
     package var config: String
 
-    @Option(
-        name: .customLong("ca-file"),
-        help: ArgumentHelp("Stands in for the system store wherever the configuration says \"system\"; repeatable.", valueName: "file"))
-    var caFiles: [String] = []
+    @OptionGroup var anchorFiles: AnchorFileOptions
+    var caFiles: [String] { anchorFiles.files }
 
     @OptionGroup var configurationFile: ConfigurationFileOptions
     var androidRaw: String? { configurationFile.androidRaw }

@@ -22,10 +22,8 @@ struct Pins: ConsoleCommand {
     @Argument(help: ArgumentHelp("A PEM bundle or DER certificate, or HOST[:PORT] to connect to.", valueName: "file|host"))
     var file: String
 
-    @Option(
-        name: .customLong("ca-file"),
-        help: ArgumentHelp("Trust anchors for the verified path of a HOST (PEM or DER); repeatable. Default: the system store.", valueName: "file"))
-    var caFiles: [String] = []
+    @OptionGroup var anchorFiles: AnchorFileOptions
+    var caFiles: [String] { anchorFiles.files }
 
     @OptionGroup var connection: ConnectionOptions
 

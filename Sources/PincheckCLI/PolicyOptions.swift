@@ -40,15 +40,23 @@ enum RevocationFailureArgument: String, RawValueArgument {
     case hard
 }
 
+/// `--ca-file`, the one declaration of it: every command that takes anchors reads them the same way.
+struct AnchorFileOptions: ParsableArguments {
+    @Option(
+        name: .customLong("ca-file"),
+        help: ArgumentHelp(
+            "Trust anchors (PEM bundle or DER) in place of the system store, also where a configuration says \"system\"; repeatable.",
+            valueName: "file"))
+    var files: [String] = []
+}
+
 /// The policy options shared by `verify`, `check` and `scan`.
 struct PolicyOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The name the certificate must carry (DNS name or IP address). Without it no name is checked.", valueName: "name"))
     var host: String?
 
-    @Option(
-        name: .customLong("ca-file"),
-        help: ArgumentHelp("Trust anchors (PEM bundle or DER); repeatable. Replaces the system store.", valueName: "file"))
-    var caFiles: [String] = []
+    @OptionGroup var anchorFiles: AnchorFileOptions
+    var caFiles: [String] { anchorFiles.files }
 
     @Flag(
         name: .customLong("web-pki-roots"),

@@ -65,6 +65,8 @@ struct RootProgramCommandTests {
         #expect(shown.output.contains("Izenpe.com: Chrome, Mozilla (distrusts certificates issued after 2026-04-15)"))
         let bad = try F.runBinary(["root-programs", "--root-store-data", F.path("rsa-root.pem")])
         #expect(bad.status == 2 && bad.errors.contains("input.root-program-data"))
+        let moved = try F.runBinary(["root-programs", "--emit-swift"])
+        #expect(moved.status == 2 && moved.errors.contains("scripts/generate-root-programs.sh"), "the old generator flag says where it went")
         let json = try F.runBinary(["verify", F.path("chains/rsa-good.pem"), "--host", "www.example.test", "--json"] + F.anchors + F.at)
         #expect(json.output.contains("\"rootPrograms\":{") && json.output.contains("\"anchorIsPublic\":false"))
     }
