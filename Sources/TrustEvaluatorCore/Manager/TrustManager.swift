@@ -231,17 +231,26 @@ public struct TrustManager: Sendable {
         stapledOCSPResponse: [UInt8]? = nil, presentedSCTs: [SignedCertificateTimestamp] = [],
         waitingForRevocationListsFrom fetcher: RevocationListFetcher?
     ) throws(PincheckError) -> Verdict {
-        guard let fetcher else {
-            return try evaluate(
-                servedChain, host: host, port: port, at: time, stapledOCSPResponse: stapledOCSPResponse, revocationLists: nil,
-                presentedSCTs: presentedSCTs)
+        try judge(servedChain, host: host, port: port, at: time) { plan, peer in
+            guard let fetcher else {
+                return plan.evaluate(
+                    servedChain, peer: peer, at: time, staple: stapledOCSPResponse, revocationLists: nil,
+                    presentedSCTs: presentedSCTs, verdictCache: verdictCache, diagnostics: diagnostics)
+            }
+            return plan.evaluateWaiting(
+                servedChain, peer: peer, at: time, staple: stapledOCSPResponse, presentedSCTs: presentedSCTs,
+                fetcher: fetcher, verdictCache: verdictCache, diagnostics: diagnostics)
         }
+    }
+
+    /// `judgement`'s verdict on `servedChain` by the plan of its host's policy, with the failure
+    /// reports that policy is due.
+    private func judge(
+        _ servedChain: [Certificate], host: String, port: Int, at time: Date, _ judgement: (EvaluationPlan, PeerName) -> Verdict
+    ) throws(PincheckError) -> Verdict {
         let peer = try EvaluationEntry.peer(of: servedChain, host: host)
         let plan = plan(for: peer)
-        let verdict = plan.evaluateWaiting(
-            servedChain, peer: peer, at: time, staple: stapledOCSPResponse, presentedSCTs: presentedSCTs,
-            fetcher: fetcher, verdictCache: verdictCache, diagnostics: diagnostics)
-        return withReports(verdict, of: plan, served: servedChain, peer: peer, port: port, at: time)
+        return withReports(judgement(plan, peer), of: plan, served: servedChain, peer: peer, port: port, at: time)
     }
 
     /// Judges a served chain with CRLs already fetched for it.
@@ -250,14 +259,13 @@ public struct TrustManager: Sendable {
         stapledOCSPResponse: [UInt8]?, revocationLists: FetchedRevocationLists?,
         presentedSCTs: [SignedCertificateTimestamp] = []
     ) throws(PincheckError) -> Verdict {
-        let peer = try EvaluationEntry.peer(of: servedChain, host: host)
-        let plan = plan(for: peer)
         // The plans know which rule they are (the verdict's coverage), so a cached verdict is
         // returned as it is; only failure reports are made per evaluation.
-        let verdict = plan.evaluate(
-            servedChain, peer: peer, at: time, staple: stapledOCSPResponse, revocationLists: revocationLists,
-            presentedSCTs: presentedSCTs, verdictCache: verdictCache, diagnostics: diagnostics)
-        return withReports(verdict, of: plan, served: servedChain, peer: peer, port: port, at: time)
+        try judge(servedChain, host: host, port: port, at: time) { plan, peer in
+            plan.evaluate(
+                servedChain, peer: peer, at: time, staple: stapledOCSPResponse, revocationLists: revocationLists,
+                presentedSCTs: presentedSCTs, verdictCache: verdictCache, diagnostics: diagnostics)
+        }
     }
 
     /// The verdict with the failure reports its host policy's report URIs are due (made per evaluation).

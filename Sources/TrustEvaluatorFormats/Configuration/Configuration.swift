@@ -72,12 +72,17 @@ public struct Configuration: Sendable {
         format: ConfigurationFormat? = nil, publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
         certificateTransparencyLogs: CertificateTransparency.Logs?
     ) throws(PincheckError) -> Configuration {
+        let (data, directory) = try read(path)
+        return try decode(
+            data, source: path, baseDirectory: directory, anchors: anchors, androidRawFolder: androidRawFolder, format: format,
+            publicSuffixes: publicSuffixes, certificateTransparencyLogs: certificateTransparencyLogs)
+    }
+
+    /// A configuration file's bytes and the folder its relative paths are read from.
+    private static func read(_ path: String) throws(PincheckError) -> (Data, String) {
         let data = Data(try InputFile.read(path, limit: InputFile.configurationLimit, what: "configuration file"))
         let directory = FilePath.directory(of: path)
-        return try decode(
-            data, source: path, baseDirectory: directory.isEmpty ? "." : directory,
-            anchors: anchors, androidRawFolder: androidRawFolder, format: format, publicSuffixes: publicSuffixes,
-            certificateTransparencyLogs: certificateTransparencyLogs)
+        return (data, directory.isEmpty ? "." : directory)
     }
 
     /// Decodes a configuration in any supported format (Pincheck JSON unless detected or named otherwise).
@@ -122,12 +127,10 @@ public struct Configuration: Sendable {
         format: ConfigurationFormat? = nil, publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
         certificateTransparencyLogStore: CertificateTransparency.LogStore
     ) throws(PincheckError) -> Configuration {
-        let data = Data(try InputFile.read(path, limit: InputFile.configurationLimit, what: "configuration file"))
-        let directory = FilePath.directory(of: path)
+        let (data, directory) = try read(path)
         return try decode(
-            data, source: path, baseDirectory: directory.isEmpty ? "." : directory,
-            anchors: anchors, androidRawFolder: androidRawFolder, format: format, publicSuffixes: publicSuffixes,
-            logs: nil, logStore: certificateTransparencyLogStore)
+            data, source: path, baseDirectory: directory, anchors: anchors, androidRawFolder: androidRawFolder, format: format,
+            publicSuffixes: publicSuffixes, logs: nil, logStore: certificateTransparencyLogStore)
     }
 
     /// Decodes a configuration whose Certificate Transparency requirements read their logs from
