@@ -48,6 +48,12 @@ struct Watch: ConsoleCommand {
     @Option(help: ArgumentHelp("Stop after N rounds (default: run until SIGTERM or SIGINT).", valueName: "n"))
     var rounds: Int?
 
+    @Flag(
+        help: ArgumentHelp(
+            "Also serve 0.9's day gauges (pincheck_watch_leaf_expiry_days, pincheck_watch_pin_expiry_days) beside the seconds, for dashboards not yet moved; deprecated."
+        ))
+    var daysGauges = false
+
     func validate() throws {
         guard interval >= 1, interval <= 7 * 86_400 else { throw ValidationError("--interval must be between 1 second and 7 days") }
         if let rounds { guard rounds >= 1 else { throw ValidationError("--rounds must be at least 1") } }
@@ -100,7 +106,7 @@ struct Watch: ConsoleCommand {
                 path: path, run: RunFingerprint(command: "watch", arguments: Invocation.arguments), sameRunOnly: false,
                 key: AuditPlan.Entry.recordKey)
         }
-        let metrics = WatchMetrics()
+        let metrics = WatchMetrics(daysGauges: daysGauges)
         let (host, port) = try Self.listenAddress(listen)
         let server: MetricsServer
         do {

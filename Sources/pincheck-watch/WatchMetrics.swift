@@ -13,6 +13,12 @@ import TrustEvaluator
 final class WatchMetrics: Sendable {
     /// The metric names, documented in docs/watch.md.
     enum Name {
+        static let leafExpirySeconds = "pincheck_watch_leaf_expiry_seconds"
+        static let pinExpirySeconds = "pincheck_watch_pin_expiry_seconds"
+        static let leafNotBefore = "pincheck_watch_leaf_not_before_timestamp_seconds"
+        static let leafNotAfter = "pincheck_watch_leaf_not_after_timestamp_seconds"
+        static let leafLifetime = "pincheck_watch_leaf_lifetime_seconds"
+        /// The day gauges of 0.9, served only with `--days-gauges` (Prometheus's base unit is the second).
         static let leafExpiryDays = "pincheck_watch_leaf_expiry_days"
         static let pinExpiryDays = "pincheck_watch_pin_expiry_days"
         static let pinned = "pincheck_watch_pinned"
@@ -30,8 +36,13 @@ final class WatchMetrics: Sendable {
 
     /// Each metric's HELP line (docs/watch.md's table says the same).
     static let help: [String: String] = [
-        Name.leafExpiryDays: "Days from the evaluation time to the served leaf's notAfter (negative: expired).",
-        Name.pinExpiryDays: "Days until the last certificate a pin matches expires; NaN when no pin matches.",
+        Name.leafExpirySeconds: "Seconds from the evaluation time to the served leaf's notAfter (negative: expired).",
+        Name.pinExpirySeconds: "Seconds until the last certificate a pin matches expires; NaN when no pin matches.",
+        Name.leafNotBefore: "The served leaf's notBefore, as Unix time.",
+        Name.leafNotAfter: "The served leaf's notAfter, as Unix time.",
+        Name.leafLifetime: "The served leaf's lifetime, notAfter minus notBefore, in seconds.",
+        Name.leafExpiryDays: "Deprecated (--days-gauges): pincheck_watch_leaf_expiry_seconds in days.",
+        Name.pinExpiryDays: "Deprecated (--days-gauges): pincheck_watch_pin_expiry_seconds in days.",
         Name.pinned: "1 when the host's policy has active pins, else 0.",
         Name.pinsMatch: "1 when a pin matches the verified path, else 0 (also 0 for a host without pins).",
         Name.allowed: "1 when the app would connect (Pincheck's disposition), else 0 (also 0 when not reached).",
@@ -51,8 +62,10 @@ final class WatchMetrics: Sendable {
     }
 
     let registry = PrometheusCollectorRegistry()
+    /// Whether the day gauges of 0.9 are served beside the seconds (`--days-gauges`).
+    let daysGauges: Bool
 
-    init() {}
+    init(daysGauges: Bool = false) { self.daysGauges = daysGauges }
 
     /// The exposition, as `/metrics` serves it.
     func exposition() -> [UInt8] { Self.exposition(registry.emitToBuffer()) }
@@ -114,8 +127,15 @@ final class WatchMetrics: Sendable {
             gauge(Name.allowed, allowed ? 1 : 0)
             gauge(Name.lastSuccess, checkedAt.timeIntervalSince1970)
             let values = Self.values(of: verdict)
-            gauge(Name.leafExpiryDays, values.leafExpiryDays)
-            gauge(Name.pinExpiryDays, values.pinExpiryDays)
+            gauge(Name.leafExpirySeconds, values.leafExpirySeconds)
+            gauge(Name.pinExpirySeconds, values.pinExpirySeconds)
+            gauge(Name.leafNotBefore, values.leafNotBefore)
+            gauge(Name.leafNotAfter, values.leafNotAfter)
+            gauge(Name.leafLifetime, values.leafNotAfter - values.leafNotBefore)
+            if daysGauges {
+                gauge(Name.leafExpiryDays, values.leafExpirySeconds / 86_400)
+                gauge(Name.pinExpiryDays, values.pinExpirySeconds / 86_400)
+            }
             gauge(Name.pinned, values.pinned ? 1 : 0)
             gauge(Name.pinsMatch, values.pinsMatch ? 1 : 0)
             gauge(Name.ctCompliant, values.ctCompliant)
@@ -126,10 +146,13 @@ final class WatchMetrics: Sendable {
 
     /// The certificate gauges of one verdict.
     struct Values: Equatable {
-        var leafExpiryDays: Double
+        var leafExpirySeconds: Double
         /// The latest expiry among the certificates a pin matched: when the last matching pin stops
         /// matching (NaN when none matches).
-        var pinExpiryDays: Double
+        var pinExpirySeconds: Double
+        /// The leaf's validity, as Unix times (NaN without a leaf).
+        var leafNotBefore: Double
+        var leafNotAfter: Double
         var pinned: Bool
         var pinsMatch: Bool
         /// 1 compliant, 0 not (or not judgeable), NaN when no CT policy applies.
@@ -140,14 +163,15 @@ final class WatchMetrics: Sendable {
 
         static func == (a: Values, b: Values) -> Bool {
             func same(_ x: Double, _ y: Double) -> Bool { x == y || (x.isNaN && y.isNaN) }
-            return same(a.leafExpiryDays, b.leafExpiryDays) && same(a.pinExpiryDays, b.pinExpiryDays) && a.pinned == b.pinned
+            return same(a.leafExpirySeconds, b.leafExpirySeconds) && same(a.pinExpirySeconds, b.pinExpirySeconds)
+                && same(a.leafNotBefore, b.leafNotBefore) && same(a.leafNotAfter, b.leafNotAfter) && a.pinned == b.pinned
                 && a.pinsMatch == b.pinsMatch && same(a.ctCompliant, b.ctCompliant) && same(a.revocation, b.revocation)
         }
     }
 
     static func values(of verdict: Verdict) -> Values {
         let time = verdict.evaluationTime
-        func days(_ certificate: Certificate) -> Double { certificate.notAfter.timeIntervalSince(time) / 86_400 }
+        func left(_ certificate: Certificate) -> Double { certificate.notAfter.timeIntervalSince(time) }
         let ct: Double =
             switch verdict.certificateTransparency?.compliance {
             case .compliant: 1
@@ -170,8 +194,10 @@ final class WatchMetrics: Sendable {
             default: 2
             }
         return Values(
-            leafExpiryDays: verdict.servedChain.first.map(days) ?? .nan,
-            pinExpiryDays: verdict.pinsFound.map { days($0.certificate) }.max() ?? .nan,
+            leafExpirySeconds: verdict.servedChain.first.map(left) ?? .nan,
+            pinExpirySeconds: verdict.pinsFound.map { left($0.certificate) }.max() ?? .nan,
+            leafNotBefore: verdict.servedChain.first?.notBefore.timeIntervalSince1970 ?? .nan,
+            leafNotAfter: verdict.servedChain.first?.notAfter.timeIntervalSince1970 ?? .nan,
             pinned: !AuditResult.activePins(verdict).isEmpty,
             pinsMatch: !verdict.pinsFound.isEmpty,
             ctCompliant: ct, revocation: revocation)

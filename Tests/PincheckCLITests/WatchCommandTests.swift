@@ -166,9 +166,12 @@ struct WatchCommandTests {
     static let at = "2030-06-01T00:00:00Z"
     static let atDate = ISO8601DateFormatter().date(from: at)!
 
-    static func days(until certificate: String) throws -> Double {
-        let text = try String(contentsOfFile: TestCertificates.path("\(certificate).pem"), encoding: .utf8)
-        return try Certificate(pemEncoded: text).notAfter.timeIntervalSince(atDate) / 86_400
+    static func certificate(_ name: String) throws -> Certificate {
+        try Certificate(pemEncoded: try String(contentsOfFile: TestCertificates.path("\(name).pem"), encoding: .utf8))
+    }
+
+    static func seconds(until certificate: String) throws -> Double {
+        try Self.certificate(certificate).notAfter.timeIntervalSince(atDate)
     }
 
     @Test("a scrape parses; the certificate swapped under a running watch changes the expiry and pin gauges by the next whole round")
@@ -184,9 +187,14 @@ struct WatchCommandTests {
         func value(_ samples: [String: Double], _ metric: String) -> Double? { samples[Self.series(metric, port: port)] }
 
         let before = try watch.scrape { ($0["pincheck_watch_rounds_total"] ?? 0) >= 1 }
-        let leafDays = try Self.days(until: "rsa-leaf")
-        #expect(abs((value(before, "pincheck_watch_leaf_expiry_days") ?? .nan) - leafDays) < 0.01)
-        #expect(abs((value(before, "pincheck_watch_pin_expiry_days") ?? .nan) - leafDays) < 0.01)
+        let leafSeconds = try Self.seconds(until: "rsa-leaf")
+        let leaf = try Self.certificate("rsa-leaf")
+        #expect(abs((value(before, "pincheck_watch_leaf_expiry_seconds") ?? .nan) - leafSeconds) < 1)
+        #expect(abs((value(before, "pincheck_watch_pin_expiry_seconds") ?? .nan) - leafSeconds) < 1)
+        #expect(value(before, "pincheck_watch_leaf_not_before_timestamp_seconds") == leaf.notBefore.timeIntervalSince1970)
+        #expect(value(before, "pincheck_watch_leaf_not_after_timestamp_seconds") == leaf.notAfter.timeIntervalSince1970)
+        #expect(value(before, "pincheck_watch_leaf_lifetime_seconds") == leaf.notAfter.timeIntervalSince(leaf.notBefore))
+        #expect(!before.keys.contains { $0.hasPrefix("pincheck_watch_leaf_expiry_days") }, "the day gauges only with --days-gauges")
         #expect(value(before, "pincheck_watch_pinned") == 1)
         #expect(value(before, "pincheck_watch_pins_match") == 1)
         #expect(value(before, "pincheck_watch_allowed") == 1)
@@ -210,10 +218,10 @@ struct WatchCommandTests {
         let swapRound = try #require(try watch.scrape { _ in true }["pincheck_watch_rounds_total"])
         // A round that started after the swap has finished: its check saw the new certificate.
         let after = try watch.scrape { ($0["pincheck_watch_rounds_total"] ?? 0) >= swapRound + 2 }
-        let expiredDays = try Self.days(until: "rsa-expired")
-        #expect(expiredDays < 0)
-        #expect(abs((value(after, "pincheck_watch_leaf_expiry_days") ?? .nan) - expiredDays) < 0.01)
-        #expect(value(after, "pincheck_watch_pin_expiry_days")?.isNaN == true, "no pin matches: no expiry")
+        let expiredSeconds = try Self.seconds(until: "rsa-expired")
+        #expect(expiredSeconds < 0)
+        #expect(abs((value(after, "pincheck_watch_leaf_expiry_seconds") ?? .nan) - expiredSeconds) < 1)
+        #expect(value(after, "pincheck_watch_pin_expiry_seconds")?.isNaN == true, "no pin matches: no expiry")
         #expect(value(after, "pincheck_watch_pins_match") == 0)
         #expect(value(after, "pincheck_watch_pinned") == 1)
         #expect(value(after, "pincheck_watch_allowed") == 0)
@@ -225,6 +233,23 @@ struct WatchCommandTests {
         // Only /metrics is served.
         #expect(Self.get("/", port: watch.metricsPort)?.status == 404)
         #expect(Self.get("/metrics", port: watch.metricsPort, method: "POST")?.status == 405)
+    }
+
+    @Test("--days-gauges also serves 0.9's day gauges, the seconds divided by a day")
+    func daysGauges() throws {
+        let server = try CheckTLSServer(certificate: "rsa-leaf", chain: ["rsa-intermediate"])
+        defer { server.stop() }
+        let config = try Self.configuration()
+        let hosts = try AuditCommandTests.hosts(["www.example.test 127.0.0.1:\(server.port)"])
+        defer { try? FileManager.default.removeItem(atPath: config); try? FileManager.default.removeItem(atPath: hosts) }
+        let watch = try Running([config, "--hosts", hosts, "--interval", "60", "--listen", "127.0.0.1:0", "--at", Self.at, "--days-gauges"])
+        defer { watch.stop() }
+        try watch.waitForEndpoint()
+        let samples = try watch.scrape { ($0["pincheck_watch_rounds_total"] ?? 0) >= 1 }
+        let seconds = try #require(samples[Self.series("pincheck_watch_leaf_expiry_seconds", port: server.port)])
+        let days = try #require(samples[Self.series("pincheck_watch_leaf_expiry_days", port: server.port)])
+        #expect(abs(days - seconds / 86_400) < 1e-6)
+        #expect(samples[Self.series("pincheck_watch_pin_expiry_days", port: server.port)] != nil)
     }
 
     @Test("SIGTERM while a host hangs: no new host is started, the one in flight finishes and is recorded whole, exit 0")
