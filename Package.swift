@@ -244,7 +244,7 @@ let package = Package(
         .executableTarget(name: "limbo-harness", dependencies: ["TrustEvaluator"]),
         // The generator of Sources/TrustEvaluatorCore/Generated/BundledRootPrograms.swift
         // (scripts/generate-root-programs.sh): a maintainers' tool, not part of the command.
-        .executableTarget(name: "pincheck-generate-root-programs", dependencies: ["TrustEvaluatorCore"]),
+        .executableTarget(name: "pincheck-generate-root-programs", dependencies: ["TrustEvaluatorCore", "TrustEvaluatorFormats"]),
         // Fuzzing: the targets' logic (replayed by the tests) and one libFuzzer executable per target,
         // built by scripts/fuzz.sh with -DFUZZING -sanitize=fuzzer,address (empty executables otherwise).
         .target(name: "PincheckFuzzing", dependencies: ["TrustEvaluator", "TrustEvaluatorCore", "ServerTrust", "PincheckOpenSSL"]),

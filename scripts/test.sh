@@ -98,6 +98,14 @@ if [ -n "$stray" ]; then
   exit 1
 fi
 
+log "rooms: the engine (TrustEvaluatorCore) parses no data file: JSON, root-program files and log lists are TrustEvaluatorFormats'"
+parsers=$(grep -rlE '\b(JSONSyntax|JSONValue|MozillaCertdata|CCADBRoots|ChromeConstraints|LogListReader)\b' Sources/TrustEvaluatorCore || true)
+if [ -n "$parsers" ]; then
+  echo "these engine files reach a file-format parser; parse in Sources/TrustEvaluatorFormats and hand the engine its values:" >&2
+  echo "$parsers" >&2
+  exit 1
+fi
+
 if [ "${OPENSSL4_CHECK:-1}" != 0 ]; then
   log "OpenSSL 4.0 readiness: the C module type-checks against the newest headers in Debian's registry"
   scripts/openssl4-check.sh

@@ -63,7 +63,7 @@ public struct PincheckError: Error, Sendable, Hashable, CustomStringConvertible 
         /// constraints) that is none of these or is malformed: ``RootPrograms``.
         public static let malformedRootProgramData = Code(.malformedRootProgramData)
         /// A root-program data file older than the data it would replace: refused, so a stale
-        /// copy cannot undo a distrust (``RootPrograms/init(files:over:allowingOlder:)``).
+        /// copy cannot undo a distrust (`RootPrograms(files:over:allowingOlder:)`, TrustEvaluatorFormats).
         public static let staleRootProgramData = Code(.staleRootProgramData)
         /// An address to listen on that cannot be had: taken by another process, or not one of
         /// this machine's (`pincheck watch --listen`).

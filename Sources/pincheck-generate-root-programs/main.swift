@@ -1,10 +1,11 @@
 // The generator of the bundled root-program data: reads Mozilla's certdata.txt, the CCADB's
-// records and Chrome Root Store's constraints through the engine's parsers and prints
+// records and Chrome Root Store's constraints through TrustEvaluatorFormats' parsers and prints
 // Sources/TrustEvaluatorCore/Generated/BundledRootPrograms.swift. A maintainers' tool, run by
 // scripts/generate-root-programs.sh when the files change; no part of the command or the libraries.
 //
 //   pincheck-generate-root-programs FILE FILE FILE [--revision KIND=REVISION]...
 import TrustEvaluatorCore
+import TrustEvaluatorFormats
 
 #if canImport(Glibc)
 import Glibc

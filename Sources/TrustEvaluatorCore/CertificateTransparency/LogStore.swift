@@ -17,7 +17,7 @@ extension CertificateTransparency {
     /// dated earlier than the one in force from the same publisher, or an undated list in place of
     /// a dated one. A validly signed old list could otherwise bring back a log the publisher has
     /// since retired or rejected. Check a list's signature before the update
-    /// (``LogList/init(json:source:signature:publisherKey:publisher:publishedAt:)``).
+    /// (`LogList(json:source:signature:publisherKey:publisher:publishedAt:)`, TrustEvaluatorFormats).
     public final class LogStore: Sendable {
         /// The logs in force and the generation that names them.
         package struct Snapshot: Sendable {

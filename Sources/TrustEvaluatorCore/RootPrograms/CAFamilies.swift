@@ -33,7 +33,7 @@ public struct CAFamilies: Sendable {
     private let bySHA256: [DigestKey: Int]
     private let byParent: [DigestKey: [Int]]
 
-    init(_ intermediates: [CCADBRoots.Intermediate]) {
+    init(_ intermediates: [RootProgramFacts.Intermediate]) {
         all = intermediates.map {
             CA(
                 name: $0.name, owner: $0.owner, sha256: $0.sha256, parentSHA256: $0.parent,

@@ -11,15 +11,16 @@ import Musl
 /// constraints give Chrome's dates.
 ///
 /// Also the bundled data's form: one tab-separated line per fact (``encoded()``), written by
-/// `pincheck root-programs --emit-swift` and read back by ``init(encoded:)``.
-struct RootProgramFacts: Sendable {
-    var mozilla: [MozillaCertdata.Root] = []
-    var ccadb: [CCADBRoots.Root] = []
+/// `scripts/generate-root-programs.sh` and read back by ``init(encoded:)``. The programs' own
+/// files are parsed into these facts by TrustEvaluatorFormats (`RootPrograms(files:over:allowingOlder:)`).
+package struct RootProgramFacts: Sendable {
+    package var mozilla: [MozillaRoot] = []
+    package var ccadb: [CCADBRoot] = []
     /// The CCADB's TLS-capable intermediates, when a CCADB file was read at run time (the bundled
     /// ones are decoded apart, on first use: ``RootPrograms/families``).
-    var intermediates: [CCADBRoots.Intermediate]?
-    var chrome: [ChromeConstraints.Anchor] = []
-    var sources: [RootPrograms.Source] = []
+    package var intermediates: [Intermediate]?
+    package var chrome: [ChromeAnchor] = []
+    package var sources: [RootPrograms.Source] = []
 
     /// Each root some program has, with every program's word on it.
     func combined() -> [RootPrograms.Root] {
@@ -88,7 +89,7 @@ struct RootProgramFacts: Sendable {
     }
 
     /// What the CCADB says of a root in each program; Mozilla's only for a root certdata.txt does not hold (certdata is newer).
-    private static func statuses(_ root: CCADBRoots.Root, inCertdata: Bool) -> (
+    private static func statuses(_ root: CCADBRoot, inCertdata: Bool) -> (
         mozilla: RootPrograms.Membership.Status?, chrome: RootPrograms.Membership.Status?
     ) {
         var mozilla: RootPrograms.Membership.Status?
@@ -110,7 +111,7 @@ struct RootProgramFacts: Sendable {
     /// `source KIND REVISION ASOF DATE`, `m SHA256 SUBJECTKEY SPKI TRUSTED DISTRUST NOTBEFORE LABEL`,
     /// `c SHA256 CHROME MOZILLA TLSCAPABLE VALIDFROM NAME`, `k SHA256 DISTRUST NAME`
     /// (dates as Unix seconds, `-` for none, `x` for a Chrome anchor no block trusts).
-    func encoded() -> String {
+    package func encoded() -> String {
         func seconds(_ date: Date?) -> String { date.map { String(Int64($0.timeIntervalSince1970)) } ?? "-" }
         func clean(_ text: String) -> String { String(text.map { $0 == "\t" || $0 == "\n" || $0 == "\r" ? " " : $0 }) }
         var lines: [String] = []
@@ -145,7 +146,7 @@ struct RootProgramFacts: Sendable {
     }
 
     /// The intermediates, one `i SHA256 PARENT VALIDFROM VALIDTO PARTITIONS OWNER NAME` line each.
-    static func encode(_ intermediates: [CCADBRoots.Intermediate]) -> String {
+    package static func encode(_ intermediates: [Intermediate]) -> String {
         func seconds(_ date: Date?) -> String { date.map { String(Int64($0.timeIntervalSince1970)) } ?? "-" }
         func clean(_ text: String) -> String { String(text.map { $0 == "\t" || $0 == "\n" || $0 == "\r" ? " " : $0 }) }
         return intermediates.map { ca in
@@ -157,8 +158,8 @@ struct RootProgramFacts: Sendable {
     }
 
     /// Reads ``encode(_:)``'s form.
-    static func decodeIntermediates(_ encoded: String) throws(PincheckError) -> [CCADBRoots.Intermediate] {
-        var result: [CCADBRoots.Intermediate] = []
+    static func decodeIntermediates(_ encoded: String) throws(PincheckError) -> [Intermediate] {
+        var result: [Intermediate] = []
         var bytes = Array(encoded.utf8)
         try bytes.withUnsafeMutableBufferPointer { (buffer: inout UnsafeMutableBufferPointer<UInt8>) throws(PincheckError) in
             try eachLine(UnsafeBufferPointer(buffer)) { (number: Int, fields: [Field]) throws(PincheckError) in
@@ -168,7 +169,7 @@ struct RootProgramFacts: Sendable {
                     throw PincheckError(.malformedRootProgramData, "line \(number) of the encoded intermediates is malformed")
                 }
                 result.append(
-                    CCADBRoots.Intermediate(
+                    Intermediate(
                         name: Self.text(fields[7]), owner: Self.text(fields[6]), sha256: sha256, parent: parent,
                         validFrom: validFrom, validTo: validTo, crlPartitions: partitions))
             }
@@ -279,22 +280,22 @@ struct RootProgramFacts: Sendable {
         case ("m", 8):
             guard let notBefore = try date(fields[6]) else { throw malformed() }
             mozilla.append(
-                MozillaCertdata.Root(
+                MozillaRoot(
                     label: Self.text(fields[7]), sha256: try hash(fields[1]), subjectAndKey: try hash(fields[2]),
                     publicKeySHA256: try hash(fields[3]), trustedForServers: fields[4].elementsEqual("1".utf8),
                     distrustAfter: try date(fields[5]), notBefore: notBefore))
         case ("c", 7):
             ccadb.append(
-                CCADBRoots.Root(
+                CCADBRoot(
                     name: Self.text(fields[6]), sha256: try hash(fields[1]), chrome: Self.text(fields[2]), mozilla: Self.text(fields[3]),
                     tlsCapable: fields[4].elementsEqual("1".utf8), validFrom: try date(fields[5])))
         case ("k", 4):
             let distrust: Date?? = fields[2].elementsEqual("x".utf8) ? nil : .some(try date(fields[2]))
-            chrome.append(ChromeConstraints.Anchor(name: Self.text(fields[3]), sha256: try hash(fields[1]), distrustAfter: distrust))
+            chrome.append(ChromeAnchor(name: Self.text(fields[3]), sha256: try hash(fields[1]), distrustAfter: distrust))
         default:
             throw malformed()
         }
     }
 
-    init() {}
+    package init() {}
 }

@@ -12,7 +12,8 @@ import FoundationEssentials
 /// given with `--ca-file` is public. ``TrustAnchors/Classification`` overrides this both ways.
 ///
 /// ``bundled`` is generated from the root programs' files by `scripts/generate-root-programs.sh`;
-/// a newer data set is read over it with ``init(files:over:allowingOlder:)`` or ``init(contentsOf:over:allowingOlder:)``.
+/// a newer data set is read over it with `init(files:over:allowingOlder:)` or `init(contentsOf:over:allowingOlder:)`
+/// (TrustEvaluatorFormats, which parses the programs' files; `import TrustEvaluator` has both).
 public struct RootPrograms: Sendable {
     /// A browser's root program.
     public enum Program: String, Sendable, Hashable, CaseIterable, Comparable, CustomStringConvertible {
@@ -146,8 +147,8 @@ public struct RootPrograms: Sendable {
     /// Where the data came from, one entry per kind of file.
     public var sources: [Source] { storage.sources }
     /// The facts the roots were combined from, when they came from the programs' files: a newer
-    /// file replaces its own kind's facts (``init(files:over:allowingOlder:)``).
-    var facts: RootProgramFacts? { storage.index.facts }
+    /// file replaces its own kind's facts (`init(files:over:allowingOlder:)`, in TrustEvaluatorFormats).
+    package var facts: RootProgramFacts? { storage.index.facts }
 
     private let storage: Storage
 
@@ -261,7 +262,7 @@ public struct RootPrograms: Sendable {
         storage = Storage(Storage.Index(roots: roots, sources: sources, facts: nil))
     }
 
-    init(facts: RootProgramFacts) {
+    package init(facts: RootProgramFacts) {
         storage = Storage(Storage.Index(roots: facts.combined(), sources: facts.sources, facts: facts))
     }
 

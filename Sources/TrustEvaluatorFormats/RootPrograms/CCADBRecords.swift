@@ -1,29 +1,12 @@
 import FoundationEssentials
+import TrustEvaluatorCore
 
 /// The CCADB's records, one JSON object per line (`ccadb-records.jsonl`): each root's status in
 /// the Chrome and Mozilla programs, and the intermediates that can issue TLS certificates (their
-/// parents, validity and CRL partitions: the CA families ``CAFamilies`` answers with).
+/// parents, validity and CRL partitions: the CA families `CAFamilies` answers with).
 struct CCADBRoots {
-    struct Intermediate: Hashable, Sendable {
-        let name: String
-        let owner: String
-        let sha256: [UInt8]
-        let parent: [UInt8]
-        let validFrom: Date?
-        let validTo: Date?
-        /// How many partitioned CRLs it publishes (0: one full CRL, or none disclosed).
-        let crlPartitions: Int
-    }
-
-    struct Root: Hashable {
-        let name: String
-        let sha256: [UInt8]
-        /// "Included", "Removed", "Blocked", "Not Included", … as the CCADB says.
-        let chrome: String
-        let mozilla: String
-        let tlsCapable: Bool
-        let validFrom: Date?
-    }
+    typealias Intermediate = RootProgramFacts.Intermediate
+    typealias Root = RootProgramFacts.CCADBRoot
 
     let roots: [Root]
     /// The TLS-capable intermediates that are not revoked.
@@ -33,7 +16,7 @@ struct CCADBRoots {
     static let programStatuses: Set<String> = ["Included", "Removed", "Blocked"]
 
     /// Reads the records: the roots that the Chrome or Mozilla program includes, removed or blocked.
-    /// - Throws: ``PincheckError`` (`input.root-program-data`) naming the line that is not a record.
+    /// - Throws: `PincheckError` (`input.root-program-data`) naming the line that is not a record.
     init(_ bytes: [UInt8], source: String) throws(PincheckError) {
         var roots: [Root] = []
         var intermediates: [Intermediate] = []
@@ -109,19 +92,14 @@ struct CCADBRoots {
 /// a block without one leaves the anchor undated. A field Pincheck does not know refuses the
 /// file: a constraint read as absent would trust what Chrome refuses.
 struct ChromeConstraints {
-    struct Anchor: Hashable {
-        let name: String
-        let sha256: [UInt8]
-        /// `.some(nil)`: a block applies without a date; `nil`: no block applies (never trusted).
-        let distrustAfter: Date??
-    }
+    typealias Anchor = RootProgramFacts.ChromeAnchor
 
     let anchors: [Anchor]
     /// The `source` field, when the file has one.
     let revision: String?
 
     /// Reads the constraints file.
-    /// - Throws: ``PincheckError`` (`input.root-program-data`) for anything not of that shape.
+    /// - Throws: `PincheckError` (`input.root-program-data`) for anything not of that shape.
     init(_ bytes: [UInt8], source: String) throws(PincheckError) {
         func malformed(_ message: String) -> PincheckError { PincheckError(.malformedRootProgramData, message, source: source) }
         let document: JSONValue

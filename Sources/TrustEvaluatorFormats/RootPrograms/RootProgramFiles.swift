@@ -1,30 +1,20 @@
 import FoundationEssentials
+import TrustEvaluatorCore
 
 extension RootPrograms {
-    /// The data compiled into Pincheck: generated from Mozilla's `certdata.txt`, the CCADB's
-    /// records and Chrome Root Store's constraints by `scripts/generate-root-programs.sh`
-    /// (``sources`` names their revisions).
-    ///
-    /// Decoded on first use, not when a policy is made: a lookup of a certificate the data cannot
-    /// name (neither its fingerprint nor its key occurs in it: a private root) decodes nothing.
-    public static let bundled = RootPrograms(lazilyDecoding: BundledRootPrograms.encoded)
-
-    /// Which files ``bundled`` was generated from (without decoding it): what `pincheck --version` prints.
-    public static var bundledProvenance: String { BundledRootPrograms.provenance }
-
     /// Reads newer root-program files over `base`: each file replaces what `base` had from a
     /// file of its kind, and the rest stays.
     ///
     /// The kind is told from the content: a `certdata.txt` (Mozilla), CCADB records (one JSON
     /// object per line), or a Chrome Root Store constraints file (one JSON object with `anchors`).
     /// - Parameters:
-    ///   - files: Each file's bytes and its name (for messages and ``Source/revision``).
-    ///   - base: The data the files update; ``bundled`` by default.
+    ///   - files: Each file's bytes and its name (for messages and `Source.revision`).
+    ///   - base: The data the files update; `RootPrograms.bundled` by default.
     ///   - allowingOlder: Accept a file whose data ends before `base`'s of the same kind (its
     ///     newest root or date is older), or that holds far fewer roots (under
     ///     ``completenessShare`` of them): false by default, so a stale copy cannot quietly undo a
     ///     distrust and a file cut short cannot make the roots it lost private.
-    /// - Throws: ``PincheckError``: `input.root-program-data` for a file that is none of the three,
+    /// - Throws: `PincheckError`: `input.root-program-data` for a file that is none of the three,
     ///   is malformed, or holds under ``completenessShare`` of the roots `base` has of its kind; `input.root-program-data-older` for an older one; `policy.invalid` when
     ///   `base` was not made from files, or two files are of one kind.
     public init(files: [(bytes: [UInt8], name: String)], over base: RootPrograms = .bundled, allowingOlder: Bool = false) throws(PincheckError) {
@@ -66,7 +56,7 @@ extension RootPrograms {
     public static let fileLimit = 64 << 20
 
     /// The same data from nothing but these files (what the generator does), each kind's
-    /// revision as `revisions` names it (by ``Source/Kind`` raw value) or as the file says.
+    /// revision as `revisions` names it (by `Source.Kind` raw value) or as the file says.
     package init(generatingFrom files: [(bytes: [UInt8], name: String)], revisions: [String: String]) throws(PincheckError) {
         var facts = RootProgramFacts()
         for file in files {

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import TrustEvaluatorCore
 
 /// Mozilla's root store as NSS ships it (`lib/ckfw/builtins/certdata.txt`): certificate objects,
 /// and trust objects that say what each is trusted for and until when.
@@ -8,17 +9,7 @@ import FoundationEssentials
 /// object says `CK_FALSE`): the date is the certificate's if it has one, else the trust object's.
 struct MozillaCertdata {
     /// One root, with what the trust object says of TLS servers.
-    struct Root: Hashable {
-        let label: String
-        let sha256: [UInt8]
-        let subjectAndKey: [UInt8]
-        let publicKeySHA256: [UInt8]
-        /// `CKA_TRUST_SERVER_AUTH` is `CKT_NSS_TRUSTED_DELEGATOR`.
-        let trustedForServers: Bool
-        /// `CKA_NSS_SERVER_DISTRUST_AFTER`, from the certificate object or the trust object.
-        let distrustAfter: Date?
-        let notBefore: Date
-    }
+    typealias Root = RootProgramFacts.MozillaRoot
 
     let roots: [Root]
 
@@ -36,7 +27,7 @@ struct MozillaCertdata {
     }
 
     /// Reads a `certdata.txt`.
-    /// - Throws: ``PincheckError`` (`input.root-program-data`) naming the line that is not what
+    /// - Throws: `PincheckError` (`input.root-program-data`) naming the line that is not what
     ///   certdata.txt holds, a certificate object that does not parse, or a certificate with no trust object.
     init(_ bytes: [UInt8], source: String) throws(PincheckError) {
         guard let text = String(validating: bytes, as: UTF8.self) else {
