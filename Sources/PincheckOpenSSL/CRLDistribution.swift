@@ -43,7 +43,7 @@ extension X509Handle {
     }
 
     /// True when the URL's scheme is http, in any case (RFC 3986 §3.1): whether it can then be
-    /// fetched is ``HTTPURL``'s to say, so a malformed one is named rather than passed over.
+    /// fetched is the engine's `HTTPURL` to say, so a malformed one is named rather than passed over.
     static func isHTTP(_ url: String) -> Bool {
         url.utf8.count > 7 && url.utf8.prefix(7).map { $0 | 0x20 } == Array("http://".utf8)
     }

@@ -5,8 +5,10 @@ package struct OpenSSLFailure: Error, Sendable, Hashable, CustomStringConvertibl
     package enum Kind: Sendable, Hashable {
         /// Bytes that are not the DER structure expected, or that have bytes after it.
         case malformedDER
-        /// A PEM text that does not hold what was expected (an encrypted key without its passphrase included).
+        /// A PEM text that does not hold what was expected (an encrypted key the passphrase given does not open included).
         case malformedPEM
+        /// An encrypted private key, and no passphrase given (none is ever asked for on a terminal).
+        case passphraseNeeded
         /// Nothing where something was expected (a PKCS #7 bundle without certificates).
         case emptyInput
         /// More than a bound allows.

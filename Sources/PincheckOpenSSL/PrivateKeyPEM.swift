@@ -4,9 +4,6 @@ internal import COpenSSL
 /// the terminal (and waits for ever on a pipe) when a key is encrypted. Here the passphrase is
 /// given up front, or the key is refused with a typed error that says how to give one.
 enum PrivateKeyPEM {
-    /// Where a passphrase can come from, as the command documents it.
-    package static let passphraseHelp = "give its passphrase with --passphrase-file FILE or the PINCHECK_KEY_PASSPHRASE environment variable"
-
     /// Whether the PEM text holds an encrypted private key (PKCS #8 `ENCRYPTED PRIVATE KEY`, or a
     /// traditional key with `Proc-Type: 4,ENCRYPTED`).
     package static func isEncrypted(_ bytes: [UInt8]) -> Bool {
@@ -27,12 +24,12 @@ enum PrivateKeyPEM {
 
     /// Parses the first private key in `bytes` (an `EVP_PKEY` the caller frees; it never leaves this module).
     /// - Parameter passphrase: For an encrypted key; nil refuses one without prompting.
-    /// - Throws: ``OpenSSLFailure`` `.malformedPEM` for an encrypted key without a
-    ///   passphrase, a wrong passphrase, or a key that does not parse.
+    /// - Throws: ``OpenSSLFailure`` `.passphraseNeeded` for an encrypted key without a
+    ///   passphrase; `.malformedPEM` for a wrong passphrase or a key that does not parse.
     static func read(_ bytes: [UInt8], passphrase: [UInt8]?, what: String) throws(OpenSSLFailure) -> OpaquePointer {
         let encrypted = isEncrypted(bytes)
         if encrypted, passphrase == nil {
-            throw OpenSSLFailure(.malformedPEM, "the \(what) is encrypted: \(passphraseHelp)")
+            throw OpenSSLFailure(.passphraseNeeded, "the \(what) is encrypted and no passphrase was given")
         }
         OpenSSLErrorStack.clear()
         var secret = passphrase ?? []

@@ -127,7 +127,8 @@ private struct LogListReader {
 
     /// One log; nil when its key is a well-formed SubjectPublicKeyInfo of a kind SCTs cannot be
     /// verified with here (neither ECDSA nor RSA).
-    private func log(_ value: JSONValue, operatorName: String, isRFC6962: Bool, position: String) throws(PincheckError) -> CertificateTransparency.Log?
+    private func log(_ value: JSONValue, operatorName: String, isRFC6962: Bool, position: String) throws(PincheckError) -> CertificateTransparency
+        .Log?
     {
         guard case .object(let log) = value else { throw failure("\(position) is not an object") }
         guard case .string(let keyText)? = log["key"], let key = Data(base64Encoded: keyText).map(Array.init), !key.isEmpty else {

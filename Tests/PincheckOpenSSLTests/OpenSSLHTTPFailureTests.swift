@@ -5,8 +5,8 @@ import Testing
 /// The trickle test (`IssuerLookupTests`) meets a timeout through a real server, but whether
 /// OpenSSL's clock (whole seconds) or the fetcher's deadline runs out first depends on the
 /// machine's load; here each of OpenSSL's timeouts is met before the deadline, every time.
-@Suite("HTTP fetch failure kinds")
-struct HTTPFetchFailureTests {
+@Suite("OpenSSL HTTP exchange: failure kinds")
+struct OpenSSLHTTPFailureTests {
     /// An entry as OpenSSL packs it (`ERR_PACK` in err.h: library in bits 23–30, reason below).
     /// The codes are OpenSSL's published ones (err.h, bioerr.h, httperr.h); each test also
     /// checks OpenSSL's own text for the code, so a wrong number fails here, not in the field.
@@ -32,31 +32,31 @@ struct HTTPFetchFailureTests {
         let receiving = Self.entry(library: Self.http, reason: 103)
         #expect(receiving.description.hasSuffix("error receiving"), "\(receiving)")
         let entries = [timeout, receiving]
-        #expect(HTTPFetch.failure(entries, maximumBytes: 1_000, deadline: Self.farDeadline, seconds: 7) == .timedOut(seconds: 7))
+        #expect(OpenSSLHTTP.failure(entries, maximumBytes: 1_000, deadline: Self.farDeadline, seconds: 7) == .timedOut(seconds: 7))
     }
 
     @Test("Another error before the deadline is 'unavailable', in OpenSSL's words")
     func otherErrors() {
         let refused = Self.entry(library: Self.bio, reason: 103)
         #expect(refused.description.hasSuffix("connect error"), "\(refused)")
-        guard case .unavailable(let words) = HTTPFetch.failure([refused], maximumBytes: 1_000, deadline: Self.farDeadline, seconds: 7) else {
+        guard case .unavailable(let words) = OpenSSLHTTP.failure([refused], maximumBytes: 1_000, deadline: Self.farDeadline, seconds: 7) else {
             Issue.record("a connect error before the deadline must be 'unavailable'")
             return
         }
         #expect(words.contains("connect error"), "\(words)")
-        #expect(HTTPFetch.failure([], maximumBytes: 1_000, deadline: Self.farDeadline, seconds: 7) == .unavailable("no response"))
+        #expect(OpenSSLHTTP.failure([], maximumBytes: 1_000, deadline: Self.farDeadline, seconds: 7) == .unavailable("no response"))
     }
 
     @Test("Past the deadline every failure is a timeout; size and encoding errors keep their kinds")
     func deadlineAndKinds() {
         let passed = ContinuousClock.now - .seconds(1)
         let refused = Self.entry(library: Self.bio, reason: 103)
-        #expect(HTTPFetch.failure([refused], maximumBytes: 1_000, deadline: passed, seconds: 7) == .timedOut(seconds: 7))
+        #expect(OpenSSLHTTP.failure([refused], maximumBytes: 1_000, deadline: passed, seconds: 7) == .timedOut(seconds: 7))
         let tooLong = Self.entry(library: Self.http, reason: 117)
         #expect(tooLong.description.hasSuffix("max resp len exceeded"), "\(tooLong)")
-        #expect(HTTPFetch.failure([tooLong], maximumBytes: 1_000, deadline: passed, seconds: 7) == .tooLarge(limit: 1_000))
+        #expect(OpenSSLHTTP.failure([tooLong], maximumBytes: 1_000, deadline: passed, seconds: 7) == .tooLarge(limit: 1_000))
         let notDER = Self.entry(library: Self.http, reason: 110)
         #expect(notDER.description.hasSuffix("missing asn1 encoding"), "\(notDER)")
-        #expect(HTTPFetch.failure([notDER], maximumBytes: 1_000, deadline: Self.farDeadline, seconds: 7) == .notDER)
+        #expect(OpenSSLHTTP.failure([notDER], maximumBytes: 1_000, deadline: Self.farDeadline, seconds: 7) == .notDER)
     }
 }
