@@ -325,7 +325,7 @@ let package = Package(
             name: "TrustEvaluatorGRPCTests",
             dependencies: [
                 "TrustEvaluatorGRPC", "TrustEvaluatorNIO", "TrustEvaluator", "ServerTrust", "PincheckTestSupport", "PincheckTLS",
-            ] + grpc
+            ] + grpc + nio
         ),
         // Runs the example programs (built with the package) against loopback servers.
         .testTarget(name: "ExampleTests", dependencies: ["PincheckTestSupport", "TrustEvaluator"]),

@@ -24,6 +24,8 @@ public struct PincheckGRPCClientSettings: Sendable {
     /// new connection gets Pincheck's TLS handlers. Change other fields freely.
     public var config: HTTP2ClientTransport.Posix.Config
 
+    /// Settings for a client that presents no certificate of its own (for one that does, to an
+    /// mTLS server: ``init(verifier:host:port:base:config:onDecision:)``).
     /// - Parameters:
     ///   - verifier: The Pincheck verifier (policy or trust manager, reporter, logger).
     ///   - host: The name the server's certificate must carry (and the SNI and authority when it
@@ -37,7 +39,32 @@ public struct PincheckGRPCClientSettings: Sendable {
         config: HTTP2ClientTransport.Posix.Config = .defaults,
         onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }
     ) throws {
-        var tls = PincheckNIOVerifier.makeClientConfiguration()
+        try self.init(
+            verifier: verifier, host: host, port: port, base: PincheckNIOVerifier.makeClientConfiguration(), config: config,
+            onDecision: onDecision)
+    }
+
+    /// Settings whose TLS starts from `base`: a client of an mTLS server sets its identity there
+    /// (`certificateChain` and `privateKey`), and every other field is kept too (TLS versions,
+    /// cipher suites, key logging) but the verification, which is Pincheck's
+    /// (``PincheckNIOVerifier/makeClientConfiguration(base:)``), and ALPN, which is gRPC's (`h2`).
+    /// A refusal still reaches the caller as ``PincheckTrustError`` (`RPCError.pincheckTrustError`).
+    /// - Parameters:
+    ///   - verifier: The Pincheck verifier (policy or trust manager, reporter, logger).
+    ///   - host: The name the server's certificate must carry (and the SNI and authority when it
+    ///     is a DNS name); the transport may connect to any address, an IP literal included.
+    ///   - port: The port, for reports.
+    ///   - base: The client's TLS configuration: its identity, versions, cipher suites.
+    ///   - config: The transport configuration to start from.
+    ///   - onDecision: Receives every decision, accepted or not.
+    /// - Throws: `PincheckError` (`policy.invalid`) when `base` offers a pre-shared key; NIOSSL's
+    ///   error when the TLS context cannot be made (a key that does not match its certificate).
+    public init(
+        verifier: PincheckNIOVerifier, host: String, port: Int = 443, base: TLSConfiguration,
+        config: HTTP2ClientTransport.Posix.Config = .defaults,
+        onDecision: @escaping @Sendable (ChallengeDecision) -> Void = { _ in }
+    ) throws {
+        var tls = try PincheckNIOVerifier.makeClientConfiguration(base: base)
         tls.applicationProtocols = ["grpc-exp", "h2"]
         let context = try NIOSSLContext(configuration: tls)
         var config = config

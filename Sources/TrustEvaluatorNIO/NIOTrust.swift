@@ -361,6 +361,31 @@ public struct PincheckNIOVerifier: Sendable {
         configuration.minimumTLSVersion = .tlsv12
         return configuration
     }
+
+    /// `base` made suitable for the callback, as ``makeClientConfiguration()`` is: NIOSSL's host
+    /// check off (Pincheck checks the name), TLS 1.2 or newer. Every other field of `base` is
+    /// kept: the client's identity (certificate chain and private key, for servers that ask for
+    /// one), TLS versions above 1.2, cipher suites, curves, ALPN, key logging.
+    /// - Throws: `PincheckError` (`policy.invalid`) when `base` offers a pre-shared key: a PSK
+    ///   handshake presents no certificate, so neither the chain nor the pins would be checked.
+    public static func makeClientConfiguration(base: TLSConfiguration) throws -> TLSConfiguration {
+        if base.pskClientProvider != nil {
+            throw PincheckError(
+                .invalidPolicy,
+                "the TLS configuration offers a pre-shared key, and a PSK handshake presents no certificate to verify or pin; remove pskClientProvider to pin this client"
+            )
+        }
+        var configuration = base
+        configuration.certificateVerification = .noHostnameVerification
+        switch configuration.minimumTLSVersion {
+        case .tlsv1, .tlsv11: configuration.minimumTLSVersion = .tlsv12
+        case .tlsv12, .tlsv13: break
+        }
+        if let maximum = configuration.maximumTLSVersion, maximum == .tlsv1 || maximum == .tlsv11 {
+            configuration.maximumTLSVersion = nil
+        }
+        return configuration
+    }
 }
 
 /// The address a channel is connected to, read when a handshake asks for it: by then the channel

@@ -2,6 +2,7 @@ import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2Posix
 import NIOConcurrencyHelpers
+import NIOSSL
 import PincheckTestSupport
 import ServerTrust
 import Testing
@@ -43,7 +44,7 @@ struct GRPCServerMTLSTests {
     /// is never let in), so refused calls are given a shorter one than the one expected to answer.
     static func call(_ verifier: PincheckClientCertificateVerifier, as client: SPIFFEDomainsPKI.Client?,
                      decisions: NIOLockedValueBox<[ChallengeDecision]>, handled: NIOLockedValueBox<Int> = .init(0),
-                     deadline: Duration = .seconds(15)) async throws -> Result<String, any Error> {
+                     deadline: Duration = .seconds(15), pinnedBy clientVerifier: PincheckNIOVerifier? = nil) async throws -> Result<String, any Error> {
         let server = HTTP2ServerTransport.Posix(
             address: .ipv4(host: "127.0.0.1", port: 0),
             transportSecurity: verifier.grpcServerTransportSecurity(
@@ -53,7 +54,16 @@ struct GRPCServerMTLSTests {
                 })
         return try await withGRPCServer(transport: server, services: [WhoAmIService(verifier: verifier, handled: handled)]) { server in
             let address = try #require(try await server.listeningAddress?.ipv4)
-            let transport = try HTTP2ClientTransport.Posix(
+            let transport = try clientVerifier.map { pinned in
+                // Pincheck's client settings, the client's identity in their TLS base.
+                var base = TLSConfiguration.makeClientConfiguration()
+                if let client {
+                    base.certificateChain = try NIOSSLCertificate.fromPEMFile(client.certificate).map { .certificate($0) }
+                    base.privateKey = .privateKey(try NIOSSLPrivateKey(file: client.key, format: .pem))
+                }
+                return try PincheckGRPCClientSettings(verifier: pinned, host: "www.example.test", port: address.port, base: base)
+                    .makeTransport(connectingTo: .ipv4(address: address.host, port: address.port))
+            } ?? HTTP2ClientTransport.Posix(
                 target: .ipv4(address: address.host, port: address.port),
                 transportSecurity: .tls { config in
                     if let client {
@@ -99,6 +109,43 @@ struct GRPCServerMTLSTests {
         #expect(!seen.isEmpty && seen.allSatisfy { $0.rule != .trusted })
         #expect(seen.first?.verdict?.failures.map(\.code).contains(.trustDomainMismatch) == true)
         #expect(seen.allSatisfy { !$0.allowsConnection && $0.verdict.map { Disposition(serverTrust: $0) } == .cancelAuthenticationChallenge })
+    }
+
+    @Test("a client pinned by Pincheck presents the identity of its settings' TLS base: the mTLS server lets it in")
+    func pinnedClientWithIdentity() async throws {
+        let decisions = NIOLockedValueBox<[ChallengeDecision]>([])
+        let answer = try await Self.call(
+            try Self.verifier(), as: Self.pki.clientA, decisions: decisions, deadline: .seconds(60),
+            pinnedBy: try PinnedGRPCTests.verifier(pin: "rsa-intermediate")).get()
+        #expect(decisions.withLockedValue { $0.map(\.rule) } == [.trusted])
+        #expect(answer.hasPrefix("URI:\(SPIFFEDomainsPKI.identityA)|"))
+    }
+
+    @Test("the same client with a wrong pin: the server never sees it, and the RPC's error is Pincheck's refusal")
+    func pinnedClientWithIdentityWrongPin() async throws {
+        let decisions = NIOLockedValueBox<[ChallengeDecision]>([])
+        let handled = NIOLockedValueBox(0)
+        let result = try await Self.call(
+            try Self.verifier(), as: Self.pki.clientA, decisions: decisions, handled: handled,
+            pinnedBy: try PinnedGRPCTests.verifier(pin: "attacker-root"))
+        guard case .failure(let error) = result else {
+            Issue.record("the RPC answered through a server whose key is not pinned")
+            return
+        }
+        let refusal = try #require(PinnedGRPCTests.pincheckError(in: error), "no PincheckTrustError in \(error)")
+        #expect(refusal.codes == [.pinMismatch])
+        #expect(handled.withLockedValue { $0 } == 0)
+    }
+
+    @Test("a TLS base that offers a pre-shared key is refused: a PSK handshake presents no certificate to pin")
+    func pskBaseRefused() throws {
+        var base = TLSConfiguration.makeClientConfiguration()
+        base.pskClientProvider = { _ in PSKClientIdentityResponse(key: NIOSSLSecureBytes([1, 2, 3]), identity: "lab") }
+        let error = #expect(throws: PincheckError.self) {
+            _ = try PincheckGRPCClientSettings(verifier: try PinnedGRPCTests.verifier(pin: "rsa-intermediate"), host: "www.example.test", base: base)
+        }
+        #expect(error?.code == .invalidPolicy)
+        #expect(error?.message.contains("pskClientProvider") == true)
     }
 
     @Test("a client that presents no certificate: refused in the handshake, no handler runs")

@@ -2,15 +2,20 @@
 
 import GRPCCore
 import GRPCNIOTransportHTTP2Posix
+import NIOSSL
 import TrustEvaluator
 import TrustEvaluatorGRPC
 import TrustEvaluatorNIO
 
 func snippet_docs_recipes_6(pin: String, context: ServerContext) async throws {
-    // The client: the pinned name, SNI and :authority set together.
+    // The client: the pinned name, SNI and :authority set together, and the certificate it presents
+    // to the server below (its identity goes in the TLS base; Pincheck keeps it and does the verifying).
     let pinned = PincheckNIOVerifier(policy: TrustPolicy(pinning: .publicKeys(try PinnedPublicKeys(parsing: [pin])), anchors: .system))
-    let settings = try PincheckGRPCClientSettings(verifier: pinned, host: "api.example.com", port: 443)
-    let transport = try settings.makeTransport(connectingTo: .dns(host: "api.example.com", port: 443))
+    var identity = TLSConfiguration.makeClientConfiguration()
+    identity.certificateChain = try NIOSSLCertificate.fromPEMFile("client.pem").map { .certificate($0) }
+    identity.privateKey = .privateKey(try NIOSSLPrivateKey(file: "client.key", format: .pem))
+    let settings = try PincheckGRPCClientSettings(verifier: pinned, host: "api.example.com", port: 8443, base: identity)
+    let transport = try settings.makeTransport(connectingTo: .dns(host: "api.example.com", port: 8443))
 
     // The server: every client presents a certificate from the trust domain's CA.
     let clients = try PincheckClientCertificateVerifier(policy: TrustPolicy(anchors: try TrustAnchors(contentsOf: ["client-ca.pem"])))
@@ -21,6 +26,7 @@ func snippet_docs_recipes_6(pin: String, context: ServerContext) async throws {
     // in a handler, with its ServerContext:
     let caller = clients.decision(in: context)?.clientIdentities ?? []
     _ = pinned
+    _ = identity
     _ = settings
     _ = transport
     _ = clients
