@@ -436,7 +436,8 @@ extension HTTPClient.Configuration {
         }
     }
 
-    /// A copy of `base` pinned by `policy` (see ``pin(with:)``): every field of `base` is kept but
+    /// A copy of `base` pinned by `policy` (see ``pin(with:)``; distribution-point CRLs through the
+    /// process's fetcher, or ``pinned(by:revocationLists:now:base:)``'s): every field of `base` is kept but
     /// the TLS trust roots and certificate verification, the connection initializers (which still
     /// run, before Pincheck's check) and the retry of failed connection establishments.
     /// - Throws: `PincheckError` (`policy.invalid`) naming what AsyncHTTPClient cannot enforce.
@@ -444,6 +445,26 @@ extension HTTPClient.Configuration {
     {
         var configuration = base
         try configuration.pin(with: try PincheckHTTPClient(policy: policy))
+        return configuration
+    }
+
+    /// A copy of `base` pinned by `policy`, whose distribution-point CRLs come through
+    /// `revocationLists` rather than the process's fetcher (which reaches no loopback address):
+    /// the knob for a lab or private CRL server, a proxy or a cache directory.
+    /// - Parameters:
+    ///   - policy: The policy.
+    ///   - revocationLists: The fetcher for distribution-point CRLs.
+    ///   - now: The clock; `Date()` by default (tests inject a fixed time).
+    ///   - base: The configuration to pin; every field but those ``pin(with:)`` sets is kept.
+    /// - Throws: `PincheckError` (`policy.invalid`) naming what AsyncHTTPClient cannot enforce.
+    public static func pinned(
+        by policy: TrustPolicy, revocationLists: RevocationListFetcher, now: @escaping @Sendable () -> Date = { Date() },
+        base: HTTPClient.Configuration = HTTPClient.Configuration()
+    ) throws -> HTTPClient.Configuration {
+        var pinning = try PincheckHTTPClient(policy: policy, now: now)
+        pinning.revocationLists = revocationLists
+        var configuration = base
+        try configuration.pin(with: pinning)
         return configuration
     }
 }

@@ -59,7 +59,9 @@ public struct PincheckNIOVerifier: Sendable {
         self.staples = staples
     }
 
-    /// A verifier applying one policy to every host.
+    /// A verifier applying one policy to every host. Distribution-point CRLs, when the policy
+    /// checks them, come through the process's fetcher, which reaches no loopback address; for a
+    /// lab CRL server give the fetcher: ``init(policy:revocationLists:now:reporter:logger:)``.
     /// - Parameters:
     ///   - policy: The policy.
     ///   - now: The clock; tests inject a fixed time.
@@ -70,6 +72,42 @@ public struct PincheckNIOVerifier: Sendable {
         logger: Logger = TrustLogging.silent
     ) {
         self.init(adapter: ChallengeAdapter(trustManager: .single(policy), now: now, reporter: reporter, logger: logger))
+    }
+
+    /// A verifier applying one policy to every host, whose distribution-point CRLs (when the
+    /// policy checks them) come through `revocationLists`, not the process's fetcher: the knob for
+    /// a lab or private CRL server (`RevocationListFetcher.Limits.allowsLoopback`,
+    /// `allowsPrivateNetworks`), a proxy, a cache directory or other limits.
+    /// - Parameters:
+    ///   - policy: The policy.
+    ///   - revocationLists: The fetcher for distribution-point CRLs.
+    ///   - now: The clock; tests inject a fixed time.
+    ///   - reporter: Where pin failure reports go (deduplicated); none by default.
+    ///   - logger: Where decisions are logged (swift-log, `.debug`); silent by default.
+    public init(
+        policy: TrustPolicy, revocationLists: RevocationListFetcher, now: @escaping @Sendable () -> Date = { Date() },
+        reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent
+    ) {
+        var adapter = ChallengeAdapter(trustManager: .single(policy), now: now, reporter: reporter, logger: logger)
+        adapter.revocationLists = revocationLists
+        self.init(adapter: adapter)
+    }
+
+    /// A verifier applying a trust manager's per-host policies, whose distribution-point CRLs
+    /// come through `revocationLists` (see ``init(policy:revocationLists:now:reporter:logger:)``).
+    /// - Parameters:
+    ///   - trustManager: Which policy applies to which host.
+    ///   - revocationLists: The fetcher for distribution-point CRLs.
+    ///   - now: The clock; tests inject a fixed time.
+    ///   - reporter: Where the verdicts' pin failure reports go (deduplicated); none by default.
+    ///   - logger: Where decisions, expired pin sets and undelivered reports are logged (swift-log); silent by default.
+    public init(
+        trustManager: TrustManager, revocationLists: RevocationListFetcher, now: @escaping @Sendable () -> Date = { Date() },
+        reporter: (any Reporter)? = nil, logger: Logger = TrustLogging.silent
+    ) {
+        var adapter = ChallengeAdapter(trustManager: trustManager, now: now, reporter: reporter, logger: logger)
+        adapter.revocationLists = revocationLists
+        self.init(adapter: adapter)
     }
 
     /// A verifier applying a trust manager's per-host policies and unlisted-host rule.

@@ -72,6 +72,36 @@ struct AsyncHTTPClientDistributionPointTests {
         #expect(crls.requests(for: "/intermediate.crl") == 1)
     }
 
+    @Test("pinned(by:revocationLists:) carries the fetcher: the revoked leaf is refused for revocation.revoked, the good one connects")
+    func pinnedByTakesTheFetcher() async throws {
+        let crls = try Self.crlServer()
+        defer { crls.stop() }
+        var policy = TrustPolicy(pinning: .none, anchors: try TrustAnchors(certificates: [Self.root]))
+        policy.validation.revocation.distributionPointCRLs = DistributionPointCRLs(failure: .hard)
+        let fetcher = Self.fetcher(crls)
+        for (leaf, expected) in [("aia-revoked", [Reason.Code.revoked]), ("aia-good", [])] {
+            let server = try await CountingHTTPSServer(group: MultiThreadedEventLoopGroup.singleton, leaf: "crl-fetch/\(leaf)")
+            let configuration = try HTTPClient.Configuration.pinned(
+                by: policy, revocationLists: fetcher, now: { TestPKI.time },
+                base: HTTPClient.Configuration(timeout: .init(connect: .seconds(60))))
+            let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+            var codes: [Reason.Code] = []
+            do {
+                let response = try await client.execute(HTTPClientRequest(url: "https://127.0.0.1:\(server.port)/"), timeout: .seconds(90))
+                _ = try await response.body.collect(upTo: 1 << 20)
+            } catch let error as PincheckTrustError {
+                codes = error.codes
+            } catch {
+                Issue.record("\(leaf): \(error)")
+            }
+            try await client.shutdown()
+            try await server.stop()
+            #expect(codes == expected, "\(leaf)")
+        }
+        // One fetcher for both connections: the CRL fetched for the first is kept for the second.
+        #expect(crls.requests(for: "/intermediate.crl") == 1)
+    }
+
     @Test("a good leaf connects with one fetch of its issuer and of its CRL; the next connection uses both as kept",
           arguments: [DistributionPointCRLs.Failure.soft, .hard])
     func good(failure: DistributionPointCRLs.Failure) async throws {

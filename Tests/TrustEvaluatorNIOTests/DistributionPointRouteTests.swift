@@ -84,6 +84,26 @@ struct DistributionPointRouteTests {
         #expect(crls.totalRequests == 1)
     }
 
+    @Test("NIO's first initializer takes the fetcher: PincheckNIOVerifier(policy:revocationLists:) refuses the revoked leaf for revocation.revoked")
+    func firstInitializerTakesTheFetcher() async throws {
+        let crls = try Self.crlServer()
+        defer { crls.stop() }
+        var policy = TrustPolicy(pinning: .none, anchors: try TrustAnchors(certificates: [TestPKI.certificate("rsa-root")]))
+        policy.validation.revocation.distributionPointCRLs = DistributionPointCRLs(failure: .hard)
+        let verifier = PincheckNIOVerifier(
+            policy: policy, revocationLists: RevocationListFetcher(limits: .init(timeout: .seconds(10)), proxy: .url(crls.proxyURL)),
+            now: { TestPKI.time })
+        #expect(verifier.adapter.revocationLists != nil)
+        let revokedServer = try Self.server("revoked")
+        defer { revokedServer.stop() }
+        let (refused, refusedCompleted) = try await StapledOCSPRouteTests.handshake(port: revokedServer.port, verifier: verifier)
+        #expect(!refusedCompleted)
+        // Through the process's fetcher the CRL host would not be reached (crl-unavailable); the
+        // fetcher given here reaches it, so the revocation itself is what refuses.
+        #expect(StapledOCSPRouteTests.failures(refused) == [.revoked], "\(String(describing: refused.first?.verdict?.failures))")
+        #expect(crls.requests(for: "/intermediate.crl") == 1)
+    }
+
     @Test("NIO: a handshake with the revoked leaf fails with revocation.revoked; the good one completes")
     func nio() async throws {
         let crls = try Self.crlServer()

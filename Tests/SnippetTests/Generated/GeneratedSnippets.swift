@@ -2,6 +2,6 @@
 //   Sources/PincheckAsyncHTTPClient/PincheckAsyncHTTPClient.docc/PinningAsyncHTTPClient.md:11 (a package manifest fragment)
 
 enum GeneratedSnippets {
-    static let compiled = 29
+    static let compiled = 30
     static let skipped = 1
 }

@@ -11,15 +11,26 @@ func snippet_docs_recipes_0(group: any EventLoopGroup, host: String, port: Int, 
     policy.validation.revocation = RevocationPolicy(distributionPointCRLs: DistributionPointCRLs(scope: .leaf, failure: .hard))
     let verifier = PincheckNIOVerifier(policy: policy)
     let tls = try NIOSSLContext(configuration: PincheckNIOVerifier.makeClientConfiguration())
+    let handshake = group.next().makePromise(of: Void.self)
     let channel = try await ClientBootstrap(group: group)
         .channelInitializer { channel in
             channel.eventLoop.makeCompletedFuture {
-                _ = try verifier.addClientHandlers(to: channel.pipeline.syncOperations, context: tls, host: host, port: port)
+                try verifier.addClientHandlers(to: channel.pipeline.syncOperations, context: tls, host: host, port: port)
+                    .cascade(to: handshake)
             }
         }
         .connect(host: host, port: port).get()
+    // TCP is up here; the verdict comes with the handshake.
+    do {
+        try await handshake.futureResult.get()
+    } catch let refusal as PincheckTrustError {
+        // A refusal can carry several codes: ask for the one you mean.
+        print(refusal.codes.contains(.revoked) ? "revoked" : "refused: \(refusal.codes)")
+        try await channel.close()
+    }
     _ = policy
     _ = verifier
     _ = tls
+    _ = handshake
     _ = channel
 }
