@@ -47,8 +47,8 @@ public struct PincheckGRPCClientSettings: Sendable {
     /// Settings whose TLS starts from `base`: a client of an mTLS server sets its identity there
     /// (`certificateChain` and `privateKey`), and every other field is kept too (TLS versions,
     /// cipher suites, key logging) but the verification, which is Pincheck's
-    /// (``PincheckNIOVerifier/makeClientConfiguration(base:)``), and ALPN, which is gRPC's (`h2`).
-    /// A refusal still reaches the caller as ``PincheckTrustError`` (`RPCError.pincheckTrustError`).
+    /// (`PincheckNIOVerifier.makeClientConfiguration(base:)`), and ALPN, which is gRPC's (`h2`).
+    /// A refusal still reaches the caller as `PincheckTrustError` (`RPCError.pincheckTrustError`).
     /// - Parameters:
     ///   - verifier: The Pincheck verifier (policy or trust manager, reporter, logger).
     ///   - host: The name the server's certificate must carry (and the SNI and authority when it
