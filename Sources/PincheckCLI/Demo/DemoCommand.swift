@@ -62,7 +62,34 @@ struct Demo: ConsoleCommand {
         let good = outcomes.filter(\.asExpected).count
         console.line()
         console.line("\(good) of \(outcomes.count) scenarios gave the expected verdict.")
+        console.line()
+        Self.legend.forEach(console.line)
+        console.line()
+        console.line(console.paint("Why each row matters", .bold))
+        for (index, outcome) in outcomes.enumerated() {
+            let number = String(index + 1)
+            console.line(number + String(repeating: " ", count: max(1, 4 - number.count)) + outcome.scenario.lesson)
+        }
+        console.line()
+        Self.nextSteps.forEach(console.line)
     }
+
+    /// What the columns say.
+    static let legend = [
+        "policy    what the client pins: public-key (the SPKI hash of a CA's or the leaf's key), certificate (the",
+        "          whole certificate, AFNetworking's mode), or none (the chain and the host name only)",
+        "why       for a trusted row, the pin that matched and its depth in the verified path (0 is the leaf,",
+        "          1 the intermediate); for a rejected one, its reason codes (the Reason codes article lists them)",
+        "time      the demo's clock is fixed at 2030-06-01 so its certificates give the same verdicts forever;",
+        "          real checks use the current time (or --at)",
+    ]
+
+    /// Where to go from here.
+    static let nextSteps = [
+        "Next: pin a real host's CA with its backup —  pincheck pins HOST  prints the pins of the chain it serves,",
+        "then  pincheck check HOST --pin sha256/…  judges it as the demo did; the README's \"library in ten lines\"",
+        "does the same in Swift.",
+    ]
 }
 
 struct DemoJSON: Encodable {

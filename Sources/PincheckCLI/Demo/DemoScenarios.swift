@@ -53,6 +53,8 @@ struct DemoScenario {
     static let time = Date(timeIntervalSince1970: 1_906_502_400)  // 2030-06-01T00:00:00Z
 
     let title: String
+    /// Why the row matters to someone choosing what to pin: one line under the table.
+    let lesson: String
     let chain: [String]
     let policy: DemoPolicy
     let expectTrusted: Bool
@@ -60,33 +62,59 @@ struct DemoScenario {
     var staple: String? = nil
 
     static let all: [DemoScenario] = [
-        DemoScenario(title: "good RSA chain", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: true),
-        DemoScenario(title: "good ECDSA chain", chain: ["ec-leaf", "ec-intermediate"], policy: .pinIntermediateKeys, expectTrusted: true),
-        DemoScenario(title: "expired leaf", chain: ["rsa-expired", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: false),
         DemoScenario(
-            title: "certificate for another host", chain: ["rsa-wrong-host", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: false),
-        DemoScenario(title: "self-signed certificate", chain: ["self-signed"], policy: .noPinning, expectTrusted: false),
-        DemoScenario(title: "intermediate missing from the served chain", chain: ["rsa-leaf"], policy: .noPinning, expectTrusted: false),
+            title: "good RSA chain", lesson: "pinning the CA's key, not the leaf's, keeps working across every renewal the CA signs",
+            chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: true),
         DemoScenario(
-            title: "pinned intermediate certificate", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateCertificate,
+            title: "good ECDSA chain", lesson: "one policy can pin two CAs (RSA and ECDSA): a backup pin is how a CA change stays possible",
+            chain: ["ec-leaf", "ec-intermediate"], policy: .pinIntermediateKeys, expectTrusted: true),
+        DemoScenario(
+            title: "expired leaf", lesson: "a pin never overrides validity: a matching key on an expired certificate is still refused",
+            chain: ["rsa-expired", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: false),
+        DemoScenario(
+            title: "certificate for another host",
+            lesson: "a pin never overrides the name check: any valid certificate of the pinned CA would do otherwise (CVE-2015-3996)",
+            chain: ["rsa-wrong-host", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: false),
+        DemoScenario(
+            title: "self-signed certificate", lesson: "without a pin the chain still has to lead to an anchor", chain: ["self-signed"],
+            policy: .noPinning, expectTrusted: false),
+        DemoScenario(
+            title: "intermediate missing from the served chain",
+            lesson:
+                "a server that leaves out its intermediate fails here, as in OpenSSL, Go and most apps (browsers may hide it): fix the server's chain",
+            chain: ["rsa-leaf"], policy: .noPinning, expectTrusted: false),
+        DemoScenario(
+            title: "pinned intermediate certificate",
+            lesson: "certificate pinning (AFNetworking's mode) matches the whole certificate, so it must be renewed with the pin",
+            chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateCertificate,
             expectTrusted: true),
         DemoScenario(
-            title: "rotated leaf key, CA pinned", chain: ["rsa-leaf-rotated", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: true),
+            title: "rotated leaf key, CA pinned", lesson: "a new leaf key is fine when the pin is on the CA",
+            chain: ["rsa-leaf-rotated", "rsa-intermediate"], policy: .pinIntermediateKeys, expectTrusted: true),
         DemoScenario(
-            title: "rotated leaf key, old leaf pinned", chain: ["rsa-leaf-rotated", "rsa-intermediate"], policy: .pinLeafKey, expectTrusted: false),
+            title: "rotated leaf key, old leaf pinned",
+            lesson: "pinning the leaf's key locks the app out on the first renewal with a new key: pin the CA, or keep a backup",
+            chain: ["rsa-leaf-rotated", "rsa-intermediate"], policy: .pinLeafKey, expectTrusted: false),
         DemoScenario(
-            title: "attacker chain + pinned CA appended", chain: ["attacker-leaf", "attacker-root", "rsa-intermediate"], policy: .pinIntermediateKeys,
+            title: "attacker chain + pinned CA appended",
+            lesson: "pins match only the verified path: a pinned certificate appended to an attacker's chain counts for nothing",
+            chain: ["attacker-leaf", "attacker-root", "rsa-intermediate"], policy: .pinIntermediateKeys,
             expectTrusted: false),
         DemoScenario(
-            title: "valid chain, unpinned CA + pinned appended", chain: ["rsa-leaf", "rsa-intermediate", "ec-intermediate"],
+            title: "valid chain, unpinned CA + pinned appended",
+            lesson: "the same bypass with a valid chain: the appended pinned CA is not on the path, so the pin does not match",
+            chain: ["rsa-leaf", "rsa-intermediate", "ec-intermediate"],
             policy: .pinECIntermediateKey, expectTrusted: false),
         DemoScenario(
-            title: "good chain, stapled OCSP says revoked", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateKeys,
+            title: "good chain, stapled OCSP says revoked", lesson: "a revoked certificate is refused even when its pin matches",
+            chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinIntermediateKeys,
             expectTrusted: false, staple: "ocsp-revoked"),
         // AFNetworking's most common configuration: a pinned leaf certificate does not outvote a
         // revoked staple (revocation is judged on the path to the anchors in every mode).
         DemoScenario(
-            title: "leaf certificate pinned, stapled OCSP says revoked", chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinLeafCertificate,
+            title: "leaf certificate pinned, stapled OCSP says revoked",
+            lesson: "in every pinning mode revocation is judged: a pinned leaf does not outvote its revocation",
+            chain: ["rsa-leaf", "rsa-intermediate"], policy: .pinLeafCertificate,
             expectTrusted: false, staple: "ocsp-revoked"),
     ]
 
