@@ -121,6 +121,9 @@ if [ -n "$bare" ]; then
   exit 1
 fi
 
+log "functions: none in Sources/ over 60 lines (generated data aside)"
+python3 scripts/lib/function-length.py >&2 || { echo "split the functions above (scripts/lib/function-length.py)" >&2; exit 1; }
+
 log "locks: no Synchronization.Mutex in the engine or the C module (ThreadSanitizer reports false races on it on Linux)"
 mutexes=$(grep -rlE '\bMutex<|Mutex\(' Sources/TrustEvaluatorCore Sources/TrustEvaluatorFormats Sources/PincheckOpenSSL || true)
 if [ -n "$mutexes" ]; then

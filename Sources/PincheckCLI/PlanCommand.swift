@@ -268,20 +268,23 @@ struct PlanOutcome {
                 if root.isDistrustedOrScheduled { notes.append("\(root.name): \(root.programSummary)") }
             }
         }
+        if let note = Self.pinAbovePathNote(today, pinned: pinned, programs: programs) { notes.append(note) }
+        return notes
+    }
+
+    /// A pin above the verified path's end, when that is why the pins did not match.
+    private static func pinAbovePathNote(_ today: Verdict, pinned: [PublicKeyPin], programs: RootPrograms) -> String? {
         // A pin above the verified path's end: the path stops at an anchor that is not a root
         // (an intermediate the store trusts itself), so a pin on the CA above it never matches.
         // Only for a chain refused for its pins alone: its built path is then the verified one.
-        if !today.failures.isEmpty, today.failures.allSatisfy({ $0.code == .pinMismatch }),
+        guard !today.failures.isEmpty, today.failures.allSatisfy({ $0.code == .pinMismatch }),
             let path = today.builtPath, path.anchoring == .trustAnchor, let top = path.certificates.last, !top.isSelfSigned,
             !pinned.isEmpty, !pinned.contains(where: { pin in path.certificates.contains { pin.matches($0) } })
-        {
-            let above = pinned.flatMap { programs.roots(withKey: $0) }.first { $0.name.isEmpty == false }
-            let pinnedName = above.map { "\($0.name)'s key" } ?? "a CA above it"
-            notes.append(
-                "the verified path ends at \(top.subject), an anchor of the store although it is not a root: \(pinnedName) sits above where the path ends and can never match; pin \(top.subject)'s key or one below it"
-            )
-        }
-        return notes
+        else { return nil }
+        let above = pinned.flatMap { programs.roots(withKey: $0) }.first { $0.name.isEmpty == false }
+        let pinnedName = above.map { "\($0.name)'s key" } ?? "a CA above it"
+        return
+            "the verified path ends at \(top.subject), an anchor of the store although it is not a root: \(pinnedName) sits above where the path ends and can never match; pin \(top.subject)'s key or one below it"
     }
 
     /// The pins that decide: every active, enforced pin set's.

@@ -112,14 +112,7 @@ struct PinSetUpdate {
         acceptsPinRemoval: Bool = false,
         logStore: CertificateTransparency.LogStore? = nil
     ) throws(PinSetUpdateError) -> PinSetUpdate {
-        let raw: [UInt8]
-        if signature.count == Ed25519.signatureLength {
-            raw = signature
-        } else if let decoded = Base64.decode(String(decoding: signature, as: UTF8.self).trimmingWhitespaceCharacters()) {
-            raw = decoded
-        } else {
-            throw PinSetUpdateError(.badSignature, "the signature is neither 64 bytes nor base64")
-        }
+        let raw = try signatureBytes(signature)
         // Nothing in the document is read before its signature verifies.
         guard keys.contains(where: { Ed25519.verify(signature: raw, message: document, publicKey: $0.rawRepresentation) }) else {
             throw PinSetUpdateError(
@@ -149,16 +142,7 @@ struct PinSetUpdate {
         } catch {
             throw PinSetUpdateError(.invalidConfiguration, error.description)
         }
-        for entry in configuration.hosts {
-            if case .disabled = entry.policy.validationPolicy.chainValidation {
-                throw PinSetUpdateError(
-                    .weakensValidation, "\(entry.path) (\(entry.policy.pattern)) turns chain validation off; an update may change pins only")
-            }
-            if case .disabled = entry.policy.validationPolicy.nameValidation {
-                throw PinSetUpdateError(
-                    .weakensValidation, "\(entry.path) (\(entry.policy.pattern)) turns host name validation off; an update may change pins only")
-            }
-        }
+        try refuseWeakening(configuration)
         let removesPins = envelope.removesPins ?? false
         if let floor {
             let removed = Self.unpinned(by: configuration, below: floor, at: time, until: expires)
@@ -178,6 +162,29 @@ struct PinSetUpdate {
             }
         }
         return PinSetUpdate(serial: envelope.serial, expires: expires, configuration: configuration, removesPins: removesPins)
+    }
+
+    /// The detached signature's 64 bytes: given raw, or in base64.
+    private static func signatureBytes(_ signature: [UInt8]) throws(PinSetUpdateError) -> [UInt8] {
+        if signature.count == Ed25519.signatureLength { return signature }
+        guard let decoded = Base64.decode(String(decoding: signature, as: UTF8.self).trimmingWhitespaceCharacters()) else {
+            throw PinSetUpdateError(.badSignature, "the signature is neither 64 bytes nor base64")
+        }
+        return decoded
+    }
+
+    /// An update changes pins only: one that turns chain or host name validation off is refused.
+    private static func refuseWeakening(_ configuration: Configuration) throws(PinSetUpdateError) {
+        for entry in configuration.hosts {
+            if case .disabled = entry.policy.validationPolicy.chainValidation {
+                throw PinSetUpdateError(
+                    .weakensValidation, "\(entry.path) (\(entry.policy.pattern)) turns chain validation off; an update may change pins only")
+            }
+            if case .disabled = entry.policy.validationPolicy.nameValidation {
+                throw PinSetUpdateError(
+                    .weakensValidation, "\(entry.path) (\(entry.policy.pattern)) turns host name validation off; an update may change pins only")
+            }
+        }
     }
 
     /// What `configuration` leaves open that `floor` closes: a pattern with an enforced pin set

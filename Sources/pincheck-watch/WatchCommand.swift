@@ -129,6 +129,14 @@ struct Watch: ConsoleCommand {
         Console.standardError.line(
             "pincheck watch: \(plan.entries.count) host\(plan.entries.count == 1 ? "" : "s") every \(interval == interval.rounded() ? "\(Int(interval))" : "\(interval)") s; metrics at \(server.url)"
         )
+        try Self.run(server: server, checker: checker, logger: logger)
+        Console.standardError.line("pincheck watch: stopped after \(checker.checks) check\(checker.checks == 1 ? "" : "s")")
+        return rounds == nil ? .trusted : checker.lastRoundStatus
+    }
+
+    /// Serves /metrics and runs the checks until the checker ends (its rounds done) or SIGTERM or
+    /// SIGINT asks the group to stop; a service's failure is thrown.
+    private static func run(server: MetricsServer, checker: WatchChecker, logger: Logger) throws {
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
@@ -149,7 +157,5 @@ struct Watch: ConsoleCommand {
             if let error = checker.recordError { throw error }
             throw PincheckError(.network, "the watch stopped: \(error)")
         }
-        Console.standardError.line("pincheck watch: stopped after \(checker.checks) check\(checker.checks == 1 ? "" : "s")")
-        return rounds == nil ? .trusted : checker.lastRoundStatus
     }
 }

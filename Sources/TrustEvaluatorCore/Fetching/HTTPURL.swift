@@ -70,18 +70,32 @@ package struct HTTPURL: Sendable, Hashable {
         var path = Array(rest[end...])
         if path.first == UInt8(ascii: "?") { path.insert(UInt8(ascii: "/"), at: 0) }
         if path.isEmpty { path = Array("/".utf8) }
-        if path.contains(UInt8(ascii: "#")) { return .failure(Problem(text: "the URL has a fragment")) }
+        if let problem = pathProblem(path) { return .failure(problem) }
+        switch hostAndPort(authority) {
+        case .success(let (host, port)): return .success(HTTPURL(host: host, port: port, path: String(decoding: path, as: UTF8.self)))
+        case .failure(let problem): return .failure(problem)
+        }
+    }
+
+    /// What makes a path (with its query) unfit for the request line: a fragment, a broken percent escape.
+    private static func pathProblem(_ path: [UInt8]) -> Problem? {
+        if path.contains(UInt8(ascii: "#")) { return Problem(text: "the URL has a fragment") }
         var index = 0
         while index < path.count {
             if path[index] == UInt8(ascii: "%") {
                 guard index + 2 < path.count, isHex(path[index + 1]), isHex(path[index + 2]) else {
-                    return .failure(Problem(text: "the URL has a malformed percent escape"))
+                    return Problem(text: "the URL has a malformed percent escape")
                 }
                 index += 3
             } else {
                 index += 1
             }
         }
+        return nil
+    }
+
+    /// The authority's host (lower case; an IPv6 literal without brackets) and port (80 when none).
+    private static func hostAndPort(_ authority: ArraySlice<UInt8>) -> Result<(String, Int), Problem> {
         guard !authority.contains(UInt8(ascii: "@")) else { return .failure(Problem(text: "the URL carries user information")) }
         var hostPart = authority[...]
         var port = 80
@@ -98,7 +112,7 @@ package struct HTTPURL: Sendable, Hashable {
                 }
                 port = number
             }
-            return .success(HTTPURL(host: literal.lowercased(), port: port, path: String(decoding: path, as: UTF8.self)))
+            return .success((literal.lowercased(), port))
         }
         if let colon = hostPart.firstIndex(of: UInt8(ascii: ":")) {
             guard let number = portNumber(hostPart[hostPart.index(after: colon)...]) else {
@@ -113,7 +127,7 @@ package struct HTTPURL: Sendable, Hashable {
         else {
             return .failure(Problem(text: "the URL's host is not a host name or IP address"))
         }
-        return .success(HTTPURL(host: host, port: port, path: String(decoding: path, as: UTF8.self)))
+        return .success((host, port))
     }
 
     private static func isHex(_ byte: UInt8) -> Bool {

@@ -212,23 +212,8 @@ struct DistributionPointCheck {
                 url, .unavailable, "the CRL has no cRLNumber extension (RFC 5280 §5.2.3), so it cannot be ordered against a newer one", list, nil, nil
             )
         }
-        let scope = crl.scope
-        if scope.partitioned {
-            if scope.indirect { return status(url, .notCovered, "the CRL is an indirect CRL, which Pincheck does not use", list, nil, nil) }
-            if scope.onlySomeReasons { return status(url, .notCovered, "the CRL lists only some revocation reasons", list, nil, nil) }
-            if scope.onlyAttributeCertificates { return status(url, .notCovered, "the CRL covers attribute certificates only", list, nil, nil) }
-            let isCA = certificate.handle.isCertificateAuthority
-            if scope.onlyEndEntityCertificates && isCA {
-                return status(url, .notCovered, "the CRL covers end-entity certificates only", list, nil, nil)
-            }
-            if scope.onlyCACertificates && !isCA { return status(url, .notCovered, "the CRL covers CA certificates only", list, nil, nil) }
-            if scope.namesOtherDistributionPoint
-                || (!scope.distributionPointURIs.isEmpty && !scope.distributionPointURIs.contains(where: distributionPoints.contains))
-            {
-                let names =
-                    scope.distributionPointURIs.isEmpty ? "a distribution point by another name" : scope.distributionPointURIs.joined(separator: ", ")
-                return status(url, .notCovered, "the CRL is a shard for \(names), not for this certificate's distribution points", list, nil, nil)
-            }
+        if let (outcome, why) = Self.scopeProblem(crl.scope, of: certificate, distributionPoints: distributionPoints) {
+            return status(url, outcome, why, list, nil, nil)
         }
         let skew: TimeInterval = 300
         let thisUpdate = Date(timeIntervalSince1970: TimeInterval(crl.lastUpdateSeconds))
@@ -249,5 +234,26 @@ struct DistributionPointCheck {
             return status(url, .revoked, "listed as revoked\(when)\(reason)", list, entry.revocationDate, entry.reason)
         }
         return status(url, .good, "not listed in a CRL of \(crl.entryCount) entries", list, nil, nil)
+    }
+
+    /// Why a partitioned CRL does not answer for `certificate`; nil when its scope covers it.
+    private static func scopeProblem(
+        _ scope: CRLScope, of certificate: Certificate, distributionPoints: [String]
+    ) -> (RevocationStatus.Outcome, String)? {
+        guard scope.partitioned else { return nil }
+        if scope.indirect { return (.notCovered, "the CRL is an indirect CRL, which Pincheck does not use") }
+        if scope.onlySomeReasons { return (.notCovered, "the CRL lists only some revocation reasons") }
+        if scope.onlyAttributeCertificates { return (.notCovered, "the CRL covers attribute certificates only") }
+        let isCA = certificate.handle.isCertificateAuthority
+        if scope.onlyEndEntityCertificates && isCA { return (.notCovered, "the CRL covers end-entity certificates only") }
+        if scope.onlyCACertificates && !isCA { return (.notCovered, "the CRL covers CA certificates only") }
+        if scope.namesOtherDistributionPoint
+            || (!scope.distributionPointURIs.isEmpty && !scope.distributionPointURIs.contains(where: distributionPoints.contains))
+        {
+            let names =
+                scope.distributionPointURIs.isEmpty ? "a distribution point by another name" : scope.distributionPointURIs.joined(separator: ", ")
+            return (.notCovered, "the CRL is a shard for \(names), not for this certificate's distribution points")
+        }
+        return nil
     }
 }

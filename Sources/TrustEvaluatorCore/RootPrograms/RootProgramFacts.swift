@@ -24,13 +24,6 @@ package struct RootProgramFacts: Sendable {
 
     /// Each root some program has, with every program's word on it.
     func combined() -> [RootPrograms.Root] {
-        struct Entry {
-            var name: String
-            var subjectAndKey: [UInt8]?
-            var publicKeySHA256: [UInt8]?
-            var mozilla: RootPrograms.Membership?
-            var chrome: RootPrograms.Membership?
-        }
         var order: [[UInt8]] = []
         var entries: [DigestKey: Entry] = [:]
         func update(_ sha256: [UInt8], name: String, _ change: (inout Entry) -> Void) {
@@ -78,7 +71,21 @@ package struct RootProgramFacts: Sendable {
                     }
             }
         }
-        return order.compactMap { sha256 in
+        return Self.roots(order, entries)
+    }
+
+    /// One root as the programs' facts are combined into it.
+    private struct Entry {
+        var name: String
+        var subjectAndKey: [UInt8]?
+        var publicKeySHA256: [UInt8]?
+        var mozilla: RootPrograms.Membership?
+        var chrome: RootPrograms.Membership?
+    }
+
+    /// The combined roots in the order first met, each with at least one program's membership.
+    private static func roots(_ order: [[UInt8]], _ entries: [DigestKey: Entry]) -> [RootPrograms.Root] {
+        order.compactMap { sha256 in
             guard let entry = entries[DigestKey(sha256)] else { return nil }
             let memberships = [entry.mozilla, entry.chrome].compactMap { $0 }
             guard !memberships.isEmpty else { return nil }

@@ -46,16 +46,10 @@ struct CCADBRoots {
                 guard let sha256 = Hex.decode(hash), sha256.count == 32, let parent = Hex.decode(text("parentSha256")), parent.count == 32 else {
                     throw malformed("an intermediate's \"sha256\" or \"parentSha256\" is not 64 hex digits")
                 }
-                var partitions = 0
-                if case .array(let urls)? = record["partitionedCRLs"] {
-                    partitions = urls.count { if case .string(let url) = $0 { !url.isEmpty } else { false } }
-                } else if case .string(let urls)? = record["partitionedCRLs"] {
-                    partitions = urls.split(separator: ",").count { $0.contains("://") }
-                }
                 intermediates.append(
                     Intermediate(
                         name: name, owner: text("owner"), sha256: sha256, parent: parent,
-                        validFrom: day("validFrom"), validTo: day("validTo"), crlPartitions: partitions))
+                        validFrom: day("validFrom"), validTo: day("validTo"), crlPartitions: Self.partitions(record["partitionedCRLs"])))
                 continue
             }
             guard let sha256 = Hex.decode(hash), sha256.count == 32 else {
@@ -79,6 +73,16 @@ struct CCADBRoots {
         }
         self.roots = roots
         self.intermediates = intermediates
+    }
+
+    /// How many partitioned CRLs a record's `partitionedCRLs` names: a JSON array of URLs, or
+    /// the CSV export's comma-separated text.
+    private static func partitions(_ value: JSONValue?) -> Int {
+        switch value {
+        case .array(let urls)?: urls.count { if case .string(let url) = $0 { !url.isEmpty } else { false } }
+        case .string(let urls)?: urls.split(separator: ",").count { $0.contains("://") }
+        default: 0
+        }
     }
 }
 
