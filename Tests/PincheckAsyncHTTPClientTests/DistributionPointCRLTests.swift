@@ -40,14 +40,14 @@ struct AsyncHTTPClientDistributionPointTests {
     /// One GET over a fresh client (a fresh connection, so a fresh check) to a server of `leaf`.
     static func get(_ leaf: String, _ pinning: PincheckHTTPClient) async throws -> (Result<HTTPClientResponse, any Error>, CountingHTTPSServer) {
         let server = try await CountingHTTPSServer(group: MultiThreadedEventLoopGroup.singleton, leaf: "crl-fetch/\(leaf)")
-        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(60)))
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(150)))
         try configuration.pin(with: pinning)
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
         let result: Result<HTTPClientResponse, any Error>
         do {
-            // A long deadline: the check awaits its fetches on Swift's cooperative pool, which the
+            // A long deadline (a CI run on 2 cores once took over 60 s to connect): the check awaits its fetches on Swift's cooperative pool, which the
             // suites running beside this one (the command's, waiting for child processes) can hold.
-            let response = try await client.execute(HTTPClientRequest(url: "https://127.0.0.1:\(server.port)/"), timeout: .seconds(90))
+            let response = try await client.execute(HTTPClientRequest(url: "https://127.0.0.1:\(server.port)/"), timeout: .seconds(180))
             _ = try await response.body.collect(upTo: 1 << 20)
             result = .success(response)
         } catch {
@@ -83,11 +83,11 @@ struct AsyncHTTPClientDistributionPointTests {
             let server = try await CountingHTTPSServer(group: MultiThreadedEventLoopGroup.singleton, leaf: "crl-fetch/\(leaf)")
             let configuration = try HTTPClient.Configuration.pinned(
                 by: policy, revocationLists: fetcher, now: { TestPKI.time },
-                base: HTTPClient.Configuration(timeout: .init(connect: .seconds(60))))
+                base: HTTPClient.Configuration(timeout: .init(connect: .seconds(150))))
             let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
             var codes: [Reason.Code] = []
             do {
-                let response = try await client.execute(HTTPClientRequest(url: "https://127.0.0.1:\(server.port)/"), timeout: .seconds(90))
+                let response = try await client.execute(HTTPClientRequest(url: "https://127.0.0.1:\(server.port)/"), timeout: .seconds(180))
                 _ = try await response.body.collect(upTo: 1 << 20)
             } catch let error as PincheckTrustError {
                 codes = error.codes
